@@ -1,0 +1,157 @@
+/* gpu.h - the Vulkan core: device choice, memory, uploads, pipelines, command recording, timing.
+ *
+ * Decisions made once, here, for every kernel:
+ *  - Buffers are addressed by buffer device address (GL_EXT_buffer_reference), passed to kernels
+ *    in push constants. There are no descriptor sets, so no 128 MiB maxStorageBufferRange limit:
+ *    a 256 MiB embedding is one pointer like any other tensor.
+ *  - Device memory comes from big blocks (<= maxMemoryAllocationSize, 2 GiB on lavapipe), each one
+ *    VkDeviceMemory bound to one VkBuffer; allocations are 256-byte aligned ranges of a block.
+ *    Nothing is freed one by one: everything goes at gpu_close.
+ *  - Uploads go through one reusable host-visible staging buffer in chunks, so a multi-GB model
+ *    never needs a host copy of itself.
+ *  - One command buffer for the step being recorded (gpu_cmd_*), another for uploads.
+ *  - With LFM2_VALIDATION=1 in the environment the Khronos validation layer is enabled and every
+ *    message it prints is counted; gpu_close returns ST_RUNTIME if there was any (tests fail). */
+#ifndef LFM2_GPU_H
+#define LFM2_GPU_H
+
+#include <stdio.h>
+#include <volk.h>
+
+#include "common.h"
+
+#define GPU_MAX_BLOCKS 256
+#define GPU_MAX_PIPELINES 128
+#define GPU_MAX_SPEC 8
+
+/* A range of device memory. addr is its device address (0 for host buffers that kernels never
+ * read directly). host is non-NULL for host-visible memory (mapped, coherent). */
+struct gpu_buf {
+    VkBuffer buffer;  /* the block's buffer */
+    uint64_t offset;  /* bytes into the block's buffer */
+    uint64_t size;    /* bytes */
+    uint64_t addr;    /* device address of byte 0 of this range */
+    void *host;       /* mapped pointer to byte 0, or NULL for device-local memory */
+};
+
+enum gpu_mem {
+    GPU_MEM_DEVICE, /* device-local: weights, activations, KV */
+    GPU_MEM_HOST,   /* host-visible, coherent, preferably cached: column upload and readback */
+};
+
+struct gpu_block {
+    VkDeviceMemory memory;
+    VkBuffer buffer;
+    uint64_t size, used, addr;
+    enum gpu_mem kind;
+    void *host;
+};
+
+/* A compute pipeline made from an embedded shader and its specialization constants. */
+struct gpu_pipeline {
+    char name[64];
+    uint32_t spec[GPU_MAX_SPEC]; /* values for constant_id 0..n_spec-1 */
+    uint32_t n_spec;
+    VkPipeline pipeline;
+    VkPipelineLayout layout;
+};
+
+struct gpu {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    int index; /* index in vkEnumeratePhysicalDevices order */
+
+    /* what kernels and the report need to know about the device */
+    VkPhysicalDeviceProperties props;
+    char driver_name[256];         /* driverName + driverInfo */
+    uint32_t subgroup_size;        /* from VkPhysicalDeviceSubgroupProperties */
+    uint32_t shared_mem;           /* maxComputeSharedMemorySize, bytes */
+    uint32_t max_push;             /* maxPushConstantsSize, bytes */
+    uint64_t max_alloc;            /* maxMemoryAllocationSize, bytes */
+    float timestamp_period;        /* ns per tick */
+    uint32_t timestamp_valid_bits; /* of the compute queue; 0 = no timestamps */
+    bool has_coopmat_nv;           /* VK_NV_cooperative_matrix */
+    bool has_memory_budget;        /* VK_EXT_memory_budget */
+    uint64_t device_local_bytes;   /* size of the largest device-local heap */
+
+    struct gpu_block blocks[GPU_MAX_BLOCKS];
+    int n_blocks;
+    uint64_t allocated[2]; /* bytes handed out, per enum gpu_mem */
+
+    struct gpu_buf staging; /* reusable upload/readback staging buffer */
+
+    struct gpu_pipeline pipelines[GPU_MAX_PIPELINES];
+    int n_pipelines;
+
+    VkCommandPool pool;
+    VkCommandBuffer cmd;     /* the step being recorded */
+    VkCommandBuffer xfer;    /* uploads / downloads */
+    VkFence fence;
+    VkQueryPool queries;     /* timestamps; VK_NULL_HANDLE when unsupported */
+    uint32_t n_queries;
+    bool recording;
+
+    uint32_t validation_messages; /* count of validation-layer messages seen */
+};
+
+/* Prints every device (index, name, type, driver, API, timestamps, subgroup size, shared memory,
+ * cooperative-matrix support, memory heaps). */
+int gpu_list_devices(FILE *out, struct err *e);
+
+/* Opens device `index` (-1: the first discrete GPU, else the first device). */
+int gpu_open(struct gpu *g, int index, struct err *e);
+/* Frees everything; returns ST_RUNTIME (and fills e) if the validation layer printed anything. */
+int gpu_close(struct gpu *g, struct err *e);
+
+/* Allocates `size` bytes (256-aligned). Out of memory is an error that says how much was asked
+ * and how much is free. */
+int gpu_alloc(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_buf *out, struct err *e);
+/* A sub-range of a buffer. */
+struct gpu_buf gpu_sub(const struct gpu_buf *b, uint64_t offset, uint64_t size);
+
+/* Copies n host bytes to dst+dst_off through the staging buffer in chunks (no host copy). */
+int gpu_upload(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, const void *src, uint64_t n,
+               struct err *e);
+/* Like gpu_upload, but the bytes come from a producer: fill(ctx, at, n, out) writes bytes
+ * [at, at+n) of the destination range into out (for repacking a tensor while it streams). */
+typedef void (*gpu_fill_fn)(void *ctx, uint64_t at, uint64_t n, void *out);
+int gpu_upload_fn(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, uint64_t n, gpu_fill_fn fill,
+                  void *ctx, struct err *e);
+/* Copies n bytes from src+src_off to host memory through the staging buffer. */
+int gpu_download(struct gpu *g, const struct gpu_buf *src, uint64_t src_off, void *dst, uint64_t n,
+                 struct err *e);
+/* Fills a device range with a repeated 32-bit word (vkCmdFillBuffer; size multiple of 4). */
+int gpu_fill(struct gpu *g, const struct gpu_buf *dst, uint32_t word, struct err *e);
+
+/* Finds or makes the pipeline of embedded shader `name` with specialization constants
+ * spec[0..n_spec-1] for constant_id 0..n_spec-1. The layout has one push-constant range of
+ * g->max_push bytes (capped at 128) and no descriptor sets. The pointer stays valid until close. */
+int gpu_pipeline(struct gpu *g, const char *name, const uint32_t *spec, uint32_t n_spec,
+                 const struct gpu_pipeline **out, struct err *e);
+
+/* Recording one step: begin, any number of dispatches / barriers / copies / timestamps, then
+ * submit_wait (one submit, one fence wait). wall_us (may be NULL) gets the host wall time of
+ * vkQueueSubmit + fence wait. */
+int gpu_cmd_begin(struct gpu *g, struct err *e);
+void gpu_cmd_dispatch(struct gpu *g, const struct gpu_pipeline *p, const void *push, uint32_t push_size,
+                      uint32_t gx, uint32_t gy, uint32_t gz);
+/* Full compute+transfer memory barrier: every write before is visible to every read after. */
+void gpu_cmd_barrier(struct gpu *g);
+void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off, const struct gpu_buf *dst,
+                  uint64_t dst_off, uint64_t n);
+/* Timestamps: reset `count` queries from `first`, then write query i after all prior work. */
+int gpu_cmd_reset_timestamps(struct gpu *g, uint32_t first, uint32_t count, struct err *e);
+void gpu_cmd_timestamp(struct gpu *g, uint32_t query);
+int gpu_submit_wait(struct gpu *g, double *wall_us, struct err *e);
+/* Reads `count` timestamps (ticks masked to timestamp_valid_bits) after a submit_wait. */
+int gpu_read_timestamps(struct gpu *g, uint32_t first, uint32_t count, uint64_t *ticks, struct err *e);
+
+/* Bytes per second of a device-to-device copy kernel (read + write counted), the largest size
+ * the device allows up to 1 GiB each way, minimum time of `reps` runs. */
+int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
+
+#endif
