@@ -1,0 +1,68 @@
+/* testutil.c - the shared test harness. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int t_pass, t_fail;
+
+int t_finish(void)
+{
+    printf("%d passed, %d failed\n", t_pass, t_fail);
+    return t_fail ? 1 : 0;
+}
+
+void t_rng_seed(struct t_rng *r, uint64_t seed) { r->s = seed * 0x9E3779B97F4A7C15ull + 0x1234567ull; }
+
+uint32_t t_rng_u32(struct t_rng *r)
+{
+    r->s ^= r->s >> 12;
+    r->s ^= r->s << 25;
+    r->s ^= r->s >> 27;
+    return (uint32_t)((r->s * 0x2545F4914F6CDD1Dull) >> 32);
+}
+
+float t_rng_uniform(struct t_rng *r) { return (float)(t_rng_u32(r) >> 8) * (1.0f / 16777216.0f); }
+
+float t_rng_normal(struct t_rng *r)
+{
+    float u1 = t_rng_uniform(r), u2 = t_rng_uniform(r);
+    if (u1 < 1e-7f) u1 = 1e-7f;
+    return sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
+}
+
+int t_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(data, 1, n, f);
+    fclose(f);
+    return w == n ? 0 : -1;
+}
+
+const char *t_tmpdir(void)
+{
+    static char buf[64];
+    strcpy(buf, "/tmp/lfm2test.XXXXXX");
+    return mkdtemp(buf);
+}
+
+int t_run(const char *cmd, char *out, size_t out_size)
+{
+    char full[4096];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = 0;
+    if (out && out_size) {
+        n = fread(out, 1, out_size - 1, p);
+        out[n] = 0;
+    }
+    char sink[4096];
+    while (fread(sink, 1, sizeof sink, p) > 0) {
+    }
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
