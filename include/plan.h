@@ -1,0 +1,43 @@
+/* plan.h - a plan is the list of dispatches of one step, built once for a shard and a width.
+ *
+ * Every dispatch carries what it needs to be recorded again and again with no host work beyond
+ * vkCmd* calls (pipeline, push constants holding buffer device addresses and scalars, group
+ * counts) and what the profiler reports about it (kind, layer, op, bytes of weights it reads).
+ * Recording puts a full memory barrier after each dispatch. */
+#ifndef LFM2_PLAN_H
+#define LFM2_PLAN_H
+
+#include "common.h"
+#include "gpu.h"
+
+#define PLAN_PUSH_MAX 128
+
+struct dispatch {
+    const struct gpu_pipeline *pipe;
+    uint8_t push[PLAN_PUSH_MAX]; /* push-constant bytes, laid out as the shader's block */
+    uint32_t push_size;
+    uint32_t groups[3];
+    char kind[40];  /* kernel and weight type: "matmul.bf16", "rmsnorm", "attn.decode", "head.matmul.q4_0" */
+    int layer;      /* layer index, -1 for embedding and head */
+    char op[40];    /* what it computes there: "ffn_down", "conv.in_proj", "attn.q_proj" */
+    uint64_t bytes; /* weight bytes it reads (0 for kernels that read no weights) */
+};
+
+struct plan {
+    struct dispatch *d;
+    int n, cap;
+};
+
+/* Appends a dispatch; the plan grows as needed. Returns the new dispatch (zeroed but for the
+ * arguments) so the caller can fill tags. */
+struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size,
+                          uint32_t gx, uint32_t gy, uint32_t gz);
+/* Sets the tags of a dispatch (kind, layer, op, bytes). */
+void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *op, uint64_t bytes);
+void plan_free(struct plan *p);
+
+/* Records the plan into the command buffer being recorded. With ts_base >= 0, timestamp query
+ * ts_base + 2i is written before dispatch i and ts_base + 2i + 1 after it (and its barrier). */
+void plan_record(struct gpu *g, const struct plan *p, int ts_base);
+
+#endif

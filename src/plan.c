@@ -1,0 +1,53 @@
+/* plan.c - dispatch lists and their recording. */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size,
+                          uint32_t gx, uint32_t gy, uint32_t gz)
+{
+    CHECK(push_size <= PLAN_PUSH_MAX);
+    CHECK(gx > 0 && gy > 0 && gz > 0);
+    if (p->n == p->cap) {
+        p->cap = p->cap ? 2 * p->cap : 64;
+        p->d = realloc(p->d, (size_t)p->cap * sizeof *p->d);
+        CHECK(p->d);
+    }
+    struct dispatch *d = &p->d[p->n++];
+    memset(d, 0, sizeof *d);
+    d->pipe = pipe;
+    memcpy(d->push, push, push_size);
+    d->push_size = push_size;
+    d->groups[0] = gx;
+    d->groups[1] = gy;
+    d->groups[2] = gz;
+    d->layer = -1;
+    return d;
+}
+
+void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *op, uint64_t bytes)
+{
+    snprintf(d->kind, sizeof d->kind, "%s", kind);
+    snprintf(d->op, sizeof d->op, "%s", op);
+    d->layer = layer;
+    d->bytes = bytes;
+}
+
+void plan_free(struct plan *p)
+{
+    free(p->d);
+    memset(p, 0, sizeof *p);
+}
+
+void plan_record(struct gpu *g, const struct plan *p, int ts_base)
+{
+    for (int i = 0; i < p->n; i++) {
+        const struct dispatch *d = &p->d[i];
+        if (ts_base >= 0) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
+        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+        gpu_cmd_barrier(g);
+        if (ts_base >= 0) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
+    }
+}
