@@ -45,6 +45,7 @@ struct gpu_block {
     uint64_t size, used, addr;
     enum gpu_mem kind;
     void *host;
+    uint32_t memory_type; /* index into VkPhysicalDeviceMemoryProperties.memoryTypes */
 };
 
 /* A compute pipeline made from an embedded shader and its specialization constants. */
@@ -77,6 +78,10 @@ struct gpu {
     bool has_coopmat_nv;           /* VK_NV_cooperative_matrix */
     bool has_memory_budget;        /* VK_EXT_memory_budget */
     uint64_t device_local_bytes;   /* size of the largest device-local heap */
+    uint64_t max_buffer;           /* maxBufferSize (Vulkan 1.3), else max_alloc */
+    uint32_t min_subgroup_size, max_subgroup_size; /* subgroupSizeControl range, else subgroup_size */
+    bool has_subgroup_size_control; /* subgroupSizeControl + computeFullSubgroups enabled */
+    bool has_float16, has_int8;     /* shaderFloat16 / shaderInt8 enabled */
 
     struct gpu_block blocks[GPU_MAX_BLOCKS];
     int n_blocks;
@@ -94,6 +99,7 @@ struct gpu {
     VkQueryPool queries;     /* timestamps; VK_NULL_HANDLE when unsupported */
     uint32_t n_queries;
     bool recording;
+    bool queries_recorded; /* the step being recorded already uses `queries` (no regrowth) */
 
     uint32_t validation_messages; /* count of validation-layer messages seen */
 };
@@ -102,9 +108,11 @@ struct gpu {
  * cooperative-matrix support, memory heaps). */
 int gpu_list_devices(FILE *out, struct err *e);
 
-/* Opens device `index` (-1: the first discrete GPU, else the first device). */
+/* Opens device `index` (-1: the first discrete GPU, else the first device). On failure nothing
+ * stays allocated and *g is zeroed, so gpu_close(g) is a harmless no-op. */
 int gpu_open(struct gpu *g, int index, struct err *e);
-/* Frees everything; returns ST_RUNTIME (and fills e) if the validation layer printed anything. */
+/* Frees everything; returns ST_RUNTIME (and fills e) if the validation layer printed anything.
+ * Safe on a zeroed struct gpu. */
 int gpu_close(struct gpu *g, struct err *e);
 
 /* Allocates `size` bytes (256-aligned). Out of memory is an error that says how much was asked

@@ -20,13 +20,20 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 int err_wrap(struct err *e, int code, const char *fmt, ...)
 {
     if (e) {
-        char prefix[512], old[sizeof e->msg];
+        char old[sizeof e->msg];
+        memcpy(old, e->msg, sizeof old);
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(prefix, sizeof prefix, fmt, ap);
+        int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
-        memcpy(old, e->msg, sizeof old);
-        snprintf(e->msg, sizeof e->msg, "%s: %s", prefix, old);
+        if (n >= 0 && (size_t)n + 2 < sizeof e->msg) {
+            e->msg[n] = ':';
+            e->msg[n + 1] = ' ';
+            size_t room = sizeof e->msg - (size_t)n - 2;
+            size_t len = strnlen(old, room - 1);
+            memcpy(e->msg + n + 2, old, len);
+            e->msg[n + 2 + len] = 0;
+        }
     }
     return code;
 }

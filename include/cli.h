@@ -1,0 +1,33 @@
+/* cli.h - the command line (DESIGN.md, Command line). Parsing only checks what can be checked
+ * without the model; range checks against the model happen when the shard is bound. */
+#ifndef LFM2_CLI_H
+#define LFM2_CLI_H
+
+#include <stdio.h>
+
+#include "common.h"
+#include "loader.h"
+
+struct options {
+    const char *model;     /* folder, .gguf or built-in name */
+    int a, b;              /* --layers a:b */
+    bool layers_set, full;
+    int cols, pos, slots;  /* slots 0: decode shape (one column per slot) */
+    bool wide, spec, logits, gap_probe;
+    int reps;
+    int device;            /* -1: default */
+    bool list_devices, list_models, load_only, markdown, help, version;
+    enum dtype dtype;      /* built-in models only */
+    bool dtype_set;
+    uint64_t seed;
+    bool seed_set;
+    const char *json, *trace, *compare, *current, *golden;
+    double threshold;      /* percent */
+    char argline[2048];    /* the command line as given, for the JSON */
+};
+
+/* Fills o from argv. Bad flag or value: ST_USAGE naming the flag and what is expected. */
+int cli_parse(int argc, char **argv, struct options *o, struct err *e);
+void cli_usage(FILE *out);
+
+#endif

@@ -1,0 +1,85 @@
+/* engine.h - the executor: device state of one shard (activations, recurrent state, paged KV),
+ * plans built for a width, and one step = upload the columns, record the plan (and the head) into
+ * one command buffer, one submit, one wait, read back logits or hidden.
+ *
+ * Plans are built once per (width, shape); every buffer they name exists from engine_init on, so
+ * a step does no allocation and no descriptor work: only memcpy into the mapped upload buffer and
+ * vkCmd* recording. */
+#ifndef LFM2_ENGINE_H
+#define LFM2_ENGINE_H
+
+#include "gpu.h"
+#include "kernels.h"
+#include "model.h"
+#include "plan.h"
+#include "weights.h"
+
+#define KV_BLOCK 16
+
+/* The device buffers of one shard. Sizes are for max_cols columns. */
+struct engine {
+    struct gpu *g;
+    const struct model_desc *d;
+    const struct shard *s;
+    const struct dev_weights *w;
+    int max_cols, n_slots, max_pos, max_logits, blocks_per_slot;
+
+    struct gpu_buf hidden;    /* f32 [max_cols][H] residual stream */
+    struct gpu_buf xn;        /* f32 [max_cols][H] normed input */
+    struct gpu_buf t1, t2;    /* f32 scratch [max_cols][scratch_dim] */
+    struct gpu_buf q, k, v;   /* f32 [max_cols][nH*hd], [max_cols][nKV*hd] */
+    struct gpu_buf att;       /* f32 [max_cols][nH*hd] */
+    struct gpu_buf logits;    /* f32 [max_logits][V] */
+    struct gpu_buf cols, runs, logit_idx; /* u32 metadata (struct col_meta, run_meta, u32) */
+    struct gpu_buf btab;      /* u32 [n_slots][blocks_per_slot] */
+    struct gpu_buf state;     /* recurrent state of every layer of the shard (zeroed per slot start) */
+    uint64_t state_off[MODEL_MAX_LAYERS]; /* offset of layer l's state in `state` */
+    struct gpu_buf kv;        /* paged KV of every attention layer */
+    uint64_t kv_off[MODEL_MAX_LAYERS][2]; /* offsets of layer l's K and V pools in `kv` */
+    struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
+    struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
+    uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
+};
+
+/* The geometry of one step. */
+struct step_shape {
+    int cols;     /* columns in the step */
+    int n_runs;   /* slots touched (decode: cols; prefill: slots) */
+    int n_logits; /* columns that want a logit (the head's width; 0: no head) */
+    bool prefill; /* tags attention "attn.prefill" instead of "attn.decode" */
+};
+
+/* What one step reads and writes on the host. */
+struct step_io {
+    const struct col_meta *cols;  /* [shape.cols] */
+    const struct run_meta *runs;  /* [shape.n_runs] */
+    const uint32_t *logit_idx;    /* [shape.n_logits] column index of each wanted logit */
+    const float *hidden_in;       /* [cols][H] when the shard does not start at layer 0, else NULL */
+    float *hidden_out;            /* [cols][H] (may be NULL); read back when the shard does not end at N */
+    float *logits;                /* [n_logits][V] (may be NULL) */
+};
+
+int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e);
+void engine_free(struct engine *en);
+
+/* Zeroes the recurrent state of every slot and points slot i's block-table row at its own blocks. */
+int engine_reset(struct engine *en, struct err *e);
+
+/* Builds the layer plan and (when the shard ends at N and shape->n_logits > 0) the head plan. */
+int engine_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
+                 struct err *e);
+
+/* One step: upload io's columns, record `repeat` copies of the layer plan (and of the head plan,
+ * when head != NULL) into one command buffer, submit, wait, read back. With timestamps, query
+ * 2i / 2i+1 bracket dispatch i of (layers then head); only for repeat == 1. wall_us gets the
+ * host wall of submit + wait. poison: fill the outputs with NaN first (tests, golden). */
+int engine_step(struct engine *en, const struct step_shape *shape, const struct plan *layers,
+                const struct plan *head, const struct step_io *io, int repeat, bool timestamps, bool poison,
+                double *wall_us, struct err *e);
+
+/* Per-family plan builders (plan_<family>.c). */
+int lfm2_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
+               struct err *e);
+
+#endif

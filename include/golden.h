@@ -1,0 +1,16 @@
+/* golden.h - golden verify mode (DESIGN.md "Golden verify mode"): runs a golden file's S
+ * sequences of T tokens through the loaded shard in the decode, prefill and mixed shapes and
+ * compares hidden.b (or the logits when the shard ends at N) with the reference. */
+#ifndef LFM2_GOLDEN_H
+#define LFM2_GOLDEN_H
+
+#include <stdio.h>
+
+#include "engine.h"
+
+/* Prints one line per (shape, sequence) and a summary to out. ST_GOLDEN when any check is off
+ * by more than 1e-3 (or not finite); ST_USAGE when the golden does not fit the model. */
+int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
+               const char *path, FILE *out, struct err *e);
+
+#endif

@@ -1,0 +1,157 @@
+/* kernels.h - the compute kernels of the engine and the host helpers that append one of them to a
+ * plan (pipeline from the device's subgroup size and shared memory, push constants, group counts,
+ * tags). Each kernel's first lines in shaders/<name>.comp say what it computes and how it is laid
+ * out over the grid; the push-constant structs below mirror the GLSL blocks byte for byte
+ * (scalar layout: 64-bit addresses first, then 32-bit fields).
+ *
+ * Device data layouts (the contract with plans and uploads):
+ *  - activations: f32 row-major [cols][dim];
+ *  - weights: row-major torch [rows, k] (y = x Wᵀ). F32/F16/BF16 plain. Q8_0/Q4_0 REPACKED (see
+ *    weight_repack): with nb = k/32 blocks per row, first all quant bytes row-major by block (Q4_0:
+ *    16 bytes a block, byte j = elem j low nibble | elem j+16 high nibble; Q8_0: 32 int8), then at
+ *    byte rows*nb*16 (Q4_0) or rows*nb*32 (Q8_0) the f16 scales [rows][nb];
+ *  - column metadata: struct col_meta per column, struct run_meta per run (slot) of a step;
+ *  - short-conv state per conv layer: f32 [n_slots][2][H] ([0] = u at t-2, [1] = u at t-1);
+ *  - KV pool per attention layer: k and v f32 [n_blocks][16][n_kv*hd]; block table u32
+ *    [n_slots][max_blocks] (block j of a slot holds its positions 16j .. 16j+15). */
+#ifndef LFM2_KERNELS_H
+#define LFM2_KERNELS_H
+
+#include "common.h"
+#include "gpu.h"
+#include "loader.h"
+#include "plan.h"
+
+#define K_KV_BLOCK 16        /* positions per KV block */
+#define K_MATMUL_MAX_COLS 16 /* columns one matmul pass serves; wider steps get one pass per chunk */
+#define K_MAX_HEAD_DIM 256
+
+/* A weight on the device. 1-D tensors (norm gains): rows = 1, k = length. */
+struct gpu_weight {
+    uint64_t addr;    /* device address of byte 0 (256-aligned from gpu_alloc) */
+    enum dtype dtype; /* DT_F32 DT_F16 DT_BF16 DT_Q8_0 DT_Q4_0 */
+    int64_t rows, k;  /* torch shape [rows, k] */
+    uint64_t bytes;   /* device bytes (== file bytes; Q types repacked) */
+};
+
+/* One column of a step (u32 each, 16 bytes). */
+struct col_meta {
+    uint32_t token;      /* token id (embedding row) */
+    uint32_t pos;        /* position in its slot's sequence */
+    uint32_t slot;       /* KV / recurrent-state slot */
+    uint32_t need_logit; /* 1 when the head computes its logits */
+};
+
+/* The columns of one slot in a step: contiguous, at positions pos0 .. pos0+n_cols-1 (16 bytes). */
+struct run_meta {
+    uint32_t slot;
+    uint32_t first_col;
+    uint32_t n_cols;
+    uint32_t pos0;
+};
+
+/* ---- weights on the host */
+
+/* Device bytes of a [rows, k] weight of type t (same as in the file). */
+uint64_t weight_bytes(enum dtype t, int64_t rows, int64_t k);
+/* Writes bytes [at, at+n) of the device layout of a [rows, k] weight of type t, given the file's
+ * bytes `file_blocks` (for Q8_0/Q4_0 the file's interleaved blocks; other types are copied). */
+void weight_repack(enum dtype t, int64_t rows, int64_t k, const uint8_t *file_blocks, uint64_t at, uint64_t n,
+                   uint8_t *out);
+/* Element (row, i) of a weight in the device layout, widened (tests and golden checks). */
+float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int64_t row, int64_t i);
+
+/* ---- host helpers: each appends one or more dispatches to p (tags: kind, layer, op, weight bytes).
+ * They return ST_USAGE for shapes the kernel does not serve (message names the value) and
+ * ST_RUNTIME when the pipeline cannot be made. */
+
+/* embed: out[c][:] = widen(E[cols[c].token][:]) for c < cols. Kind "embed.<dtype>", layer -1.
+ * push (32 B): u64 table, u64 cols (col_meta), u64 out, u32 dim, u32 rows (vocab), u32 dtype,
+ * u32 n_cols. */
+int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint64_t cols_meta, uint64_t out,
+            int cols, struct err *e);
+
+/* rmsnorm: y[r][:] = w ⊙ x[src(r)][:] / sqrt(mean(x[src(r)]²) + eps) for r < n_rows, with (1 + w)
+ * when plus1; src(r) = idx[r] when idx != 0 (u32 list: gather of logit columns), else r.
+ * Kind "<kind_prefix>rmsnorm". push (48 B): u64 x, u64 y, u64 w, u64 idx, u32 dim, u32 wdtype,
+ * float eps, u32 plus1. One workgroup per output row. */
+int k_rmsnorm(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, uint64_t idx,
+              int n_rows, float eps, bool plus1, int layer, const char *op, const char *kind_prefix, struct err *e);
+
+/* Optional input RMSNorm fused into a matmul: x is read as w ⊙ x / rms(x) (w = NULL: none). */
+struct k_norm {
+    const struct gpu_weight *w; /* gain [K], F32/F16/BF16 */
+    float eps;
+    bool plus1; /* (1 + w) */
+};
+
+/* matmul: y[c][n] (+)= Σ_k W[n][k]·x'[c][k] for c < cols, n < rows, x' = x or its RMSNorm (norm).
+ * x f32 [cols][k], y f32 [cols][rows]; accumulate adds into y (fused residual). Kind
+ * "<kind_prefix>matmul.<dtype>". k must be a multiple of 4 (F32), 8 (F16/BF16) or 32 (Q types).
+ * push (64 B): u64 w, u64 wscale, u64 w3, u64 w3scale, u64 x, u64 y, u64 gain, u32 rows, u32 k,
+ * u32 accumulate, u32 gdtype, float eps, u32 plus1 (w3* only in the SwiGLU variant; gain 0: no norm;
+ * wscale: address of the f16 scales for Q types, else 0). */
+int k_matmul(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
+             bool accumulate, int layer, const char *op, const char *kind_prefix, struct err *e);
+/* The same with a fused input RMSNorm (norm may be NULL). */
+int k_matmul_norm(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct k_norm *norm, uint64_t x,
+                  uint64_t y, int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                  struct err *e);
+/* Fused SwiGLU: y[c][n] = silu(W1 x')[n] · (W3 x')[n] (w1, w3 same shape and type), each weight read
+ * once. Kind "<kind_prefix>matmul_swiglu.<dtype>", bytes = both weights. */
+int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, const struct gpu_weight *w3,
+                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
+                    const char *kind_prefix, struct err *e);
+
+/* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
+ * w2·u(t) (earlier u from state), y[c][h] = C·conv; then state[slot] = last two u. bcx f32
+ * [cols][3H] = [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Kind "shortconv".
+ * push (48 B): u64 bcx, u64 w, u64 state, u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
+int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
+                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e);
+
+/* Attention geometry of one layer. */
+struct k_attn_geom {
+    int n_h, n_kv, hd;   /* q heads, kv heads (n_h % n_kv == 0), head dim (<= 256, multiple of the
+                            subgroup size) */
+    int rope_dims;       /* rotated dims of each head (even, <= hd) */
+    float theta;         /* RoPE base */
+    float eps;           /* q/k RMSNorm epsilon */
+    float scale;         /* softmax scale, usually hd^-1/2 */
+    bool plus1;          /* q/k norm gain is (1 + w) */
+    bool interleaved;    /* RoPE pairs (2i, 2i+1) instead of NeoX halves (i, i + rope_dims/2) */
+    bool no_norm;        /* skip the q/k RMSNorm */
+    int max_blocks;      /* block-table row length */
+};
+
+/* attn.prep: per column c (slot s, pos t): q[c] and k[c] per head RMSNormed (q_norm/k_norm [hd])
+ * and rotated at t; q in place; k and v[c] written to the pools at (s, t) through the block
+ * table. Kind "attn.prep". push (112 B): u64 q, k, v, qn, kn, kpool, vpool, btab, cols; u32 n_h,
+ * n_kv, hd, rope_dims, max_blocks, flags (1 norm, 2 plus1, 4 interleaved), gdtype; float eps,
+ * theta. */
+int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
+                const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
+                uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e);
+
+/* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
+ * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
+ * push (64 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale. */
+int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
+                uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
+                int layer, struct err *e);
+
+/* How winit draws values before storing them as the weight's dtype. */
+enum winit_mode {
+    WINIT_NORMAL = 0,      /* b + a·N(0, 1) (a = std, b = offset) */
+    WINIT_UNIFORM = 1,     /* uniform in [a, b) */
+    WINIT_LOG_UNIFORM = 2, /* log(uniform in [a, b)), a > 0 */
+};
+
+/* winit: fills weight w on the device from (seed, tensor id): element e of the row-major tensor
+ * gets a value from a counter-based hash of (seed, tensor, e), stored as w's dtype (Q types
+ * quantized per 32-block into the repacked layout). Kind "winit". push (32 B): u64 w, u32 rows,
+ * u32 k, u32 seed, u32 tensor, u32 dtype, u32 mode, float a, float b (40 B). */
+int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
+            enum winit_mode mode, float a, float b, struct err *e);
+
+#endif

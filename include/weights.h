@@ -1,0 +1,26 @@
+/* weights.h - device upload of a shard: every shard tensor gets a device range, filled from the
+ * file through the staging buffer (Q8_0/Q4_0 repacked while they stream) or, for built-in
+ * models, made on the GPU by the winit kernel from the seed. */
+#ifndef LFM2_WEIGHTS_H
+#define LFM2_WEIGHTS_H
+
+#include "gpu.h"
+#include "kernels.h"
+#include "model.h"
+
+struct dev_weights {
+    struct gpu_weight *w; /* one per shard tensor, same index as shard.t */
+    int n;
+    uint64_t bytes;       /* device bytes of all weights */
+    double upload_ms;
+};
+
+/* Uploads (or makes) every tensor of the shard. progress: print a progress line on stderr. */
+int weights_upload(struct gpu *g, const struct model_desc *d, const struct shard *s, uint64_t seed, bool progress,
+                   struct dev_weights *out, struct err *e);
+void weights_free(struct dev_weights *w);
+/* The device weight of layer l, role r (NULL when absent). */
+const struct gpu_weight *weights_layer(const struct dev_weights *w, const struct shard *s, int l, enum wrole r);
+const struct gpu_weight *weights_global(const struct dev_weights *w, const struct shard *s, enum grole r);
+
+#endif

@@ -1,0 +1,42 @@
+#version 460
+// rmsnorm.comp - y[r][:] = w ⊙ x[src][:] / sqrt(mean(x[src]²) + eps), (1 + w) when plus1;
+// src = idx[r] when idx is set (gather of the columns that want logits), else r.
+// x, y: f32 rows of dim; w: [dim] F32/F16/BF16. Grid: one workgroup per output row.
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "kern_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Push {
+    F32Buf x;
+    F32Buf y;
+    uint64_t w;
+    U32Buf idx; // 0: no gather
+    uint dim;
+    uint wdtype;
+    float eps;
+    uint plus1;
+} p;
+
+shared float partial[256];
+
+void main()
+{
+    uint r = gl_WorkGroupID.x, t = gl_LocalInvocationIndex;
+    uint src = uint64_t(p.idx) != 0ul ? p.idx.v[r] : r;
+    F32Buf xr = F32Buf(uint64_t(p.x) + 4ul * uint64_t(src) * p.dim);
+    F32Buf yr = F32Buf(uint64_t(p.y) + 4ul * uint64_t(r) * p.dim);
+    float ss = 0.0;
+    for (uint i = t; i < p.dim; i += 256u) {
+        float v = xr.v[i];
+        ss += v * v;
+    }
+    ss = subgroupAdd(ss);
+    if (gl_SubgroupInvocationID == 0u) partial[gl_SubgroupID] = ss;
+    barrier();
+    float total = 0.0;
+    for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
+    float inv = inversesqrt(total / float(p.dim) + p.eps);
+    float one = p.plus1 != 0u ? 1.0 : 0.0;
+    for (uint i = t; i < p.dim; i += 256u) yr.v[i] = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+}

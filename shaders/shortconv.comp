@@ -1,0 +1,44 @@
+#version 460
+// shortconv.comp - the middle of the LFM2 short-conv block over one step. For each run (the
+// columns of one slot, at successive positions) and channel h:
+//   u_t = B_t ⊙ X_t;  conv_t = w0·u_{t-2} + w1·u_{t-1} + w2·u_t;  y_t = C_t ⊙ conv_t
+// with the u before the run taken from the slot's state, which then keeps the run's last two u.
+// bcx: f32 [cols][3H] = [B | C | X]; w: [H][3] F32/F16/BF16 (tap 2 = current token);
+// state: f32 [slots][2][H] ([0] = u_{t-2}, [1] = u_{t-1}); y: f32 [cols][H].
+// Grid: x over channels (64 a group), y = run. One invocation owns (run, channel): race-free.
+#include "kern_common.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(push_constant) uniform Push {
+    F32Buf bcx;
+    uint64_t w;
+    F32Buf state;
+    F32Buf y;
+    U32Buf runs; // struct run_meta [n_runs]: slot, first_col, n_cols, pos0
+    uint H;
+    uint n_runs;
+    uint wdtype;
+    uint pad;
+} p;
+
+void main()
+{
+    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
+    if (h >= p.H || r >= p.n_runs) return;
+    uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
+    float w0 = wget(p.w, p.wdtype, p.H, 3u, h, 0u);
+    float w1 = wget(p.w, p.wdtype, p.H, 3u, h, 1u);
+    float w2 = wget(p.w, p.wdtype, p.H, 3u, h, 2u);
+    uint s = slot * 2u * p.H + h;
+    float u2 = p.state.v[s], u1 = p.state.v[s + p.H];
+    for (uint c = c0; c < c0 + n; c++) {
+        uint b = c * 3u * p.H + h;
+        float u = p.bcx.v[b] * p.bcx.v[b + 2u * p.H];
+        p.y.v[c * p.H + h] = p.bcx.v[b + p.H] * (w0 * u2 + w1 * u1 + w2 * u);
+        u2 = u1;
+        u1 = u;
+    }
+    p.state.v[s] = u2;
+    p.state.v[s + p.H] = u1;
+}

@@ -1,0 +1,185 @@
+/* cli.c - command-line parsing. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: lfm2-profile-stage --model DIR|FILE.gguf|NAME (--layers a:b | --full) [options]\n"
+            "\n"
+            "Profiles one serving batch step of a layer shard on a Vulkan GPU: per-kernel time,\n"
+            "dead time between dispatches (--gap-probe) and the LM head's share.\n"
+            "\n"
+            "model and shard:\n"
+            "  --model M         checkpoint folder (config.json + safetensors), .gguf file, or a\n"
+            "                    built-in name (--list-models)\n"
+            "  --layers a:b      load layers a..b-1 (+ embedding if a = 0, + final norm and head if b = N)\n"
+            "  --full            load every layer\n"
+            "  --dtype T         built-in models: bf16 (default), f16, q8_0, q4_0\n"
+            "  --seed N          built-in models: weight seed (default 0)\n"
+            "  --load-only       load the shard, report what was uploaded, exit\n"
+            "step shape:\n"
+            "  --cols N          columns (tokens) in the step (default 16)\n"
+            "  --pos P           position of the profiled step; warm-up fills 0..P-1 (default 64)\n"
+            "  --slots N         prefill shape: N sequences of cols/N successive columns\n"
+            "                    (default: decode shape, one column per sequence)\n"
+            "  --logits          every column wants a logit (last stage: the LM head runs)\n"
+            "  --wide, --spec    wide / speculative plans (not supported yet)\n"
+            "profiling:\n"
+            "  --reps N          profiled repetitions (default 10)\n"
+            "  --gap-probe       time the plan 1x and 2x in one command buffer: dead time between\n"
+            "                    dispatches, and the LM head's marginal cost\n"
+            "  --device N        Vulkan device index (default: first discrete GPU)\n"
+            "  --list-devices    list Vulkan devices and exit\n"
+            "  --list-models     list built-in models and exit\n"
+            "output:\n"
+            "  --json FILE       write the profile as JSON (schema in README)\n"
+            "  --markdown        print the tables as Markdown\n"
+            "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
+            "  --compare BASE    compare against a saved --json baseline (exit 3 on regression)\n"
+            "  --current NEW     with --compare: compare two saved files, no GPU\n"
+            "  --threshold PCT   regression threshold in percent (default 10)\n"
+            "verification:\n"
+            "  --golden FILE     run a golden file's sequences (decode, prefill, mixed) and compare\n"
+            "                    with the reference (exit 4 when off by more than 1e-3)\n"
+            "  --help, --version\n"
+            "\n"
+            "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed\n");
+}
+
+static int parse_int(const char *flag, const char *v, long lo, long hi, long *out, struct err *e)
+{
+    if (!v) return err_set(e, ST_USAGE, "%s needs a value", flag);
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi)
+        return err_set(e, ST_USAGE, "%s %s: expected an integer in %ld..%ld", flag, v, lo, hi);
+    *out = x;
+    return ST_OK;
+}
+
+static int parse_layers(const char *v, struct options *o, struct err *e)
+{
+    if (!v) return err_set(e, ST_USAGE, "--layers needs a value a:b");
+    const char *colon = strchr(v, ':');
+    char *end;
+    if (!colon) return err_set(e, ST_USAGE, "--layers %s: expected a:b (e.g. 0:16)", v);
+    errno = 0;
+    long a = strtol(v, &end, 10);
+    if (errno || end != colon || end == v || a < 0 || a > 100000)
+        return err_set(e, ST_USAGE, "--layers %s: expected a:b with integers a < b", v);
+    long b = strtol(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || b < 0 || b > 100000)
+        return err_set(e, ST_USAGE, "--layers %s: expected a:b with integers a < b", v);
+    if (a >= b) return err_set(e, ST_USAGE, "--layers %s: empty range (expected a < b)", v);
+    o->a = (int)a;
+    o->b = (int)b;
+    o->layers_set = true;
+    return ST_OK;
+}
+
+static int parse_dtype(const char *v, enum dtype *t, struct err *e)
+{
+    static const struct {
+        const char *name;
+        enum dtype t;
+    } names[] = {{"bf16", DT_BF16}, {"f16", DT_F16}, {"q8_0", DT_Q8_0}, {"q4_0", DT_Q4_0}, {"f32", DT_F32}};
+    for (size_t i = 0; v && i < ARRAY_LEN(names); i++)
+        if (!strcmp(v, names[i].name)) {
+            *t = names[i].t;
+            return ST_OK;
+        }
+    return err_set(e, ST_USAGE, "--dtype %s: expected bf16, f16, q8_0, q4_0 or f32", v ? v : "(missing)");
+}
+
+int cli_parse(int argc, char **argv, struct options *o, struct err *e)
+{
+    memset(o, 0, sizeof *o);
+    o->cols = 16;
+    o->pos = 64;
+    o->reps = 10;
+    o->device = -1;
+    o->dtype = DT_BF16;
+    o->threshold = 10.0;
+    size_t used = 0;
+    for (int i = 0; i < argc; i++) {
+        int n = snprintf(o->argline + used, sizeof o->argline - used, "%s%s", i ? " " : "", argv[i]);
+        if (n < 0 || (size_t)n >= sizeof o->argline - used) break;
+        used += (size_t)n;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        long x;
+        int st = ST_OK;
+        bool takes = true;
+        if (!strcmp(a, "--model")) {
+            if (!v) return err_set(e, ST_USAGE, "--model needs a value (folder, .gguf or built-in name)");
+            o->model = v;
+        } else if (!strcmp(a, "--layers")) {
+            st = parse_layers(v, o, e);
+        } else if (!strcmp(a, "--cols")) {
+            if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->cols = (int)x;
+        } else if (!strcmp(a, "--pos")) {
+            if (!(st = parse_int(a, v, 0, 1 << 20, &x, e))) o->pos = (int)x;
+        } else if (!strcmp(a, "--slots")) {
+            if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->slots = (int)x;
+        } else if (!strcmp(a, "--reps")) {
+            if (!(st = parse_int(a, v, 1, 100000, &x, e))) o->reps = (int)x;
+        } else if (!strcmp(a, "--device")) {
+            if (!(st = parse_int(a, v, 0, 1024, &x, e))) o->device = (int)x;
+        } else if (!strcmp(a, "--seed")) {
+            if (!(st = parse_int(a, v, 0, 0x7fffffffL, &x, e))) {
+                o->seed = (uint64_t)x;
+                o->seed_set = true;
+            }
+        } else if (!strcmp(a, "--dtype")) {
+            st = parse_dtype(v, &o->dtype, e);
+            o->dtype_set = true;
+        } else if (!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--compare") ||
+                   !strcmp(a, "--current") || !strcmp(a, "--golden")) {
+            if (!v) return err_set(e, ST_USAGE, "%s needs a file name", a);
+            const char **dst = !strcmp(a, "--json")      ? &o->json
+                               : !strcmp(a, "--trace")   ? &o->trace
+                               : !strcmp(a, "--compare") ? &o->compare
+                               : !strcmp(a, "--current") ? &o->current
+                                                         : &o->golden;
+            *dst = v;
+        } else if (!strcmp(a, "--threshold")) {
+            char *end;
+            if (!v) return err_set(e, ST_USAGE, "--threshold needs a percentage");
+            o->threshold = strtod(v, &end);
+            if (end == v || *end || !(o->threshold >= 0 && o->threshold < 1e6))
+                return err_set(e, ST_USAGE, "--threshold %s: expected a percentage >= 0", v);
+        } else {
+            takes = false;
+            bool *flag = !strcmp(a, "--full")           ? &o->full
+                         : !strcmp(a, "--wide")         ? &o->wide
+                         : !strcmp(a, "--spec")         ? &o->spec
+                         : !strcmp(a, "--logits")       ? &o->logits
+                         : !strcmp(a, "--gap-probe")    ? &o->gap_probe
+                         : !strcmp(a, "--list-devices") ? &o->list_devices
+                         : !strcmp(a, "--list-models")  ? &o->list_models
+                         : !strcmp(a, "--load-only")    ? &o->load_only
+                         : !strcmp(a, "--markdown")     ? &o->markdown
+                         : (!strcmp(a, "--help") || !strcmp(a, "-h")) ? &o->help
+                         : !strcmp(a, "--version")      ? &o->version
+                                                        : NULL;
+            if (!flag) return err_set(e, ST_USAGE, "unknown argument %s (see --help)", a);
+            *flag = true;
+        }
+        if (st) return st;
+        if (takes) i++;
+    }
+    if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
+    if (o->slots && (o->slots > o->cols || o->cols % o->slots))
+        return err_set(e, ST_USAGE, "--slots %d: expected a divisor of --cols %d (each slot gets cols/slots columns)",
+                       o->slots, o->cols);
+    if (o->current && !o->compare) return err_set(e, ST_USAGE, "--current needs --compare BASE.json");
+    if (o->layers_set && o->full) return err_set(e, ST_USAGE, "--layers and --full: give one");
+    return ST_OK;
+}

@@ -1,0 +1,172 @@
+/* engine.c - the executor: device state of a shard and the one-submit step. */
+#include "engine.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
+
+static int scratch_dim(const struct model_desc *d)
+{
+    int qd = d->n_heads * d->head_dim * (d->family == FAMILY_QWEN35 ? 2 : 1);
+    int m = MAX(3 * d->hidden, d->ffn);
+    m = MAX(m, 2 * d->ffn);
+    m = MAX(m, qd);
+    if (d->family == FAMILY_QWEN35) m = MAX(m, 2 * d->dn_nk * d->dn_dk + d->dn_nv * d->dn_dv);
+    return m;
+}
+
+/* Recurrent state bytes of layer l for one slot. */
+static uint64_t state_bytes_per_slot(const struct model_desc *d, int l)
+{
+    switch (d->kind[l]) {
+    case LAYER_CONV: return (uint64_t)(d->conv_cache - 1) * (uint64_t)d->hidden * 4;
+    case LAYER_DELTANET: {
+        uint64_t conv_ch = (uint64_t)(2 * d->dn_nk * d->dn_dk + d->dn_nv * d->dn_dv);
+        return ((uint64_t)d->dn_nv * d->dn_dk * d->dn_dv + (uint64_t)(d->dn_conv - 1) * conv_ch) * 4;
+    }
+    default: return 0;
+    }
+}
+
+int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e)
+{
+    memset(en, 0, sizeof *en);
+    en->g = g;
+    en->d = d;
+    en->s = s;
+    en->w = w;
+    en->max_cols = max_cols;
+    en->n_slots = n_slots;
+    en->max_pos = max_pos;
+    en->max_logits = max_logits;
+    en->blocks_per_slot = (max_pos + KV_BLOCK - 1) / KV_BLOCK;
+    uint64_t H = (uint64_t)d->hidden, C = (uint64_t)max_cols;
+    uint64_t qd = (uint64_t)d->n_heads * d->head_dim * (d->family == FAMILY_QWEN35 ? 2 : 1);
+    uint64_t kvd = (uint64_t)d->n_kv_heads * d->head_dim;
+    uint64_t sd = (uint64_t)scratch_dim(d);
+
+    uint64_t state = 0, kv = 0;
+    for (int l = s->a; l < s->b; l++) {
+        en->state_off[l] = state;
+        state += ALIGN256(state_bytes_per_slot(d, l) * (uint64_t)n_slots);
+        if (d->kind[l] == LAYER_ATTN) {
+            uint64_t pool = (uint64_t)n_slots * en->blocks_per_slot * KV_BLOCK * kvd * 4;
+            en->kv_off[l][0] = kv;
+            en->kv_off[l][1] = kv + ALIGN256(pool);
+            kv += 2 * ALIGN256(pool);
+        }
+    }
+    struct {
+        struct gpu_buf *b;
+        uint64_t size;
+        enum gpu_mem kind;
+        const char *what;
+    } bufs[] = {
+        {&en->hidden, C * H * 4, GPU_MEM_DEVICE, "hidden"},
+        {&en->xn, C * H * 4, GPU_MEM_DEVICE, "normed input"},
+        {&en->t1, C * sd * 4, GPU_MEM_DEVICE, "scratch"},
+        {&en->t2, C * sd * 4, GPU_MEM_DEVICE, "scratch"},
+        {&en->q, C * MAX(qd, 1) * 4, GPU_MEM_DEVICE, "q"},
+        {&en->k, C * MAX(kvd, 1) * 4, GPU_MEM_DEVICE, "k"},
+        {&en->v, C * MAX(kvd, 1) * 4, GPU_MEM_DEVICE, "v"},
+        {&en->att, C * MAX(qd, 1) * 4, GPU_MEM_DEVICE, "attention output"},
+        {&en->logits, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4, GPU_MEM_DEVICE, "logits"},
+        {&en->cols, C * sizeof(struct col_meta), GPU_MEM_DEVICE, "column table"},
+        {&en->runs, C * sizeof(struct run_meta), GPU_MEM_DEVICE, "run table"},
+        {&en->logit_idx, (uint64_t)MAX(max_logits, 1) * 4, GPU_MEM_DEVICE, "logit index"},
+        {&en->btab, (uint64_t)n_slots * en->blocks_per_slot * 4, GPU_MEM_DEVICE, "block table"},
+        {&en->state, MAX(state, 256), GPU_MEM_DEVICE, "recurrent state"},
+        {&en->kv, MAX(kv, 256), GPU_MEM_DEVICE, "KV pool"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
+        int st = gpu_alloc(g, bufs[i].size, bufs[i].kind, bufs[i].b, e);
+        if (st) return err_wrap(e, st, "engine %s buffer", bufs[i].what);
+    }
+    en->up_cols = 0;
+    en->up_runs = ALIGN256(C * sizeof(struct col_meta));
+    en->up_idx = en->up_runs + ALIGN256(C * sizeof(struct run_meta));
+    en->up_hidden = en->up_idx + ALIGN256((uint64_t)MAX(max_logits, 1) * 4);
+    uint64_t up = en->up_hidden + C * H * 4;
+    uint64_t down = MAX(C * H * 4, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4);
+    int st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
+    if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
+    if (st) return err_wrap(e, st, "engine host buffers");
+    return engine_reset(en, e);
+}
+
+void engine_free(struct engine *en) { memset(en, 0, sizeof *en); /* device memory goes at gpu_close */ }
+
+int engine_reset(struct engine *en, struct err *e)
+{
+    int st = gpu_fill(en->g, &en->state, 0, e);
+    if (st) return st;
+    uint64_t n = (uint64_t)en->n_slots * en->blocks_per_slot;
+    uint32_t *tab = malloc(n * 4);
+    if (!tab) return err_set(e, ST_RUNTIME, "out of host memory for the block table");
+    for (uint64_t i = 0; i < n; i++) tab[i] = (uint32_t)i; /* slot s owns blocks s*bps .. s*bps+bps-1 */
+    st = gpu_upload(en->g, &en->btab, 0, tab, n * 4, e);
+    free(tab);
+    return st;
+}
+
+int engine_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
+                 struct err *e)
+{
+    if (shape->cols > en->max_cols || shape->n_logits > en->max_logits)
+        return err_set(e, ST_RUNTIME, "step of %d columns / %d logits exceeds the engine's %d / %d", shape->cols,
+                       shape->n_logits, en->max_cols, en->max_logits);
+    switch (en->d->family) {
+    case FAMILY_LFM2: return lfm2_build(en, shape, layers, head, e);
+    default:
+        return err_set(e, ST_USAGE, "%s: the %s engine is not supported yet (only --load-only works for it)",
+                       en->d->source, family_name(en->d->family));
+    }
+}
+
+int engine_step(struct engine *en, const struct step_shape *shape, const struct plan *layers,
+                const struct plan *head, const struct step_io *io, int repeat, bool timestamps, bool poison,
+                double *wall_us, struct err *e)
+{
+    struct gpu *g = en->g;
+    const struct model_desc *d = en->d;
+    uint64_t H = (uint64_t)d->hidden, V = (uint64_t)d->vocab;
+    bool want_logits = head && shape->n_logits > 0;
+    bool want_hidden = !en->s->last && io->hidden_out;
+    int st;
+    CHECK(!timestamps || repeat == 1);
+
+    uint8_t *up = en->up.host;
+    memcpy(up + en->up_cols, io->cols, (size_t)shape->cols * sizeof(struct col_meta));
+    memcpy(up + en->up_runs, io->runs, (size_t)shape->n_runs * sizeof(struct run_meta));
+    if (shape->n_logits) memcpy(up + en->up_idx, io->logit_idx, (size_t)shape->n_logits * 4);
+    if (!en->s->first) {
+        CHECK(io->hidden_in);
+        memcpy(up + en->up_hidden, io->hidden_in, (size_t)shape->cols * H * 4);
+    }
+    if (poison) {
+        if ((st = gpu_fill(g, &en->logits, 0x7fc00000u, e))) return st;
+        if ((st = gpu_fill(g, &en->hidden, 0x7fc00000u, e))) return st;
+    }
+    uint32_t n_disp = (uint32_t)(layers->n + (head ? head->n : 0));
+    if (timestamps && (st = gpu_cmd_reset_timestamps(g, 0, 2 * n_disp, e))) return st;
+    if ((st = gpu_cmd_begin(g, e))) return st;
+    if (timestamps) gpu_cmd_reset_timestamps(g, 0, 2 * n_disp, NULL);
+    gpu_cmd_copy(g, &en->up, en->up_cols, &en->cols, 0, (uint64_t)shape->cols * sizeof(struct col_meta));
+    gpu_cmd_copy(g, &en->up, en->up_runs, &en->runs, 0, (uint64_t)shape->n_runs * sizeof(struct run_meta));
+    if (shape->n_logits) gpu_cmd_copy(g, &en->up, en->up_idx, &en->logit_idx, 0, (uint64_t)shape->n_logits * 4);
+    if (!en->s->first) gpu_cmd_copy(g, &en->up, en->up_hidden, &en->hidden, 0, (uint64_t)shape->cols * H * 4);
+    gpu_cmd_barrier(g);
+    for (int r = 0; r < repeat; r++) {
+        plan_record(g, layers, timestamps ? 0 : -1);
+        if (head) plan_record(g, head, timestamps ? 2 * layers->n : -1);
+    }
+    if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
+    else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
+    if ((st = gpu_submit_wait(g, wall_us, e))) return st;
+    if (want_logits && io->logits) memcpy(io->logits, en->down.host, (size_t)shape->n_logits * V * 4);
+    else if (want_hidden) memcpy(io->hidden_out, en->down.host, (size_t)shape->cols * H * 4);
+    return ST_OK;
+}

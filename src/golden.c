@@ -1,0 +1,193 @@
+/* golden.c - golden verify mode. */
+#include "golden.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GOLDEN_TOL 1e-3
+
+struct golden {
+    struct model_source src;
+    int S, T;
+    int32_t *tokens;     /* [S][T] */
+    float *in, *ref;     /* hidden.a [S][T][H] (a > 0); reference [S][T][width] */
+    int width;           /* V (logits) or H (hidden.b) */
+    char ref_name[32];
+};
+
+/* Copies an F32/I32 tensor of the expected shape out of the (unaligned) mapping. */
+static int golden_tensor(const struct model_source *src, const char *name, enum dtype t, int n_dims,
+                         const int64_t *shape, void **out, struct err *e)
+{
+    const struct tensor_view *v = source_find(src, name);
+    if (!v) return err_set(e, ST_USAGE, "%s: golden has no tensor '%s'", src->path, name);
+    bool ok = v->dtype == t && v->n_dims == n_dims;
+    for (int i = 0; ok && i < n_dims; i++) ok = v->shape[i] == shape[i];
+    if (!ok) {
+        char want[64] = "", got[64] = "";
+        for (int i = 0; i < n_dims; i++)
+            snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", i ? "," : "", (long long)shape[i]);
+        for (int i = 0; i < v->n_dims; i++)
+            snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", i ? "," : "", (long long)v->shape[i]);
+        return err_set(e, ST_USAGE, "%s: tensor '%s' is %s [%s], expected %s [%s] (does the golden belong to this model?)",
+                       src->path, name, dtype_name(v->dtype), got, dtype_name(t), want);
+    }
+    *out = malloc(v->n_bytes ? v->n_bytes : 1);
+    if (!*out) return err_set(e, ST_RUNTIME, "out of host memory reading %s", name);
+    memcpy(*out, v->data, v->n_bytes);
+    return ST_OK;
+}
+
+static void golden_free(struct golden *gd)
+{
+    free(gd->tokens);
+    free(gd->in);
+    free(gd->ref);
+    source_close(&gd->src);
+}
+
+static int golden_open(struct golden *gd, const char *path, const struct model_desc *d, const struct shard *s,
+                       struct err *e)
+{
+    memset(gd, 0, sizeof *gd);
+    int st = source_open(&gd->src, path, e);
+    if (st) return st;
+    const struct tensor_view *tok = source_find(&gd->src, "tokens");
+    if (!tok || tok->n_dims != 2 || tok->dtype != DT_I32 || tok->shape[0] < 1 || tok->shape[1] < 2)
+        return err_set(e, ST_USAGE, "%s: not a golden file (expected tensor 'tokens' I32 [S, T], T >= 2)", path);
+    gd->S = (int)tok->shape[0];
+    gd->T = (int)tok->shape[1];
+    int n_hidden = 0;
+    for (int i = 0; i < gd->src.n_tensors; i++) n_hidden += !strncmp(gd->src.tensors[i].name, "hidden.", 7);
+    if (n_hidden != d->n_layers + 1)
+        return err_set(e, ST_USAGE, "%s: golden has %d hidden.i tensors for %d layers, the model has %d layers",
+                       path, n_hidden, n_hidden - 1, d->n_layers);
+    int64_t ts[2] = {gd->S, gd->T};
+    if ((st = golden_tensor(&gd->src, "tokens", DT_I32, 2, ts, (void **)&gd->tokens, e))) return st;
+    for (int i = 0; i < gd->S * gd->T; i++)
+        if (gd->tokens[i] < 0 || gd->tokens[i] >= d->vocab)
+            return err_set(e, ST_USAGE, "%s: token %d outside the model's vocabulary of %d", path, gd->tokens[i],
+                           d->vocab);
+    char name[32];
+    int64_t hs[3] = {gd->S, gd->T, d->hidden}, ls[3] = {gd->S, gd->T, d->vocab};
+    if (!s->first) {
+        snprintf(name, sizeof name, "hidden.%d", s->a);
+        if ((st = golden_tensor(&gd->src, name, DT_F32, 3, hs, (void **)&gd->in, e))) return st;
+    }
+    if (s->last) {
+        snprintf(gd->ref_name, sizeof gd->ref_name, "logits");
+        gd->width = d->vocab;
+        return golden_tensor(&gd->src, "logits", DT_F32, 3, ls, (void **)&gd->ref, e);
+    }
+    snprintf(gd->ref_name, sizeof gd->ref_name, "hidden.%d", s->b);
+    gd->width = d->hidden;
+    return golden_tensor(&gd->src, gd->ref_name, DT_F32, 3, hs, (void **)&gd->ref, e);
+}
+
+/* One step over columns (s, t) for s in 0..S-1, t in t0..t0+n-1: sequence s in slot s. */
+static int golden_step(struct engine *en, const struct golden *gd, int t0, int n, float *out, struct err *e)
+{
+    const struct model_desc *d = en->d;
+    int S = gd->S, cols = S * n;
+    struct step_shape shape = {.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1};
+    struct plan layers = {0}, head = {0};
+    struct col_meta *cm = calloc((size_t)cols, sizeof *cm);
+    struct run_meta *rm = calloc((size_t)S, sizeof *rm);
+    uint32_t *idx = calloc((size_t)cols, 4);
+    float *hin = en->s->first ? NULL : malloc((size_t)cols * d->hidden * 4);
+    float *res = malloc((size_t)cols * gd->width * 4);
+    int st = (!cm || !rm || !idx || !res || (!en->s->first && !hin))
+                 ? err_set(e, ST_RUNTIME, "out of host memory")
+                 : engine_build(en, &shape, &layers, en->s->last ? &head : NULL, e);
+    if (!st) {
+        /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
+        if (getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (head.n ? &head : &layers)->n--;
+        for (int s = 0; s < S; s++) {
+            rm[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * n), .n_cols = (uint32_t)n,
+                                      .pos0 = (uint32_t)t0};
+            for (int j = 0; j < n; j++) {
+                int c = s * n + j, t = t0 + j;
+                cm[c] = (struct col_meta){.token = (uint32_t)gd->tokens[s * gd->T + t], .pos = (uint32_t)t,
+                                          .slot = (uint32_t)s, .need_logit = en->s->last};
+                idx[c] = (uint32_t)c;
+                if (hin) memcpy(hin + (size_t)c * d->hidden, gd->in + ((size_t)s * gd->T + t) * d->hidden,
+                                (size_t)d->hidden * 4);
+            }
+        }
+        struct step_io io = {.cols = cm, .runs = rm, .logit_idx = idx, .hidden_in = hin,
+                             .hidden_out = en->s->last ? NULL : res, .logits = en->s->last ? res : NULL};
+        st = engine_step(en, &shape, &layers, en->s->last ? &head : NULL, &io, 1, false, true, NULL, e);
+    }
+    if (!st)
+        for (int s = 0; s < S; s++)
+            for (int j = 0; j < n; j++)
+                memcpy(out + ((size_t)s * gd->T + t0 + j) * gd->width, res + (size_t)(s * n + j) * gd->width,
+                       (size_t)gd->width * 4);
+    plan_free(&layers);
+    plan_free(&head);
+    free(cm);
+    free(rm);
+    free(idx);
+    free(hin);
+    free(res);
+    return st;
+}
+
+/* Runs the golden in one shape; out gets [S][T][width]. */
+static int golden_shape(struct engine *en, const struct golden *gd, const char *shape, float *out, struct err *e)
+{
+    int st = engine_reset(en, e);
+    if (st) return st;
+    int T = gd->T, k = T / 2;
+    if (!strcmp(shape, "prefill")) return golden_step(en, gd, 0, T, out, e);
+    int t = 0;
+    if (!strcmp(shape, "mixed")) {
+        if ((st = golden_step(en, gd, 0, k, out, e))) return st;
+        t = k;
+    }
+    for (; t < T; t++)
+        if ((st = golden_step(en, gd, t, 1, out, e))) return st;
+    return ST_OK;
+}
+
+int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
+               const char *path, FILE *out, struct err *e)
+{
+    struct golden gd;
+    int st = golden_open(&gd, path, d, s, e);
+    struct engine en;
+    float *res = NULL;
+    if (!st) st = engine_init(&en, g, d, s, w, gd.S * gd.T, gd.S, gd.T, gd.S * gd.T, e);
+    if (!st && !(res = malloc((size_t)gd.S * gd.T * gd.width * 4))) st = err_set(e, ST_RUNTIME, "out of host memory");
+    int passed = 0, checks = 0;
+    static const char *shapes[] = {"decode", "prefill", "mixed"};
+    for (size_t si = 0; !st && si < ARRAY_LEN(shapes); si++) {
+        if ((st = golden_shape(&en, &gd, shapes[si], res, e))) break;
+        for (int sq = 0; sq < gd.S; sq++) {
+            size_t n = (size_t)gd.T * gd.width, base = (size_t)sq * n;
+            double ref_max = 0, diff_max = 0;
+            bool finite = true;
+            for (size_t i = 0; i < n; i++) {
+                double r = gd.ref[base + i], o = res[base + i];
+                if (!isfinite(o)) finite = false;
+                ref_max = fmax(ref_max, fabs(r));
+                diff_max = fmax(diff_max, fabs(o - r));
+            }
+            double rel = finite ? diff_max / fmax(ref_max, 1e-30) : NAN;
+            bool ok = finite && rel <= GOLDEN_TOL;
+            checks++;
+            passed += ok;
+            fprintf(out, "golden %s seq %d %s max_rel %.3e %s\n", shapes[si], sq, gd.ref_name, rel, ok ? "ok" : "FAIL");
+        }
+    }
+    if (!st) {
+        fprintf(out, "golden: %d/%d checks passed\n", passed, checks);
+        if (passed != checks)
+            st = err_set(e, ST_GOLDEN, "%s: %d of %d golden checks failed (tolerance %.0e)", path, checks - passed,
+                         checks, GOLDEN_TOL);
+    }
+    free(res);
+    golden_free(&gd);
+    return st;
+}

@@ -1,0 +1,160 @@
+/* main.c - lfm2-profile-stage: args -> model source -> description -> shard -> upload -> plan ->
+ * executor -> report (DESIGN.md, Data flow). Only this file turns a status into an exit code. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "engine.h"
+#include "golden.h"
+#include "model.h"
+#include "profile.h"
+#include "profiler.h"
+#include "weights.h"
+
+static int fail(int st, const struct err *e)
+{
+    fprintf(stderr, "lfm2-profile-stage: %s\n", e->msg);
+    return st;
+}
+
+static void list_models(void)
+{
+    printf("built-in models (real shapes, random weights made on the GPU; --dtype, --seed):\n");
+    for (int i = 0; i < n_builtin_models; i++) printf("  %-14s %s\n", builtin_models[i].name, builtin_models[i].about);
+}
+
+static bool is_builtin(const char *name)
+{
+    for (int i = 0; i < n_builtin_models; i++)
+        if (!strcmp(builtin_models[i].name, name)) return true;
+    return false;
+}
+
+/* The model and shard the options name: a built-in or a file source. */
+struct loaded {
+    struct model_source src;
+    bool have_src;
+    struct model_desc d;
+    struct shard s;
+    bool have_shard;
+};
+
+static int load_model(const struct options *o, struct loaded *m, struct err *e)
+{
+    memset(m, 0, sizeof *m);
+    if (!o->model) return err_set(e, ST_USAGE, "--model is required (a folder, a .gguf file or a built-in name: --list-models)");
+    if (!o->layers_set && !o->full) return err_set(e, ST_USAGE, "--layers a:b or --full is required");
+    int st;
+    if (is_builtin(o->model)) {
+        if ((st = builtin_describe(o->model, o->dtype, &m->d, e))) return st;
+        st = builtin_shard(&m->d, o->full ? 0 : o->a, o->full ? m->d.n_layers : o->b, &m->s, e);
+    } else {
+        if (o->dtype_set) return err_set(e, ST_USAGE, "--dtype applies to built-in models only; %s is a checkpoint (its file decides the types)", o->model);
+        if (o->seed_set) return err_set(e, ST_USAGE, "--seed applies to built-in models only; %s is a checkpoint", o->model);
+        if ((st = source_open(&m->src, o->model, e))) return st;
+        m->have_src = true;
+        if ((st = model_describe(&m->src, &m->d, e))) return st;
+        st = shard_bind(&m->src, &m->d, o->full ? 0 : o->a, o->full ? m->d.n_layers : o->b, &m->s, e);
+    }
+    m->have_shard = !st;
+    return st;
+}
+
+static void unload_model(struct loaded *m)
+{
+    if (m->have_shard) shard_free(&m->s);
+    if (m->have_src) source_close(&m->src);
+}
+
+static void print_load(const struct gpu *g, const struct loaded *m, const struct dev_weights *w)
+{
+    const struct model_desc *d = &m->d;
+    printf("device   %s (%s)\n", g->props.deviceName, g->driver_name);
+    printf("model    %s: %s, %d layers, H %d, vocab %d, ffn %d, heads %d/%d x %d\n", d->source, family_name(d->family),
+           d->n_layers, d->hidden, d->vocab, d->ffn, d->n_heads, d->n_kv_heads, d->head_dim);
+    printf("shard    layers %d:%d%s%s\n", m->s.a, m->s.b, m->s.first ? " + embedding" : "",
+           m->s.last ? " + final norm and head" : "");
+    printf("uploaded %d tensors, %.1f MB as stored, %.1f MB of device memory in %.0f ms\n", m->s.n,
+           (double)m->s.bytes / 1e6, (double)g->allocated[GPU_MEM_DEVICE] / 1e6, w->upload_ms);
+}
+
+static int run(const struct options *o, struct err *e)
+{
+    if (o->compare && o->current) {
+        struct profile base = {0}, cur = {0};
+        int st = report_json_read(o->compare, &base, e);
+        if (!st) st = report_json_read(o->current, &cur, e);
+        if (!st) st = compare_profiles(stdout, &base, &cur, o->threshold, e);
+        profile_free(&base);
+        profile_free(&cur);
+        return st;
+    }
+    if (o->wide || o->spec)
+        return err_set(e, ST_USAGE, "%s is not supported yet (only the batch plan exists)", o->wide ? "--wide" : "--spec");
+    struct loaded m;
+    int st = load_model(o, &m, e);
+    struct gpu g;
+    bool gpu_up = false;
+    struct dev_weights w = {0};
+    struct profile p = {0};
+    struct profile base = {0};
+    if (!st && (o->golden || !o->load_only) && m.d.family != FAMILY_LFM2)
+        st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
+                     o->golden ? "--golden" : "profiling", family_name(m.d.family));
+    if (!st && o->compare) st = report_json_read(o->compare, &base, e);
+    if (!st) {
+        st = gpu_open(&g, o->device, e);
+        gpu_up = !st;
+    }
+    if (!st) st = weights_upload(&g, &m.d, &m.s, o->seed, isatty(2), &w, e);
+    if (!st && o->load_only) print_load(&g, &m, &w);
+    else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, stdout, e);
+    else if (!st) {
+        st = profile_run(&g, &m.d, &m.s, &w, o, &p, e);
+        if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);
+        if (!st && o->json) st = report_json_write(o->json, &p, e);
+        if (!st && o->trace) st = trace_write(o->trace, &p, o->reps - 1, e);
+        if (!st && o->compare) st = compare_profiles(stdout, &base, &p, o->threshold, e);
+    }
+    profile_free(&p);
+    profile_free(&base);
+    weights_free(&w);
+    if (gpu_up) {
+        struct err ce;
+        int cst = gpu_close(&g, &ce);
+        if (cst && !st) {
+            *e = ce;
+            st = cst;
+        }
+    }
+    unload_model(&m);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o;
+    struct err e = {{0}};
+    int st = cli_parse(argc, argv, &o, &e);
+    if (st) return fail(st, &e);
+    if (o.help) {
+        cli_usage(stdout);
+        return 0;
+    }
+    if (o.version) {
+        printf("lfm2-profile-stage %s\n", LFM2_VERSION);
+        return 0;
+    }
+    if (o.list_models) {
+        list_models();
+        return 0;
+    }
+    if (o.list_devices) {
+        st = gpu_list_devices(stdout, &e);
+        return st ? fail(st, &e) : 0;
+    }
+    st = run(&o, &e);
+    return st ? fail(st, &e) : 0;
+}

@@ -1,0 +1,598 @@
+/* model.c - model description and shard binding, the parts every family shares: family detection,
+ * canonical names, expected shapes, binding a..b-1 to file tensors with presence/shape/dtype
+ * checks. What differs per family lives in model_<family>.c behind struct family_ops. */
+#include "model_family.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ names */
+
+const char *family_name(enum family f)
+{
+    static const char *const names[FAMILY_COUNT] = {"lfm2", "qwen3_5", "glm_ocr"};
+    return (unsigned)f < FAMILY_COUNT ? names[f] : "?";
+}
+
+const char *layer_kind_name(enum layer_kind k)
+{
+    switch (k) {
+    case LAYER_CONV: return "conv";
+    case LAYER_ATTN: return "attn";
+    case LAYER_DELTANET: return "deltanet";
+    }
+    return "?";
+}
+
+/* Canonical role names: GGUF's where GGUF has the tensor (ffn_norm, not Qwen's GGUF
+ * "post_attention_norm", because it is the same role as LFM2's ffn_norm), new unique names for
+ * GLM's extra norms and fused gate_up. */
+const char *wrole_name(enum wrole r)
+{
+    static const char *const names[W_COUNT] = {
+        [W_ATTN_NORM] = "attn_norm",
+        [W_FFN_NORM] = "ffn_norm",
+        [W_FFN_GATE] = "ffn_gate",
+        [W_FFN_UP] = "ffn_up",
+        [W_FFN_DOWN] = "ffn_down",
+        [W_Q] = "attn_q",
+        [W_K] = "attn_k",
+        [W_V] = "attn_v",
+        [W_O] = "attn_output",
+        [W_Q_NORM] = "attn_q_norm",
+        [W_K_NORM] = "attn_k_norm",
+        [W_CONV_IN] = "shortconv.in_proj",
+        [W_CONV] = "shortconv.conv",
+        [W_CONV_OUT] = "shortconv.out_proj",
+        [W_DN_QKV] = "attn_qkv",
+        [W_DN_Z] = "attn_gate",
+        [W_DN_B] = "ssm_beta",
+        [W_DN_A] = "ssm_alpha",
+        [W_DN_CONV] = "ssm_conv1d",
+        [W_DN_DT] = "ssm_dt.bias",
+        [W_DN_A_LOG] = "ssm_a",
+        [W_DN_NORM] = "ssm_norm",
+        [W_DN_OUT] = "ssm_out",
+        [W_POST_ATTN_NORM] = "post_attn_norm",
+        [W_POST_FFN_NORM] = "post_ffn_norm",
+        [W_FFN_GATE_UP] = "ffn_gate_up",
+    };
+    return (unsigned)r < W_COUNT ? names[r] : "?";
+}
+
+const char *grole_name(enum grole r)
+{
+    static const char *const names[G_COUNT] = {"token_embd", "output_norm", "output"};
+    return (unsigned)r < G_COUNT ? names[r] : "?";
+}
+
+static void canonical_name(int layer, int role, char *buf, size_t n)
+{
+    if (layer < 0)
+        snprintf(buf, n, "%s", grole_name((enum grole)role));
+    else
+        snprintf(buf, n, "blk.%d.%s", layer, wrole_name((enum wrole)role));
+}
+
+const struct family_ops *family_ops_get(enum family f)
+{
+    switch (f) {
+    case FAMILY_LFM2: return &family_lfm2;
+    case FAMILY_QWEN35: return &family_qwen35;
+    case FAMILY_GLM_OCR: return &family_glm;
+    case FAMILY_COUNT: break;
+    }
+    return NULL;
+}
+
+static bool is_weight_dtype(enum dtype t)
+{
+    return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_0;
+}
+
+/* ------------------------------------------------------------------ shapes */
+
+bool shape_set(int *n_dims, int64_t shape[4], int64_t a, int64_t b)
+{
+    memset(shape, 0, 4 * sizeof shape[0]);
+    shape[0] = a;
+    if (b < 0) {
+        *n_dims = 1;
+    } else {
+        *n_dims = 2;
+        shape[1] = b;
+    }
+    return true;
+}
+
+bool shape_ffn(const struct model_desc *d, enum wrole r, int *n_dims, int64_t shape[4])
+{
+    switch (r) {
+    case W_FFN_GATE:
+    case W_FFN_UP: return shape_set(n_dims, shape, d->ffn, d->hidden);
+    case W_FFN_DOWN: return shape_set(n_dims, shape, d->hidden, d->ffn);
+    default: return false;
+    }
+}
+
+bool shape_attn(const struct model_desc *d, enum wrole r, int64_t q_rows_per_head, bool qk_norm,
+                int *n_dims, int64_t shape[4])
+{
+    int64_t hd = d->head_dim, h = d->hidden;
+    switch (r) {
+    case W_Q: return shape_set(n_dims, shape, d->n_heads * q_rows_per_head, h);
+    case W_K:
+    case W_V: return shape_set(n_dims, shape, d->n_kv_heads * hd, h);
+    case W_O: return shape_set(n_dims, shape, h, d->n_heads * hd);
+    case W_Q_NORM:
+    case W_K_NORM: return qk_norm && shape_set(n_dims, shape, hd, -1);
+    default: return false;
+    }
+}
+
+bool model_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims, int64_t shape[4])
+{
+    const struct family_ops *ops = family_ops_get(d->family);
+    if (!ops || l < 0 || l >= d->n_layers || (unsigned)r >= W_COUNT) return false;
+    return ops->layer_shape(d, l, r, n_dims, shape);
+}
+
+bool model_global_shape(const struct model_desc *d, enum grole r, int *n_dims, int64_t shape[4])
+{
+    switch (r) {
+    case G_EMBED:
+    case G_HEAD: return shape_set(n_dims, shape, d->vocab, d->hidden);
+    case G_FINAL_NORM: return shape_set(n_dims, shape, d->hidden, -1);
+    case G_COUNT: break;
+    }
+    return false;
+}
+
+static void shape_str(int n_dims, const int64_t *shape, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < n_dims && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", shape[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Equal shapes, or a conv kernel stored as [C,1,K] where [C,K] is expected (same bytes). */
+static bool shape_matches(const struct tensor_view *v, int n_dims, const int64_t *shape)
+{
+    if (v->n_dims == 3 && n_dims == 2)
+        return v->shape[0] == shape[0] && v->shape[1] == 1 && v->shape[2] == shape[1];
+    if (v->n_dims != n_dims) return false;
+    for (int i = 0; i < n_dims; i++)
+        if (v->shape[i] != shape[i]) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ config.json */
+
+bool cfg_int(const cJSON *obj, const char *key, int *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(it)) return false;
+    double x = it->valuedouble;
+    if (x != floor(x) || x < -2147483648.0 || x > 2147483647.0) return false;
+    *v = (int)x;
+    return true;
+}
+
+bool cfg_num(const cJSON *obj, const char *key, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(it)) return false;
+    *v = it->valuedouble;
+    return true;
+}
+
+bool cfg_bool(const cJSON *obj, const char *key, bool *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsBool(it)) return false;
+    *v = cJSON_IsTrue(it);
+    return true;
+}
+
+int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path, int *v,
+                 struct err *e)
+{
+    if (!cfg_int(obj, key, v))
+        return err_set(e, ST_USAGE, "%s: missing or non-integer '%s'", cfg_path, key);
+    if (*v < lo || *v > hi)
+        return err_set(e, ST_USAGE, "%s: '%s' is %d, expected %d..%d", cfg_path, key, *v, lo, hi);
+    return ST_OK;
+}
+
+float cfg_rope_theta(const cJSON *text, float def)
+{
+    double v;
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(text, "rope_parameters");
+    if (cJSON_IsObject(rp) && cfg_num(rp, "rope_theta", &v)) return (float)v;
+    if (cfg_num(text, "rope_theta", &v)) return (float)v;
+    return def;
+}
+
+double cfg_partial_rotary(const cJSON *text, double def)
+{
+    double v;
+    if (cfg_num(text, "partial_rotary_factor", &v)) return v;
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(text, "rope_parameters");
+    if (cJSON_IsObject(rp) && cfg_num(rp, "partial_rotary_factor", &v)) return v;
+    return def;
+}
+
+int gguf_need_u32(const struct model_source *src, const char *arch, const char *key, int lo, int hi,
+                  int *v, struct err *e)
+{
+    char full[128];
+    uint32_t u;
+    snprintf(full, sizeof full, "%s.%s", arch, key);
+    if (!gguf_get_u32(src, full, &u))
+        return err_set(e, ST_USAGE, "%s: missing or non-integer GGUF key '%s'", src->path, full);
+    if (u < (uint32_t)lo || u > (uint32_t)hi)
+        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %u, expected %d..%d", src->path, full, u,
+                       lo, hi);
+    *v = (int)u;
+    return ST_OK;
+}
+
+/* ------------------------------------------------------------------ file names */
+
+static const char HF_VL_PREFIX[] = "model.language_model.";
+static const char HF_PREFIX[] = "model.";
+
+/* Maps a file tensor name onto (layer, role); layer -1 for globals. False: not a decoder tensor
+ * of this family (vision tower, MTP, unknown), which binding ignores. */
+static bool parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer, int *role)
+{
+    const char *rest = name;
+    const char *layers_word = gguf ? "blk." : "layers.";
+    if (!gguf) {
+        if (!strncmp(rest, HF_VL_PREFIX, sizeof HF_VL_PREFIX - 1))
+            rest += sizeof HF_VL_PREFIX - 1;
+        else if (!strncmp(rest, HF_PREFIX, sizeof HF_PREFIX - 1))
+            rest += sizeof HF_PREFIX - 1;
+    }
+    size_t lw = strlen(layers_word);
+    if (!strncmp(rest, layers_word, lw) && rest[lw] >= '0' && rest[lw] <= '9') {
+        char *end;
+        long l = strtol(rest + lw, &end, 10);
+        if (*end != '.' || l < 0 || l >= MODEL_MAX_LAYERS) return false;
+        for (int i = 0; i < ops->n_layer_names; i++) {
+            const char *want = gguf ? ops->layer_names[i].gguf : ops->layer_names[i].hf;
+            if (want && !strcmp(end + 1, want)) {
+                *layer = (int)l;
+                *role = ops->layer_names[i].role;
+                return true;
+            }
+        }
+        return false;
+    }
+    for (int i = 0; i < ops->n_global_names; i++) {
+        const char *want = gguf ? ops->global_names[i].gguf : ops->global_names[i].hf;
+        /* "lm_head.weight" sits outside the "model." prefix */
+        if (want && (!strcmp(rest, want) || !strcmp(name, want))) {
+            *layer = -1;
+            *role = ops->global_names[i].role;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The name this source would give (layer, role), for messages. HF: the prefix the file uses. */
+static void file_name(const struct model_source *src, const struct family_ops *ops, int layer, int role,
+                      char *buf, size_t n)
+{
+    bool gguf = src->kind == SOURCE_GGUF;
+    const struct name_rule *rules = layer < 0 ? ops->global_names : ops->layer_names;
+    int n_rules = layer < 0 ? ops->n_global_names : ops->n_layer_names;
+    const char *suffix = NULL;
+    for (int i = 0; i < n_rules && !suffix; i++)
+        if (rules[i].role == role) suffix = gguf ? rules[i].gguf : rules[i].hf;
+    if (!suffix) {
+        snprintf(buf, n, "(no %s name)", gguf ? "GGUF" : "HF");
+        return;
+    }
+    if (gguf) {
+        if (layer < 0)
+            snprintf(buf, n, "%s", suffix);
+        else
+            snprintf(buf, n, "blk.%d.%s", layer, suffix);
+        return;
+    }
+    const char *prefix = HF_PREFIX;
+    for (int i = 0; i < src->n_tensors; i++)
+        if (!strncmp(src->tensors[i].name, HF_VL_PREFIX, sizeof HF_VL_PREFIX - 1)) prefix = HF_VL_PREFIX;
+    if (layer < 0 && !strncmp(suffix, "lm_head.", 8))
+        snprintf(buf, n, "%s", suffix);
+    else if (layer < 0)
+        snprintf(buf, n, "%s%s", prefix, suffix);
+    else
+        snprintf(buf, n, "%slayers.%d.%s", prefix, layer, suffix);
+}
+
+static int err_missing(const struct model_source *src, const struct family_ops *ops, int layer, int role,
+                       struct err *e)
+{
+    char canon[64], fname[256];
+    canonical_name(layer, role, canon, sizeof canon);
+    file_name(src, ops, layer, role, fname, sizeof fname);
+    return err_set(e, ST_USAGE, "%s: missing tensor '%s' (%s name '%s')", src->path, canon,
+                   src->kind == SOURCE_GGUF ? "GGUF" : "HF", fname);
+}
+
+const struct tensor_view *model_find_view(const struct model_source *src, const struct family_ops *ops,
+                                          int layer, int role)
+{
+    bool gguf = src->kind == SOURCE_GGUF;
+    for (int i = 0; i < src->n_tensors; i++) {
+        int l, r;
+        if (parse_name(ops, gguf, src->tensors[i].name, &l, &r) && l == layer && r == role)
+            return &src->tensors[i];
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ describe */
+
+static const struct family_ops *const all_families[FAMILY_COUNT] = {&family_lfm2, &family_qwen35,
+                                                                    &family_glm};
+
+static void supported_types(bool gguf, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+        const struct family_ops *ops = all_families[f];
+        if (gguf) {
+            if (ops->gguf_arch && k < n)
+                k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ops->gguf_arch);
+            continue;
+        }
+        for (int i = 0; ops->config_types[i] && k < n; i++)
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ops->config_types[i]);
+    }
+}
+
+static int describe_gguf(const struct model_source *src, struct model_desc *d,
+                         const struct family_ops **out, struct err *e)
+{
+    char arch[64], list[256];
+    if (!gguf_get_str(src, "general.architecture", arch, sizeof arch))
+        return err_set(e, ST_USAGE, "%s: GGUF file without a general.architecture string", src->path);
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+        const struct family_ops *ops = all_families[f];
+        if (ops->gguf_arch && !strcmp(ops->gguf_arch, arch)) {
+            *out = ops;
+            d->family = ops->family;
+            return ops->describe_gguf(src, d, e);
+        }
+    }
+    supported_types(true, list, sizeof list);
+    return err_set(e, ST_USAGE, "%s: unknown general.architecture '%s' (supported: %s)", src->path,
+                   arch, list);
+}
+
+static int describe_config(const struct model_source *src, struct model_desc *d,
+                           const struct family_ops **out, struct err *e)
+{
+    char cfg_path[600], list[256];
+    snprintf(cfg_path, sizeof cfg_path, "%s/config.json", src->path);
+    if (!src->config)
+        return err_set(e, ST_USAGE,
+                       "%s: no config.json beside the weights (a model is a checkpoint folder with "
+                       "config.json, a .gguf file, or a built-in name)",
+                       src->path);
+    const cJSON *root = src->config;
+    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "model_type"));
+    if (!type) return err_set(e, ST_USAGE, "%s: missing string 'model_type'", cfg_path);
+    for (int f = 0; f < FAMILY_COUNT; f++) {
+        const struct family_ops *ops = all_families[f];
+        for (int i = 0; ops->config_types[i]; i++) {
+            if (strcmp(ops->config_types[i], type)) continue;
+            const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text_config");
+            if (!cJSON_IsObject(text)) text = root;
+            *out = ops;
+            d->family = ops->family;
+            return ops->describe_config(text, root, cfg_path, src, d, e);
+        }
+    }
+    supported_types(false, list, sizeof list);
+    return err_set(e, ST_USAGE, "config.json: unknown model_type '%s' (supported: %s)", type, list);
+}
+
+/* What the files say beyond the metadata: FFN width from the gate's shape, vocab from the
+ * embedding when the metadata has none, the dominant matrix type, GGUF tying. */
+static int describe_from_tensors(const struct model_source *src, const struct family_ops *ops,
+                                 struct model_desc *d, struct err *e)
+{
+    int n_dims;
+    int64_t shape[4];
+    enum wrole gate = ops->layer_shape(d, 0, W_FFN_GATE, &n_dims, shape) ? W_FFN_GATE : W_FFN_GATE_UP;
+    const struct tensor_view *v = model_find_view(src, ops, 0, gate);
+    if (!v) return err_missing(src, ops, 0, gate, e);
+    int64_t rows = v->n_dims == 2 ? v->shape[0] : 0;
+    if (gate == W_FFN_GATE_UP) rows = rows % 2 ? 0 : rows / 2;
+    if (v->n_dims != 2 || v->shape[1] != d->hidden || rows <= 0 || rows > INT32_MAX) {
+        char got[96];
+        shape_str(v->n_dims, v->shape, got, sizeof got);
+        return err_set(e, ST_USAGE, "%s: tensor '%s' has shape %s, expected [%s, %d]", v->file,
+                       v->name, got, gate == W_FFN_GATE ? "ffn" : "2*ffn", d->hidden);
+    }
+    d->ffn = (int)rows;
+    const struct tensor_view *down = model_find_view(src, ops, 0, W_FFN_DOWN);
+    d->dtype = down ? down->dtype : v->dtype;
+
+    if (src->kind == SOURCE_GGUF) d->tied = model_find_view(src, ops, -1, G_HEAD) == NULL;
+    if (d->vocab <= 0) {
+        const struct tensor_view *emb = model_find_view(src, ops, -1, G_EMBED);
+        if (!emb) return err_missing(src, ops, -1, G_EMBED, e);
+        if (emb->n_dims != 2 || emb->shape[0] <= 0 || emb->shape[0] > INT32_MAX)
+            return err_set(e, ST_USAGE, "%s: tensor '%s' is not a [vocab, hidden] matrix", emb->file,
+                           emb->name);
+        d->vocab = (int)emb->shape[0];
+    }
+    return ST_OK;
+}
+
+int model_describe(const struct model_source *src, struct model_desc *d, struct err *e)
+{
+    const struct family_ops *ops = NULL;
+    memset(d, 0, sizeof *d);
+    snprintf(d->source, sizeof d->source, "%s", src->path ? src->path : "");
+    int st = src->kind == SOURCE_GGUF ? describe_gguf(src, d, &ops, e) : describe_config(src, d, &ops, e);
+    if (st) return st;
+    CHECK(d->n_layers >= 1 && d->n_layers <= MODEL_MAX_LAYERS);
+    return describe_from_tensors(src, ops, d, e);
+}
+
+/* ------------------------------------------------------------------ shards */
+
+static void shard_push(struct shard *s, int layer, int role, int n_dims, const int64_t *shape)
+{
+    struct shard_tensor *t = &s->t[s->n];
+    memset(t, 0, sizeof *t);
+    canonical_name(layer, role, t->name, sizeof t->name);
+    t->layer = layer;
+    t->role = role;
+    t->dtype = DT_F32;
+    t->n_dims = n_dims;
+    memcpy(t->shape, shape, sizeof t->shape);
+    t->init = WINIT_MATRIX;
+    if (layer >= 0)
+        s->layer_index[layer][role] = s->n;
+    else
+        s->global_index[role] = s->n;
+    s->n++;
+}
+
+/* The tied head is the embedding: one tensor, reached through global_index[G_HEAD]. On a later
+ * stage (a > 0) global_index[G_EMBED] stays -1 (nothing to embed) although the tensor is there. */
+int shard_layout(const struct model_desc *d, int a, int b, struct shard *s, struct err *e)
+{
+    int n_dims;
+    int64_t shape[4];
+    memset(s, 0, sizeof *s);
+    memset(s->layer_index, -1, sizeof s->layer_index);
+    memset(s->global_index, -1, sizeof s->global_index);
+    if (a < 0 || b > d->n_layers)
+        return err_set(e, ST_USAGE, "--layers %d:%d: out of range (model has %d layers)", a, b,
+                       d->n_layers);
+    if (a >= b)
+        return err_set(e, ST_USAGE, "--layers %d:%d: empty range, a must be below b (model has %d layers)",
+                       a, b, d->n_layers);
+    s->a = a;
+    s->b = b;
+    s->first = a == 0;
+    s->last = b == d->n_layers;
+    int cap = (b - a) * W_COUNT + G_COUNT;
+    s->t = calloc((size_t)cap, sizeof *s->t);
+    if (!s->t) return err_set(e, ST_RUNTIME, "out of host memory for shard %d:%d", a, b);
+
+    if (s->first || (s->last && d->tied)) {
+        model_global_shape(d, G_EMBED, &n_dims, shape);
+        shard_push(s, -1, G_EMBED, n_dims, shape);
+    }
+    for (int l = a; l < b; l++)
+        for (int r = 0; r < W_COUNT; r++)
+            if (model_layer_shape(d, l, (enum wrole)r, &n_dims, shape)) shard_push(s, l, r, n_dims, shape);
+    if (s->last) {
+        model_global_shape(d, G_FINAL_NORM, &n_dims, shape);
+        shard_push(s, -1, G_FINAL_NORM, n_dims, shape);
+        if (d->tied) {
+            s->global_index[G_HEAD] = s->global_index[G_EMBED];
+        } else {
+            model_global_shape(d, G_HEAD, &n_dims, shape);
+            shard_push(s, -1, G_HEAD, n_dims, shape);
+        }
+    }
+    if (!s->first) s->global_index[G_EMBED] = -1;
+    CHECK(s->n <= cap);
+    return ST_OK;
+}
+
+static int bind_one(const struct model_source *src, const struct family_ops *ops,
+                    const struct tensor_view *v, struct shard_tensor *t, struct err *e)
+{
+    char got[96], want[96];
+    if (!v) return err_missing(src, ops, t->layer, t->role, e);
+    if (!shape_matches(v, t->n_dims, t->shape)) {
+        shape_str(v->n_dims, v->shape, got, sizeof got);
+        shape_str(t->n_dims, t->shape, want, sizeof want);
+        return err_set(e, ST_USAGE, "%s: tensor '%s' (%s) has shape %s, expected %s", v->file, v->name,
+                       t->name, got, want);
+    }
+    if (!is_weight_dtype(v->dtype))
+        return err_set(e, ST_USAGE,
+                       "%s: unsupported dtype %s for tensor '%s' (weights: F32, F16, BF16, Q8_0, Q4_0)",
+                       v->file, dtype_name(v->dtype), v->name);
+    t->src = v;
+    t->dtype = v->dtype;
+    return ST_OK;
+}
+
+int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b, struct shard *s,
+               struct err *e)
+{
+    const struct family_ops *ops = family_ops_get(d->family);
+    CHECK(ops);
+    int st = shard_layout(d, a, b, s, e);
+    if (st) return st;
+
+    /* Every file tensor of this shard's layers and the globals, by (layer, role). */
+    const struct tensor_view **layer_views = calloc((size_t)(b - a) * W_COUNT, sizeof *layer_views);
+    const struct tensor_view *global_views[G_COUNT] = {0};
+    if (!layer_views) {
+        shard_free(s);
+        return err_set(e, ST_RUNTIME, "out of host memory binding shard %d:%d", a, b);
+    }
+    bool gguf = src->kind == SOURCE_GGUF;
+    for (int i = 0; i < src->n_tensors && !st; i++) {
+        const struct tensor_view *v = &src->tensors[i];
+        int l, r;
+        if (!parse_name(ops, gguf, v->name, &l, &r)) continue;
+        if (l >= 0 && (l < a || l >= b)) continue;
+        const struct tensor_view **slot = l >= 0 ? &layer_views[(l - a) * W_COUNT + r] : &global_views[r];
+        if (*slot) {
+            char canon[64];
+            canonical_name(l, r, canon, sizeof canon);
+            st = err_set(e, ST_USAGE, "%s: tensors '%s' and '%s' both name '%s'", src->path,
+                         (*slot)->name, v->name, canon);
+        }
+        *slot = v;
+    }
+    for (int k = 0; k < s->n && !st; k++) {
+        struct shard_tensor *t = &s->t[k];
+        const struct tensor_view *v =
+            t->layer >= 0 ? layer_views[(t->layer - a) * W_COUNT + t->role] : global_views[t->role];
+        st = bind_one(src, ops, v, t, e);
+        if (!st) s->bytes += v->n_bytes;
+    }
+    free(layer_views);
+    if (st) shard_free(s);
+    return st;
+}
+
+void shard_free(struct shard *s)
+{
+    free(s->t);
+    s->t = NULL;
+    s->n = 0;
+}
+
+/* ------------------------------------------------------------------ built-in storage types */
+
+enum dtype model_builtin_dtype(enum dtype matrix, bool global, int role, int n_dims,
+                               const int64_t shape[4])
+{
+    if (n_dims != 2) return DT_F32;
+    if (!global && (role == W_CONV || role == W_DN_CONV)) return DT_F32;
+    if (shape[1] % dtype_block(matrix) != 0) return DT_F16;
+    return matrix;
+}
