@@ -24,8 +24,9 @@
 #define GPU_MAX_PIPELINES 128
 #define GPU_MAX_SPEC 8
 
-/* A range of device memory. addr is its device address (0 for host buffers that kernels never
- * read directly). host is non-NULL for host-visible memory (mapped, coherent). */
+/* A range of device memory. addr is its device address (host-visible buffers have one too, so a
+ * kernel can read or write them directly). host is non-NULL for host-visible memory (mapped,
+ * coherent). */
 struct gpu_buf {
     VkBuffer buffer;  /* the block's buffer */
     uint64_t offset;  /* bytes into the block's buffer */
@@ -94,8 +95,10 @@ struct gpu {
 
     VkCommandPool pool;
     VkCommandBuffer cmd;     /* the step being recorded */
-    VkCommandBuffer xfer;    /* uploads / downloads */
-    VkFence fence;
+    VkCommandBuffer xfer;    /* uploads / downloads: first staging half */
+    VkCommandBuffer xfer2;   /* uploads / downloads: second staging half */
+    VkFence xfer_fence[2];   /* one per staging half (xfer, xfer2) */
+    VkFence fence;           /* the step's */
     VkQueryPool queries;     /* timestamps; VK_NULL_HANDLE when unsupported */
     uint32_t n_queries;
     bool recording;
@@ -108,8 +111,9 @@ struct gpu {
  * cooperative-matrix support, memory heaps). */
 int gpu_list_devices(FILE *out, struct err *e);
 
-/* Opens device `index` (-1: the first discrete GPU, else the first device). On failure nothing
- * stays allocated and *g is zeroed, so gpu_close(g) is a harmless no-op. */
+/* Opens device `index` (-1: the first discrete GPU, else the first device); an index out of range
+ * is ST_USAGE. *g must stay at one address until gpu_close (the validation callback counts into
+ * it). On failure nothing stays allocated and *g is zeroed, so gpu_close(g) is a harmless no-op. */
 int gpu_open(struct gpu *g, int index, struct err *e);
 /* Frees everything; returns ST_RUNTIME (and fills e) if the validation layer printed anything.
  * Safe on a zeroed struct gpu. */
@@ -121,11 +125,14 @@ int gpu_alloc(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_buf *o
 /* A sub-range of a buffer. */
 struct gpu_buf gpu_sub(const struct gpu_buf *b, uint64_t offset, uint64_t size);
 
-/* Copies n host bytes to dst+dst_off through the staging buffer in chunks (no host copy). */
+/* Copies n host bytes to dst+dst_off through the staging buffer in chunks (no host copy): the
+ * two halves of the staging buffer alternate, so the host fills one while the GPU copies the
+ * other. Uploads, downloads and fills wait for their copies before returning. */
 int gpu_upload(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, const void *src, uint64_t n,
                struct err *e);
 /* Like gpu_upload, but the bytes come from a producer: fill(ctx, at, n, out) writes bytes
- * [at, at+n) of the destination range into out (for repacking a tensor while it streams). */
+ * [at, at+n) of the n uploaded bytes (at = 0 is the byte that lands at dst+dst_off) into out, at
+ * most the staging size per call (for repacking a tensor while it streams). */
 typedef void (*gpu_fill_fn)(void *ctx, uint64_t at, uint64_t n, void *out);
 int gpu_upload_fn(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, uint64_t n, gpu_fill_fn fill,
                   void *ctx, struct err *e);
@@ -159,7 +166,9 @@ int gpu_submit_wait(struct gpu *g, double *wall_us, struct err *e);
 int gpu_read_timestamps(struct gpu *g, uint32_t first, uint32_t count, uint64_t *ticks, struct err *e);
 
 /* Bytes per second of a device-to-device copy kernel (read + write counted), the largest size
- * the device allows up to 1 GiB each way, minimum time of `reps` runs. */
+ * the device allows up to 1 GiB each way (1/8 of device-local memory at most; 32 MiB on a CPU
+ * device), minimum time of `reps` runs. Its two buffers are freed again. Records its own steps
+ * (not while one is being recorded) and uses timestamp queries 0 and 1. */
 int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
 
 #endif

@@ -66,7 +66,7 @@ float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int6
  * ST_RUNTIME when the pipeline cannot be made. */
 
 /* embed: out[c][:] = widen(E[cols[c].token][:]) for c < cols. Kind "embed.<dtype>", layer -1.
- * push (32 B): u64 table, u64 cols (col_meta), u64 out, u32 dim, u32 rows (vocab), u32 dtype,
+ * push (40 B): u64 table, u64 cols (col_meta), u64 out, u32 dim, u32 rows (vocab), u32 dtype,
  * u32 n_cols. */
 int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint64_t cols_meta, uint64_t out,
             int cols, struct err *e);
@@ -88,7 +88,7 @@ struct k_norm {
 /* matmul: y[c][n] (+)= Σ_k W[n][k]·x'[c][k] for c < cols, n < rows, x' = x or its RMSNorm (norm).
  * x f32 [cols][k], y f32 [cols][rows]; accumulate adds into y (fused residual). Kind
  * "<kind_prefix>matmul.<dtype>". k must be a multiple of 4 (F32), 8 (F16/BF16) or 32 (Q types).
- * push (64 B): u64 w, u64 wscale, u64 w3, u64 w3scale, u64 x, u64 y, u64 gain, u32 rows, u32 k,
+ * push (80 B): u64 w, u64 wscale, u64 w3, u64 w3scale, u64 x, u64 y, u64 gain, u32 rows, u32 k,
  * u32 accumulate, u32 gdtype, float eps, u32 plus1 (w3* only in the SwiGLU variant; gain 0: no norm;
  * wscale: address of the f16 scales for Q types, else 0). */
 int k_matmul(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
@@ -106,7 +106,7 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from state), y[c][h] = C·conv; then state[slot] = last two u. bcx f32
  * [cols][3H] = [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Kind "shortconv".
- * push (48 B): u64 bcx, u64 w, u64 state, u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
+ * push (56 B): u64 bcx, u64 w, u64 state, u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
                 uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e);
 
@@ -128,7 +128,7 @@ struct k_attn_geom {
  * and rotated at t; q in place; k and v[c] written to the pools at (s, t) through the block
  * table. Kind "attn.prep". push (112 B): u64 q, k, v, qn, kn, kpool, vpool, btab, cols; u32 n_h,
  * n_kv, hd, rope_dims, max_blocks, flags (1 norm, 2 plus1, 4 interleaved), gdtype; float eps,
- * theta. */
+ * r_hi, r_lo (theta^(-2/rope_dims) as a float-float pair). */
 int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e);
@@ -149,8 +149,8 @@ enum winit_mode {
 
 /* winit: fills weight w on the device from (seed, tensor id): element e of the row-major tensor
  * gets a value from a counter-based hash of (seed, tensor, e), stored as w's dtype (Q types
- * quantized per 32-block into the repacked layout). Kind "winit". push (32 B): u64 w, u32 rows,
- * u32 k, u32 seed, u32 tensor, u32 dtype, u32 mode, float a, float b (40 B). */
+ * quantized per 32-block into the repacked layout). Kind "winit", layer -1. push (40 B): u64 w,
+ * u32 rows, u32 k, u32 seed, u32 tensor, u32 dtype, u32 mode, float a, float b. */
 int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
             enum winit_mode mode, float a, float b, struct err *e);
 

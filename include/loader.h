@@ -98,7 +98,13 @@ bool gguf_get_str(const struct model_source *s, const char *key, char *buf, size
 /* Element i of an integer or bool array, widened to int64. */
 bool gguf_array_i64(const struct gguf_kv *kv, uint64_t i, int64_t *v);
 
-/* Low-level parsers (also used by tests on in-memory broken files). */
+/* (loaders) Value layout of a struct gguf_kv: a scalar has count 1 and data at its bytes; a
+ * GGUF_STRING has data at its bytes (no terminator) and count = its length in bytes; an array of
+ * strings has data at the first element's u64 length. Safetensors ranks above TENSOR_MAX_DIMS
+ * (vision towers only) fold their innermost dims into shape[TENSOR_MAX_DIMS - 1]. */
+
+/* Low-level parsers (also used by tests on in-memory broken files). They append to s, which must
+ * be zeroed (or filled by earlier parses); source_close(s) frees it whether they succeed or not. */
 int safetensors_parse(const char *path, const uint8_t *base, uint64_t size, struct model_source *s,
                       struct err *e);
 int gguf_parse(const char *path, const uint8_t *base, uint64_t size, struct model_source *s,

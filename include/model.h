@@ -53,6 +53,26 @@ enum wrole {
     W_COUNT
 };
 const char *wrole_name(enum wrole r); /* GGUF-style role: "attn_norm", "ffn_down", ... */
+/* Canonical role names (model.c) <- file names (LFM2 HF | Qwen3.5 HF | GLM-OCR HF; GGUF):
+ *   attn_norm      operator_norm | input_layernorm | input_layernorm; attn_norm
+ *   ffn_norm       ffn_norm | post_attention_layernorm | post_attention_layernorm;
+ *                  ffn_norm (LFM2), post_attention_norm (qwen35)
+ *   ffn_gate/up/down  feed_forward.w1/w3/w2 | mlp.{gate,up,down}_proj | mlp.down_proj
+ *   attn_q/k/v     self_attn.{q,k,v}_proj (all)
+ *   attn_output    self_attn.out_proj (LFM2) | self_attn.o_proj
+ *   attn_q_norm/attn_k_norm  self_attn.{q,k}_layernorm (LFM2) | self_attn.{q,k}_norm
+ *   shortconv.in_proj/conv/out_proj  conv.{in_proj,conv,out_proj} (LFM2)
+ *   attn_qkv, attn_gate, ssm_beta, ssm_alpha  linear_attn.in_proj_{qkv,z,b,a} (Qwen3.5)
+ *   ssm_conv1d, ssm_dt.bias, ssm_a, ssm_norm, ssm_out
+ *                  linear_attn.{conv1d, dt_bias, A_log, norm, out_proj} (Qwen3.5)
+ *   post_attn_norm post_self_attn_layernorm (GLM)
+ *   post_ffn_norm  post_mlp_layernorm (GLM)
+ *   ffn_gate_up    mlp.gate_up_proj (GLM)
+ * Globals: token_embd <- embed_tokens; output_norm <- embedding_norm (LFM2; GGUF token_embd_norm
+ * or output_norm) or norm; output <- lm_head. HF names may carry "model." or
+ * "model.language_model."; GGUF names are "blk.N.<role>.weight" (ssm_a, ssm_dt.bias bare).
+ * Anything else (model.visual.*, mtp.*, layers >= n_layers, lm_head of a tied model) is
+ * ignored. */
 
 enum grole { G_EMBED, G_FINAL_NORM, G_HEAD, G_COUNT }; /* token_embd, output_norm, output */
 const char *grole_name(enum grole r);
@@ -122,7 +142,12 @@ struct shard {
 
 /* Binds layers a..b-1 (plus the embedding when a == 0, final norm and head when b == N; a tied
  * head binds the embedding). Checks every tensor is present with the expected shape and a
- * supported dtype. a:b out of range or empty: ST_USAGE. */
+ * supported dtype. a:b out of range or empty: ST_USAGE.
+ * Tied head: one shard_tensor (role G_EMBED, "token_embd") with global_index[G_HEAD] pointing at
+ * it; on a later stage (a > 0) it is in t[] but global_index[G_EMBED] stays -1 (nothing to embed),
+ * and bytes counts it once. layer_index is by absolute layer number. Conv kernels stored [C,1,K]
+ * bind where [C,K] is expected (same bytes; the shard records [C,K]). fan_in of a matrix = its last
+ * dim. */
 int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b, struct shard *s,
                struct err *e);
 void shard_free(struct shard *s);
@@ -136,7 +161,9 @@ extern const struct builtin_model builtin_models[];
 extern const int n_builtin_models;
 /* Fills d for built-in `name` stored as `dtype`; ST_USAGE if unknown. */
 int builtin_describe(const char *name, enum dtype dtype, struct model_desc *d, struct err *e);
-/* Like shard_bind for a built-in: every tensor has src == NULL and its init rule. */
+/* Like shard_bind for a built-in: every tensor has src == NULL and its init rule. Matrices (2-D,
+ * embedding and untied head included) are stored as d->dtype (F16 when a block type does not
+ * divide the row); 1-D tensors (norm gains, dt_bias, A_log) and conv kernels stay F32. */
 int builtin_shard(const struct model_desc *d, int a, int b, struct shard *s, struct err *e);
 
 #endif

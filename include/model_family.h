@@ -3,7 +3,8 @@
  *
  * A family is data plus three functions: its config/GGUF names, a naming table that maps file
  * tensor names onto canonical roles, a reader of config.json, a reader of GGUF metadata, and the
- * expected shape of each role in a layer. Everything else (binding, checks, built-ins) is generic. */
+ * expected shape of each role in a layer. Everything else (binding, checks, built-ins) is generic.
+ */
 #ifndef LFM2_MODEL_FAMILY_H
 #define LFM2_MODEL_FAMILY_H
 
@@ -11,7 +12,8 @@
 
 /* One tensor role as files name it. For layer roles the names follow "layers.N." (HF, after the
  * "model." or "model.language_model." prefix) or "blk.N." (GGUF); global names follow the prefix
- * (HF; "lm_head.weight" also matches unprefixed) or stand alone (GGUF). NULL: not in that format. */
+ * (HF; "lm_head.weight" also matches unprefixed) or stand alone (GGUF). NULL: not in that format.
+ */
 struct name_rule {
     int role;         /* enum wrole (layer table) or enum grole (global table) */
     const char *hf;   /* e.g. "feed_forward.w2.weight" */
@@ -33,10 +35,12 @@ struct family_ops {
     /* Same from GGUF metadata (NULL: the family has no GGUF form). */
     int (*describe_gguf)(const struct model_source *src, struct model_desc *d, struct err *e);
     /* Family constants the files may override: eps, rope theta/style/dims, norm_plus1, conv_cache,
-     * default layer kinds. Needs n_layers, hidden and head_dim set. Built-ins use them as they are. */
+     * default layer kinds. Needs n_layers, hidden and head_dim set. Built-ins use them as they are.
+     */
     void (*set_defaults)(struct model_desc *d);
     /* Shape of role r in layer l (torch order); false when the layer has no such tensor. */
-    bool (*layer_shape)(const struct model_desc *d, int l, enum wrole r, int *n_dims, int64_t shape[4]);
+    bool (*layer_shape)(const struct model_desc *d, int l, enum wrole r, int *n_dims,
+                        int64_t shape[4]);
 };
 
 extern const struct family_ops family_lfm2, family_qwen35, family_glm;
@@ -60,6 +64,9 @@ bool cfg_bool(const cJSON *obj, const char *key, bool *v);
 /* Integer key that must be present and in [lo, hi]; ST_USAGE naming cfg_path and key otherwise. */
 int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path, int *v,
                  struct err *e);
+/* The dims every config names alike: num_hidden_layers, hidden_size, num_attention_heads,
+ * num_key_value_heads (required), vocab_size (optional: else from the embedding). */
+int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e);
 /* RoPE theta: rope_parameters.rope_theta, else rope_theta, else def. */
 float cfg_rope_theta(const cJSON *text, float def);
 /* partial_rotary_factor at the top of text or in rope_parameters, else def. */
@@ -68,9 +75,16 @@ double cfg_partial_rotary(const cJSON *text, double def);
 int gguf_need_u32(const struct model_source *src, const char *arch, const char *key, int lo, int hi,
                   int *v, struct err *e);
 
+/* Same from GGUF: <arch>.block_count, embedding_length, attention.head_count (required), vocab_size
+ * (optional). */
+int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
+                     struct err *e);
+/* Overrides eps and theta with <arch>.attention.layer_norm_rms_epsilon / rope.freq_base if set. */
+void gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d);
+
 /* The view bound to canonical (layer, role) in src, or NULL. layer < 0: global role. */
-const struct tensor_view *model_find_view(const struct model_source *src, const struct family_ops *ops,
-                                          int layer, int role);
+const struct tensor_view *model_find_view(const struct model_source *src,
+                                          const struct family_ops *ops, int layer, int role);
 
 /* Storage type of a built-in tensor: `matrix` for weight matrices (2-D, rows a multiple of 32
  * elements for the block types, else F16), F32 for 1-D tensors and conv kernels. */

@@ -73,20 +73,20 @@ struct gap_probe {
     double head_kernel_sum_us; /* the head's timestamp sum, to cross-check lm_head */
     double head_gbps;          /* head_bytes_real / lm_head */
     double head_gbps_f16, head_gbps_q4_0;
-    uint64_t head_bytes_real;  /* the head's weight bytes in its stored dtype */
-    uint64_t head_bytes_f16;   /* V·H·2 */
-    uint64_t head_bytes_q4_0;  /* V·H·0.5625 (18 bytes per 32 weights) */
-    bool disagree;             /* |head_kernel_sum − lm_head| > 10 % of the larger */
+    uint64_t head_bytes_real; /* the head's weight bytes in its stored dtype */
+    uint64_t head_bytes_f16;  /* V·H·2 */
+    uint64_t head_bytes_q4_0; /* V·H·0.5625 (18 bytes per 32 weights) */
+    bool disagree;            /* |head_kernel_sum − lm_head| > 10 % of the larger */
 };
 
 struct prof_device {
     char name[256];
-    char driver[128];            /* driver name and version as the device reports them */
-    char api[32];                /* "Vulkan 1.3.239" */
-    double timestamp_period_ns;  /* ns per timestamp tick */
+    char driver[128];           /* driver name and version as the device reports them */
+    char api[32];               /* "Vulkan 1.3.239" */
+    double timestamp_period_ns; /* ns per timestamp tick */
     uint32_t timestamp_valid_bits;
-    bool has_timestamps;         /* false: no per-dispatch times; busy/head/dispatch us are empty */
-    double copy_gbps;            /* measured device-to-device copy bandwidth (read + write), 0: not measured */
+    bool has_timestamps; /* false: no per-dispatch times; busy/head/dispatch us are empty */
+    double copy_gbps; /* measured device-to-device copy bandwidth (read + write), 0: not measured */
 };
 
 struct prof_model {
@@ -94,8 +94,8 @@ struct prof_model {
     int n_layers;    /* of the whole model */
     int hidden;
     int vocab;
-    char dtype[16];  /* weight storage: "bf16", "f16", "q8_0", "q4_0", "mixed" */
-    char source[512];/* checkpoint folder, .gguf path or "builtin:<name>" */
+    char dtype[16];   /* weight storage: "bf16", "f16", "q8_0", "q4_0", "mixed" */
+    char source[512]; /* checkpoint folder, .gguf path or "builtin:<name>" */
 };
 
 struct prof_shape {
@@ -105,12 +105,14 @@ struct prof_shape {
 };
 
 struct profile {
-    char tool[64];     /* "lfm2-profile-stage" */
+    char tool[64]; /* "lfm2-profile-stage" */
     char version[32];
-    char args[2048];   /* the command line, space-joined */
+    char args[2048]; /* the command line, space-joined */
     struct prof_device device;
     struct prof_model model;
-    struct { int a, b; } shard; /* layers a:b */
+    struct {
+        int a, b;
+    } shard; /* layers a:b */
     struct prof_shape shape;
     struct timing busy_us; /* layer plan's kernel sum per step, one sample per rep */
     struct timing head_us; /* head's kernel sum per step (n_reps 0 when no head dispatches) */
@@ -139,9 +141,10 @@ void profile_totals(struct profile *p);
 void profile_by_kind(struct profile *p);
 
 /* The gap-probe arithmetic of DESIGN.md; sets g->ran. With head false the head terms are zero. */
-void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us, double kernel_sum_us,
-                       bool head, double hw1_min_us, double hw2_min_us, double head_kernel_sum_us,
-                       uint64_t head_bytes_real, uint64_t vocab, uint64_t hidden);
+void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
+                       double kernel_sum_us, bool head, double hw1_min_us, double hw2_min_us,
+                       double head_kernel_sum_us, uint64_t head_bytes_real, uint64_t vocab,
+                       uint64_t hidden);
 
 /* Reports. The text keeps the seed's headings word for word. */
 void report_text(FILE *out, const struct profile *p);
@@ -157,6 +160,8 @@ int report_json_read(const char *path, struct profile *p, struct err *e);
 struct cJSON;
 int report_json_save(const char *path, const char *flag, struct cJSON *root, bool pretty,
                      struct err *e);
+/* A JSON number that reads back as exactly v (null when v is not finite). */
+struct cJSON *report_json_number(double v);
 
 /* Chrome trace-event JSON ({"traceEvents":[...]}, opens in Perfetto / chrome://tracing): one "X"
  * slice per dispatch, ts = start_us, dur = that dispatch's sample in rep `rep` (its median when rep

@@ -3,7 +3,8 @@
 //   per column c (slot s, position t) and head: q and k heads RMSNormed with gains q_norm / k_norm
 //   [hd] (unless flag NORM is off; (1 + g) with PLUS1), then rotated at t (RoPE over the first
 //   rope_dims of the head: NeoX pairs (i, i + rope_dims/2), or (2i, 2i+1) with INTERLEAVED;
-//   inv_freq_i = theta^(-2i/rope_dims)); q is rotated in place; k and v go to the KV pools at
+//   inv_freq_i = theta^(-2i/rope_dims), the angle pos·inv_freq_i in f32 as torch computes it);
+//   q is rotated in place; k and v go to the KV pools at
 //   (s, t) through the block table.
 // q: f32 [cols][n_h*hd], k, v: f32 [cols][n_kv*hd]; pools f32 [blocks][16][n_kv*hd];
 // btab u32 [slots][max_blocks].
@@ -35,7 +36,8 @@ layout(push_constant) uniform Push {
     uint flags;
     uint gdtype;
     float eps;
-    float theta;
+    float r_hi; // theta^(-2/rope_dims) as a float-float pair (hi + lo), so that inv_freq_i = r^i
+    float r_lo; // comes out correctly rounded in f32 (pow in f32 is off by several ulps)
 } p;
 
 shared float hv[256];
@@ -51,15 +53,38 @@ vec2 sincos_reduced(float a)
     return vec2(sin(r), cos(r));
 }
 
+// Float-float product (about 48 bits), kept exact by `precise` (no reassociation).
+vec2 ff_mul(vec2 a, vec2 b)
+{
+    precise float hi = a.x * b.x;
+    precise float lo = fma(a.x, b.x, -hi) + (a.x * b.y + a.y * b.x);
+    precise float s = hi + lo;
+    precise float e = lo - (s - hi);
+    return vec2(s, e);
+}
+
+// theta^(-2i/rope_dims) = r^i by repeated squaring in float-float.
+float inv_freq(uint i)
+{
+    vec2 acc = vec2(1.0, 0.0), base = vec2(p.r_hi, p.r_lo);
+    for (; i != 0u; i >>= 1) {
+        if ((i & 1u) != 0u) acc = ff_mul(acc, base);
+        base = ff_mul(base, base);
+    }
+    return acc.x + acc.y;
+}
+
 void main()
 {
     uint head = gl_WorkGroupID.x, c = gl_WorkGroupID.y, t = gl_LocalInvocationIndex, hd = p.hd;
     uint pos = p.cols.v[4u * c + 1u], slot = p.cols.v[4u * c + 2u];
     uint kvw = p.n_kv * hd;
-    uint64_t pool_row = uint64_t(p.btab.v[slot * p.max_blocks + pos / 16u]) * 16u + pos % 16u;
+    uint64_t pool_row = uint64_t(p.btab.v[slot * p.max_blocks + pos / 16u]) * 16ul + uint64_t(pos % 16u);
+    uint64_t pool_off = 4ul * (pool_row * kvw); // byte offset of (slot, pos) in a pool
     if (head >= p.n_h + p.n_kv) { // v head: copy into the pool
         uint j = head - p.n_h - p.n_kv;
-        for (uint i = t; i < hd; i += 64u) p.vpool.v[pool_row * kvw + j * hd + i] = p.v.v[c * kvw + j * hd + i];
+        F32Buf dst = F32Buf(uint64_t(p.vpool) + pool_off);
+        for (uint i = t; i < hd; i += 64u) dst.v[j * hd + i] = p.v.v[c * kvw + j * hd + i];
         return;
     }
     bool is_q = head < p.n_h;
@@ -94,17 +119,17 @@ void main()
             uint pi = inter ? i / 2u : i % half_rd;      // pair index
             bool first = inter ? (i % 2u) == 0u : i < half_rd;
             uint partner = inter ? (i ^ 1u) : (first ? i + half_rd : i - half_rd);
-            float inv_freq = pow(p.theta, -2.0 * float(pi) / float(p.rope_dims));
-            vec2 sc = sincos_reduced(float(pos) * inv_freq);
+            vec2 sc = sincos_reduced(float(pos) * inv_freq(pi));
             float o = hv[partner];
             r = first ? r * sc.y - o * sc.x : r * sc.y + o * sc.x;
         }
         out_v[e] = r;
     }
+    F32Buf kdst = F32Buf(uint64_t(p.kpool) + pool_off);
     for (uint e = 0u; e < 4u; e++) {
         uint i = t + 64u * e;
         if (i >= hd) break;
         if (is_q) p.q.v[src + i] = out_v[e];
-        else p.kpool.v[pool_row * kvw + j * hd + i] = out_v[e];
+        else kdst.v[j * hd + i] = out_v[e];
     }
 }

@@ -5,16 +5,16 @@
 // W: [rows][k], type WTYPE (compile-time, kern_common.glsl codes), device layout of kernels.h.
 // x: f32 [COLS][k], y: f32 [COLS][rows]; accumulation in f32.
 //
-// Geometry: a workgroup is NSG subgroups of SG lanes; subgroup s owns R consecutive rows; its
-// lanes stride over k in 16-byte "slots" (8 bf16/f16, 4 f32, 16 q8_0, 32 q4_0 elements), so a
-// subgroup's weight loads are contiguous 16-byte vectors and every weight byte is read once per
-// pass. x goes through shared memory in chunks of KC elements per column (KC from the device's
-// shared memory size), stored slot-major so that consecutive lanes read consecutive vec4s (no
-// bank conflicts); each x vec4 read from shared memory serves R rows (register blocking). The
-// lanes' partial sums are reduced with subgroupAdd. With a norm, each subgroup first computes the
-// inverse rms of some columns (x is small and cached); the gain scales x as it is loaded and the
-// inverse rms scales the final sums (it is one factor per column).
-// Grid: x = ceil(rows / (NSG·R)).
+// Geometry: a workgroup owns R consecutive rows and is NSG subgroups of SG lanes; the workgroup's
+// lanes split k in 16-byte "slots" (8 bf16/f16, 4 f32, 16 q8_0, 32 q4_0 elements), lane i of the
+// workgroup taking slots i, i + NSG·SG, ..., so each weight load instruction of a subgroup reads
+// contiguous 16-byte vectors and every weight byte is read once per pass. x is read as vec4s
+// straight from memory (small, served by the caches to every workgroup); each x vec4 serves the
+// R rows (register blocking over rows). No barrier until the end: the lanes' partial sums are
+// reduced with subgroupAdd, then across the subgroups through shared memory. With a norm, the
+// gain scales the weights as they are widened, each lane also sums x² of its slots (reduced the
+// same way), and the inverse rms scales the final sums (one factor per column).
+// Grid: x = ceil(rows / R).
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
@@ -40,21 +40,23 @@
 #define MAXC 16
 
 layout(constant_id = 0) const uint SG = 32;  // subgroup size of the device
-layout(constant_id = 1) const uint NSG = 4;  // subgroups per workgroup
-layout(constant_id = 2) const uint R = 4;    // rows per subgroup (<= MAXR)
+layout(constant_id = 1) const uint NSG = 4;  // subgroups per workgroup (they split k)
+layout(constant_id = 2) const uint R = 4;    // rows per workgroup (<= MAXR)
 layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= MAXC)
-layout(constant_id = 4) const uint KC = 256; // x chunk, elements per column (multiple of G)
-layout(local_size_x_id = 5) in;              // SG * NSG
+layout(local_size_x_id = 4) in;              // SG * NSG
 
-const uint NSLOT = KC / G; // slots per chunk
-const uint XS4 = COLS * KC / 4u;
+#if SWIGLU
+const uint NACC = 2u * R + 1u; // partial sums kept per column: W rows, W3 rows, x²
+#else
+const uint NACC = R + 1u;
+#endif
 
 layout(push_constant) uniform Push {
     uint64_t w;       // W quant / plain bytes
     uint64_t wscale;  // f16 scales [rows][k/32] (Q types)
     uint64_t w3;      // SWIGLU: the up weight
     uint64_t w3scale;
-    F32Buf x;         // [COLS][k]
+    uint64_t x;       // f32 [COLS][k], 16-byte aligned
     F32Buf y;         // [COLS][rows]
     uint64_t gain;    // norm gain [k], 0: no norm
     uint rows;
@@ -65,8 +67,7 @@ layout(push_constant) uniform Push {
     uint plus1;       // gain is (1 + g)
 } p;
 
-shared vec4 xs[XS4];
-shared float inv_rms[MAXC];
+shared float red[NSG * NACC * COLS]; // per subgroup: [NACC][COLS] partial sums
 
 // The 4 elements j4*4 .. j4*4+3 of a 16-byte slot, widened (sc: the block scale for Q types).
 vec4 unpack4(uvec4 raw, float sc, uint j4)
@@ -103,7 +104,7 @@ float block_scale(uint64_t sbase, uint64_t slot_index)
 void main()
 {
     uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, tid = gl_LocalInvocationIndex;
-    uint row0 = (gl_WorkGroupID.x * NSG + sg) * R;
+    uint row0 = gl_WorkGroupID.x * R;
     uint row_slots = p.k / G;
     bool norm = p.gain != 0ul;
 
@@ -111,6 +112,7 @@ void main()
 #if SWIGLU
     float acc3[MAXR][MAXC];
 #endif
+    float ss[MAXC];
     uint64_t slot0[MAXR]; // index of the first slot of each row (rows past the end: the last row)
     for (uint r = 0u; r < R; r++) {
         slot0[r] = uint64_t(min(row0 + r, p.rows - 1u)) * row_slots;
@@ -121,89 +123,93 @@ void main()
 #endif
         }
     }
-
-    if (norm) {
-        for (uint c = sg; c < COLS; c += NSG) {
-            float ss = 0.0;
-            for (uint i = lane; i < p.k; i += SG) {
-                float v = p.x.v[c * p.k + i];
-                ss += v * v;
-            }
-            ss = subgroupAdd(ss);
-            if (lane == 0u) inv_rms[c] = inversesqrt(ss / float(p.k) + p.eps);
-        }
-    }
+    for (uint c = 0u; c < COLS; c++) ss[c] = 0.0;
     float one = p.plus1 != 0u ? 1.0 : 0.0;
 
-    for (uint k0 = 0u; k0 < p.k; k0 += KC) {
-        uint kc = min(KC, p.k - k0);
-        barrier(); // the previous chunk is consumed
-        for (uint i = tid; i < COLS * kc; i += SG * NSG) {
-            uint c = i / kc, kk = i - c * kc;
-            float v = p.x.v[c * p.k + k0 + kk];
-            if (norm) v *= one + wget1(p.gain, p.gdtype, k0 + kk);
-            uint s = kk / G, j = kk % G;
-            xs[(c * G4 + j / 4u) * NSLOT + s][j % 4u] = v;
-        }
-        barrier();
-        uint nslot = kc / G, gslot = k0 / G;
-        for (uint s = lane; s < nslot; s += SG) {
-            uvec4 raw[MAXR];
-            float sc[MAXR];
+    for (uint s = tid; s < row_slots; s += SG * NSG) {
+        uvec4 raw[MAXR];
+        float sc[MAXR];
 #if SWIGLU
-            uvec4 raw3[MAXR];
-            float sc3[MAXR];
+        uvec4 raw3[MAXR];
+        float sc3[MAXR];
+#endif
+        for (uint r = 0u; r < R; r++) {
+            uint64_t si = slot0[r] + s;
+            raw[r] = UVec4Buf(p.w + 16ul * si).v[0];
+            sc[r] = block_scale(p.wscale, si);
+#if SWIGLU
+            raw3[r] = UVec4Buf(p.w3 + 16ul * si).v[0];
+            sc3[r] = block_scale(p.w3scale, si);
+#endif
+        }
+        for (uint j4 = 0u; j4 < G4; j4++) {
+            uint k4 = s * G4 + j4; // vec4 index of these 4 elements in a row of x
+            vec4 gv = vec4(1.0);
+            if (norm) {
+                uint k0 = 4u * k4;
+                gv = one + vec4(wget1(p.gain, p.gdtype, k0), wget1(p.gain, p.gdtype, k0 + 1u),
+                                wget1(p.gain, p.gdtype, k0 + 2u), wget1(p.gain, p.gdtype, k0 + 3u));
+            }
+            vec4 wv[MAXR];
+#if SWIGLU
+            vec4 wv3[MAXR];
 #endif
             for (uint r = 0u; r < R; r++) {
-                uint64_t si = slot0[r] + gslot + s;
-                raw[r] = UVec4Buf(p.w + 16ul * si).v[0];
-                sc[r] = block_scale(p.wscale, si);
+                wv[r] = unpack4(raw[r], sc[r], j4) * gv;
 #if SWIGLU
-                raw3[r] = UVec4Buf(p.w3 + 16ul * si).v[0];
-                sc3[r] = block_scale(p.w3scale, si);
+                wv3[r] = unpack4(raw3[r], sc3[r], j4) * gv;
 #endif
             }
-            for (uint j4 = 0u; j4 < G4; j4++) {
-                vec4 wv[MAXR];
-#if SWIGLU
-                vec4 wv3[MAXR];
-#endif
+            for (uint c = 0u; c < COLS; c++) {
+                vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * (p.k / 4u) + k4)).v[0];
+                if (norm) ss[c] += dot(xv, xv);
                 for (uint r = 0u; r < R; r++) {
-                    wv[r] = unpack4(raw[r], sc[r], j4);
+                    acc[r][c] += dot(wv[r], xv);
 #if SWIGLU
-                    wv3[r] = unpack4(raw3[r], sc3[r], j4);
+                    acc3[r][c] += dot(wv3[r], xv);
 #endif
-                }
-                for (uint c = 0u; c < COLS; c++) {
-                    vec4 xv = xs[(c * G4 + j4) * NSLOT + s];
-                    for (uint r = 0u; r < R; r++) {
-                        acc[r][c] += dot(wv[r], xv);
-#if SWIGLU
-                        acc3[r][c] += dot(wv3[r], xv);
-#endif
-                    }
                 }
             }
         }
     }
 
-    for (uint r = 0u; r < R; r++) {
-        uint row = row0 + r;
-        for (uint c = 0u; c < COLS; c++) {
+    // reduce: lanes by subgroupAdd, subgroups through shared memory
+    for (uint c = 0u; c < COLS; c++) {
+        for (uint r = 0u; r < R; r++) {
             float v = subgroupAdd(acc[r][c]);
+            if (lane == 0u) red[(sg * NACC + r) * COLS + c] = v;
 #if SWIGLU
             float v3 = subgroupAdd(acc3[r][c]);
+            if (lane == 0u) red[(sg * NACC + R + r) * COLS + c] = v3;
 #endif
-            if (lane == 0u && row < p.rows) {
-                float f = norm ? inv_rms[c] : 1.0;
-                v *= f;
-#if SWIGLU
-                v = v / (1.0 + exp(-v)) * (v3 * f);
-#endif
-                uint o = c * p.rows + row;
-                if (p.accumulate != 0u) v += p.y.v[o];
-                p.y.v[o] = v;
-            }
         }
+        if (norm) {
+            float v = subgroupAdd(ss[c]);
+            if (lane == 0u) red[(sg * NACC + NACC - 1u) * COLS + c] = v;
+        }
+    }
+    barrier();
+    for (uint i = tid; i < R * COLS; i += SG * NSG) {
+        uint r = i / COLS, c = i % COLS, row = row0 + r;
+        if (row >= p.rows) continue;
+        float v = 0.0, v3 = 0.0, sq = 0.0;
+        for (uint s = 0u; s < NSG; s++) {
+            v += red[(s * NACC + r) * COLS + c];
+#if SWIGLU
+            v3 += red[(s * NACC + R + r) * COLS + c];
+#endif
+            sq += red[(s * NACC + NACC - 1u) * COLS + c];
+        }
+        if (norm) {
+            float f = inversesqrt(sq / float(p.k) + p.eps);
+            v *= f;
+            v3 *= f;
+        }
+#if SWIGLU
+        v = v / (1.0 + exp(-v)) * v3;
+#endif
+        uint o = c * p.rows + row;
+        if (p.accumulate != 0u) v += p.y.v[o];
+        p.y.v[o] = v;
     }
 }

@@ -151,9 +151,8 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
         if ((st = gpu_fill(g, &en->hidden, 0x7fc00000u, e))) return st;
     }
     uint32_t n_disp = (uint32_t)(layers->n + (head ? head->n : 0));
-    if (timestamps && (st = gpu_cmd_reset_timestamps(g, 0, 2 * n_disp, e))) return st;
     if ((st = gpu_cmd_begin(g, e))) return st;
-    if (timestamps) gpu_cmd_reset_timestamps(g, 0, 2 * n_disp, NULL);
+    if (timestamps && (st = gpu_cmd_reset_timestamps(g, 0, 2 * n_disp, e))) return st;
     gpu_cmd_copy(g, &en->up, en->up_cols, &en->cols, 0, (uint64_t)shape->cols * sizeof(struct col_meta));
     gpu_cmd_copy(g, &en->up, en->up_runs, &en->runs, 0, (uint64_t)shape->n_runs * sizeof(struct run_meta));
     if (shape->n_logits) gpu_cmd_copy(g, &en->up, en->up_idx, &en->logit_idx, 0, (uint64_t)shape->n_logits * 4);

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GGUF_NAME_MAX 64        /* tensor names must be shorter (ggml's GGML_MAX_NAME) */
+#define GGUF_NAME_MAX 64 /* tensor names must be shorter (ggml's GGML_MAX_NAME) */
 #define GGUF_DEFAULT_ALIGN 32u
 #define GGUF_MIN_KV_BYTES 14     /* key length 8 + key >= 1 + type 4 + value >= 1 */
 #define GGUF_MIN_TENSOR_BYTES 25 /* name length 8 + name >= 1 + n_dims 4 + type 4 + offset 8 */
@@ -25,14 +25,14 @@ static const struct {
     const char *name;
     int dtype;
 } ggml_types[] = {
-    {0, "F32", DT_F32},     {1, "F16", DT_F16},     {2, "Q4_0", DT_Q4_0},  {3, "Q4_1", -1},
-    {6, "Q5_0", -1},        {7, "Q5_1", -1},        {8, "Q8_0", DT_Q8_0},  {9, "Q8_1", -1},
-    {10, "Q2_K", -1},       {11, "Q3_K", -1},       {12, "Q4_K", -1},      {13, "Q5_K", -1},
-    {14, "Q6_K", -1},       {15, "Q8_K", -1},       {16, "IQ2_XXS", -1},   {17, "IQ2_XS", -1},
-    {18, "IQ3_XXS", -1},    {19, "IQ1_S", -1},      {20, "IQ4_NL", -1},    {21, "IQ3_S", -1},
-    {22, "IQ2_S", -1},      {23, "IQ4_XS", -1},     {24, "I8", -1},        {25, "I16", -1},
-    {26, "I32", -1},        {27, "I64", -1},        {28, "F64", -1},       {29, "IQ1_M", -1},
-    {30, "BF16", DT_BF16},  {34, "TQ1_0", -1},      {35, "TQ2_0", -1},     {39, "MXFP4", -1},
+    {0, "F32", DT_F32},    {1, "F16", DT_F16}, {2, "Q4_0", DT_Q4_0}, {3, "Q4_1", -1},
+    {6, "Q5_0", -1},       {7, "Q5_1", -1},    {8, "Q8_0", DT_Q8_0}, {9, "Q8_1", -1},
+    {10, "Q2_K", -1},      {11, "Q3_K", -1},   {12, "Q4_K", -1},     {13, "Q5_K", -1},
+    {14, "Q6_K", -1},      {15, "Q8_K", -1},   {16, "IQ2_XXS", -1},  {17, "IQ2_XS", -1},
+    {18, "IQ3_XXS", -1},   {19, "IQ1_S", -1},  {20, "IQ4_NL", -1},   {21, "IQ3_S", -1},
+    {22, "IQ2_S", -1},     {23, "IQ4_XS", -1}, {24, "I8", -1},       {25, "I16", -1},
+    {26, "I32", -1},       {27, "I64", -1},    {28, "F64", -1},      {29, "IQ1_M", -1},
+    {30, "BF16", DT_BF16}, {34, "TQ1_0", -1},  {35, "TQ2_0", -1},    {39, "MXFP4", -1},
 };
 #define GGUF_ACCEPTED "F32, F16, BF16, Q8_0 or Q4_0"
 
@@ -44,13 +44,19 @@ struct reader {
     struct err *e;
 };
 
-static uint64_t left(const struct reader *r) { return r->size - r->pos; }
+static uint64_t left(const struct reader *r)
+{
+    return r->size - r->pos;
+}
 
 static int need(struct reader *r, uint64_t n, const char *what)
 {
     if (n <= left(r)) return ST_OK;
-    return err_set(r->e, ST_USAGE, "%s: %s needs %llu bytes at offset %llu but the file has %llu left (expected a complete file)",
-                   r->path, what, (unsigned long long)n, (unsigned long long)r->pos, (unsigned long long)left(r));
+    return err_set(r->e, ST_USAGE,
+                   "%s: %s needs %llu bytes at offset %llu but the file has %llu left (expected a "
+                   "complete file)",
+                   r->path, what, (unsigned long long)n, (unsigned long long)r->pos,
+                   (unsigned long long)left(r));
 }
 
 static int get_u32(struct reader *r, uint32_t *v, const char *what)
@@ -83,14 +89,18 @@ static int get_name(struct reader *r, struct model_source *s, const char **out, 
     uint64_t n;
     int rc = get_str(r, &p, &n, what);
     if (rc) return rc;
-    if (n == 0) return err_set(r->e, ST_USAGE, "%s: empty %s at offset %llu (expected a non-empty name)", r->path, what, (unsigned long long)r->pos);
+    if (n == 0)
+        return err_set(r->e, ST_USAGE, "%s: empty %s at offset %llu (expected a non-empty name)",
+                       r->path, what, (unsigned long long)r->pos);
     if (memchr(p, 0, (size_t)n))
-        return err_set(r->e, ST_USAGE, "%s: %s %.*s contains a NUL byte (expected text)", r->path, what, (int)MIN(n, 64), (const char *)p);
+        return err_set(r->e, ST_USAGE, "%s: %s %.*s contains a NUL byte (expected text)", r->path,
+                       what, (int)MIN(n, 64), (const char *)p);
     *out = src_strndup(s, (const char *)p, (size_t)n);
     return *out ? ST_OK : err_set(r->e, ST_RUNTIME, "%s: out of memory", r->path);
 }
 
-/* ---- metadata ------------------------------------------------------------------------------------ */
+/* ---- metadata
+ * ------------------------------------------------------------------------------------ */
 
 /* Skips an array's elements (strings are length-checked one by one, never copied). */
 static int skip_array(struct reader *r, struct gguf_kv *kv)
@@ -100,26 +110,38 @@ static int skip_array(struct reader *r, struct gguf_kv *kv)
     if (!rc) rc = get_u64(r, &kv->count, "array length");
     if (rc) return rc;
     if (et == GGUF_ARRAY)
-        return err_set(r->e, ST_USAGE, "%s: key %s is an array of arrays (expected no nested arrays)", r->path, kv->key);
+        return err_set(r->e, ST_USAGE,
+                       "%s: key %s is an array of arrays (expected no nested arrays)", r->path,
+                       kv->key);
     if (et > GGUF_F64)
-        return err_set(r->e, ST_USAGE, "%s: key %s has unknown array element type %u (expected 0..12)", r->path, kv->key, et);
+        return err_set(r->e, ST_USAGE,
+                       "%s: key %s has unknown array element type %u (expected 0..12)", r->path,
+                       kv->key, et);
     kv->elem_type = (enum gguf_type)et;
     kv->data = r->base + r->pos;
     if (et != GGUF_STRING) {
         uint64_t size = gguf_scalar_size[et];
         if (kv->count > left(r) / size)
-            return err_set(r->e, ST_USAGE, "%s: key %s: array of %llu elements runs past the end of the file (expected a complete array)",
+            return err_set(r->e, ST_USAGE,
+                           "%s: key %s: array of %llu elements runs past the end of the file "
+                           "(expected a complete array)",
                            r->path, kv->key, (unsigned long long)kv->count);
         r->pos += kv->count * size;
         return ST_OK;
     }
     if (kv->count > left(r) / 8)
-        return err_set(r->e, ST_USAGE, "%s: key %s: array of %llu strings runs past the end of the file (expected a complete array)",
+        return err_set(r->e, ST_USAGE,
+                       "%s: key %s: array of %llu strings runs past the end of the file (expected "
+                       "a complete array)",
                        r->path, kv->key, (unsigned long long)kv->count);
     for (uint64_t i = 0; i < kv->count; i++) {
         const uint8_t *p;
         uint64_t n;
-        if (get_str(r, &p, &n, "array string")) return err_wrap(r->e, ST_USAGE, "key %s element %llu", kv->key, (unsigned long long)i);
+        if (get_str(r, &p, &n, "array string"))
+            return err_set(r->e, ST_USAGE,
+                           "%s: key %s: string %llu of the array runs past the end of the file "
+                           "(expected a complete array)",
+                           r->path, kv->key, (unsigned long long)i);
     }
     return ST_OK;
 }
@@ -131,7 +153,8 @@ static int read_kv(struct reader *r, struct model_source *s, struct gguf_kv *kv)
     if (!rc) rc = get_u32(r, &type, "metadata value type");
     if (rc) return rc;
     if (type > GGUF_F64)
-        return err_set(r->e, ST_USAGE, "%s: key %s has unknown value type %u (expected 0..12)", r->path, kv->key, type);
+        return err_set(r->e, ST_USAGE, "%s: key %s has unknown value type %u (expected 0..12)",
+                       r->path, kv->key, type);
     kv->type = kv->elem_type = (enum gguf_type)type;
     if (type == GGUF_ARRAY) return skip_array(r, kv);
     if (type == GGUF_STRING) return get_str(r, &kv->data, &kv->count, "metadata string");
@@ -142,11 +165,14 @@ static int read_kv(struct reader *r, struct model_source *s, struct gguf_kv *kv)
     return rc;
 }
 
-static int check_unique(const char *path, const char *what, const char **names, int n, struct err *e)
+static int check_unique(const char *path, const char *what, const char **names, int n,
+                        struct err *e)
 {
     int a, b, dup = find_duplicate(names, n, &a, &b);
     if (dup < 0) return err_set(e, ST_RUNTIME, "%s: out of memory", path);
-    if (dup) return err_set(e, ST_USAGE, "%s: duplicate %s %s (expected unique names)", path, what, names[a]);
+    if (dup)
+        return err_set(e, ST_USAGE, "%s: duplicate %s %s (expected unique names)", path, what,
+                       names[a]);
     return ST_OK;
 }
 
@@ -171,74 +197,101 @@ static int read_alignment(const struct reader *r, const struct model_source *s, 
     const struct gguf_kv *kv = gguf_find(s, "general.alignment");
     if (!kv) return ST_OK;
     if (kv->type != GGUF_U32)
-        return err_set(r->e, ST_USAGE, "%s: general.alignment has type %d (expected u32)", r->path, (int)kv->type);
+        return err_set(r->e, ST_USAGE, "%s: general.alignment has type %d (expected u32)", r->path,
+                       (int)kv->type);
     *align = rd_u32(kv->data);
     if (*align == 0 || (*align & (*align - 1)))
-        return err_set(r->e, ST_USAGE, "%s: general.alignment is %u (expected a non-zero power of two)", r->path, *align);
+        return err_set(r->e, ST_USAGE,
+                       "%s: general.alignment is %u (expected a non-zero power of two)", r->path,
+                       *align);
     return ST_OK;
 }
 
-/* ---- tensor infos -------------------------------------------------------------------------------- */
+/* ---- tensor infos
+ * -------------------------------------------------------------------------------- */
 
 static int lookup_type(const struct reader *r, const char *name, uint32_t id, enum dtype *dt)
 {
     for (size_t i = 0; i < ARRAY_LEN(ggml_types); i++) {
         if (ggml_types[i].id != id) continue;
         if (ggml_types[i].dtype < 0)
-            return err_set(r->e, ST_USAGE, "%s: unsupported type %s for tensor %s (expected " GGUF_ACCEPTED ")",
+            return err_set(r->e, ST_USAGE,
+                           "%s: unsupported type %s for tensor %s (expected " GGUF_ACCEPTED ")",
                            r->path, ggml_types[i].name, name);
         *dt = (enum dtype)ggml_types[i].dtype;
         return ST_OK;
     }
-    return err_set(r->e, ST_USAGE, "%s: unknown ggml type %u for tensor %s (expected " GGUF_ACCEPTED ")", r->path, id, name);
+    return err_set(r->e, ST_USAGE,
+                   "%s: unknown ggml type %u for tensor %s (expected " GGUF_ACCEPTED ")", r->path,
+                   id, name);
 }
 
 /* One tensor info; t->data holds the offset from the data section until the section is known. */
-static int read_tensor_info(struct reader *r, struct model_source *s, struct tensor_view *t, uint64_t *offset)
+static int read_tensor_info(struct reader *r, struct model_source *s, struct tensor_view *t,
+                            uint64_t *offset)
 {
     uint32_t n_dims, type;
     int rc = get_name(r, s, &t->name, "tensor name");
     if (!rc) rc = get_u32(r, &n_dims, "tensor n_dims");
     if (rc) return rc;
     if (strlen(t->name) >= GGUF_NAME_MAX)
-        return err_set(r->e, ST_USAGE, "%s: tensor name %s is %zu bytes (expected under %d)", r->path, t->name, strlen(t->name), GGUF_NAME_MAX);
+        return err_set(r->e, ST_USAGE, "%s: tensor name %s is %zu bytes (expected under %d)",
+                       r->path, t->name, strlen(t->name), GGUF_NAME_MAX);
     if (n_dims > TENSOR_MAX_DIMS)
-        return err_set(r->e, ST_USAGE, "%s: tensor %s has %u dims (expected at most %d)", r->path, t->name, n_dims, TENSOR_MAX_DIMS);
+        return err_set(r->e, ST_USAGE, "%s: tensor %s has %u dims (expected at most %d)", r->path,
+                       t->name, n_dims, TENSOR_MAX_DIMS);
     uint64_t ne[TENSOR_MAX_DIMS], numel = 1;
     for (uint32_t i = 0; i < n_dims; i++) {
         if ((rc = get_u64(r, &ne[i], "tensor dim"))) return rc;
         if (ne[i] > (uint64_t)INT64_MAX)
-            return err_set(r->e, ST_USAGE, "%s: tensor %s has negative dim ne[%u] (expected dims >= 0)", r->path, t->name, i);
+            return err_set(r->e, ST_USAGE,
+                           "%s: tensor %s has negative dim ne[%u] (expected dims >= 0)", r->path,
+                           t->name, i);
         if (ne[i] && numel > (uint64_t)INT64_MAX / ne[i])
-            return err_set(r->e, ST_USAGE, "%s: tensor %s: element count overflows 64 bits (expected a representable size)", r->path, t->name);
+            return err_set(
+                r->e, ST_USAGE,
+                "%s: tensor %s: element count overflows 64 bits (expected a representable size)",
+                r->path, t->name);
         numel *= ne[i];
         t->shape[n_dims - 1 - i] = (int64_t)ne[i]; /* torch order: ne[0] is innermost */
     }
     t->n_dims = (int)n_dims;
-    if ((rc = get_u32(r, &type, "tensor type")) || (rc = lookup_type(r, t->name, type, &t->dtype))) return rc;
+    if ((rc = get_u32(r, &type, "tensor type")) || (rc = lookup_type(r, t->name, type, &t->dtype)))
+        return rc;
     uint64_t row = n_dims ? ne[0] : 1;
     if (row % (uint64_t)dtype_block(t->dtype))
-        return err_set(r->e, ST_USAGE, "%s: tensor %s has ne[0] = %llu, not a multiple of the %s block of %d (expected whole blocks)",
-                       r->path, t->name, (unsigned long long)row, dtype_name(t->dtype), dtype_block(t->dtype));
+        return err_set(r->e, ST_USAGE,
+                       "%s: tensor %s has ne[0] = %llu, not a multiple of the %s block of %d "
+                       "(expected whole blocks)",
+                       r->path, t->name, (unsigned long long)row, dtype_name(t->dtype),
+                       dtype_block(t->dtype));
     t->n_bytes = dtype_bytes(t->dtype, numel);
     if (t->n_bytes == UINT64_MAX)
-        return err_set(r->e, ST_USAGE, "%s: tensor %s: byte size overflows (expected a representable size)", r->path, t->name);
+        return err_set(r->e, ST_USAGE,
+                       "%s: tensor %s: byte size overflows (expected a representable size)",
+                       r->path, t->name);
     return get_u64(r, offset, "tensor offset");
 }
 
 /* Every tensor's bytes lie in the data section, at an aligned offset. */
-static int place_tensors(const struct reader *r, struct model_source *s, const uint64_t *offsets, uint32_t align)
+static int place_tensors(const struct reader *r, struct model_source *s, const uint64_t *offsets,
+                         uint32_t align)
 {
     uint64_t start = (r->pos + align - 1) / align * align;
     for (int i = 0; i < s->n_tensors; i++) {
         struct tensor_view *t = &s->tensors[i];
         uint64_t off = offsets[i];
         if (off % align)
-            return err_set(r->e, ST_USAGE, "%s: tensor %s has offset %llu (expected a multiple of the alignment %u)", r->path,
-                           t->name, (unsigned long long)off, align);
+            return err_set(
+                r->e, ST_USAGE,
+                "%s: tensor %s has offset %llu (expected a multiple of the alignment %u)", r->path,
+                t->name, (unsigned long long)off, align);
         if (start > r->size || off > r->size - start || t->n_bytes > r->size - start - off)
-            return err_set(r->e, ST_USAGE, "%s: tensor %s data (%llu bytes at data offset %llu) lies past the end of the %llu-byte file (expected data inside the file)",
-                           r->path, t->name, (unsigned long long)t->n_bytes, (unsigned long long)off, (unsigned long long)r->size);
+            return err_set(r->e, ST_USAGE,
+                           "%s: tensor %s data (%llu bytes at data offset %llu) lies past the end "
+                           "of the %llu-byte file (expected data inside the file)",
+                           r->path, t->name, (unsigned long long)t->n_bytes,
+                           (unsigned long long)off, (unsigned long long)r->size);
         t->data = r->base + start + off;
     }
     return ST_OK;
@@ -250,7 +303,9 @@ static int read_tensors(struct reader *r, struct model_source *s, uint64_t n_t, 
     s->tensors = calloc((size_t)MAX(n_t, 1), sizeof *s->tensors);
     uint64_t *offsets = malloc((size_t)MAX(n_t, 1) * sizeof *offsets);
     const char **names = malloc((size_t)MAX(n_t, 1) * sizeof *names);
-    int rc = file && s->tensors && offsets && names ? ST_OK : err_set(r->e, ST_RUNTIME, "%s: out of memory", r->path);
+    int rc = file && s->tensors && offsets && names
+                 ? ST_OK
+                 : err_set(r->e, ST_RUNTIME, "%s: out of memory", r->path);
     for (uint64_t i = 0; i < n_t && !rc; i++) {
         struct tensor_view *t = &s->tensors[i];
         rc = read_tensor_info(r, s, t, &offsets[i]);
@@ -265,22 +320,29 @@ static int read_tensors(struct reader *r, struct model_source *s, uint64_t n_t, 
     return rc;
 }
 
-/* ---- entry point ----------------------------------------------------------------------------------- */
+/* ---- entry point
+ * ----------------------------------------------------------------------------------- */
 
 static int read_header(struct reader *r, struct model_source *s, uint64_t *n_t, uint64_t *n_kv)
 {
     if (r->size < 4 || memcmp(r->base, "GGUF", 4) != 0)
-        return err_set(r->e, ST_USAGE, "%s: no GGUF magic in the first 4 bytes (expected \"GGUF\")", r->path);
+        return err_set(r->e, ST_USAGE, "%s: no GGUF magic in the first 4 bytes (expected \"GGUF\")",
+                       r->path);
     r->pos = 4;
     int rc = get_u32(r, &s->gguf_version, "version");
     if (rc) return rc;
     if (s->gguf_version != 2 && s->gguf_version != 3)
-        return err_set(r->e, ST_USAGE, "%s: GGUF version %u (expected 2 or 3)", r->path, s->gguf_version);
+        return err_set(r->e, ST_USAGE, "%s: GGUF version %u (expected 2 or 3)", r->path,
+                       s->gguf_version);
     if ((rc = get_u64(r, n_t, "tensor_count")) || (rc = get_u64(r, n_kv, "kv_count"))) return rc;
     uint64_t rem = left(r);
-    if (*n_kv > INT32_MAX || *n_t > INT32_MAX || *n_kv > rem / GGUF_MIN_KV_BYTES || *n_t > (rem - *n_kv * GGUF_MIN_KV_BYTES) / GGUF_MIN_TENSOR_BYTES)
-        return err_set(r->e, ST_USAGE, "%s: tensor_count %llu and kv_count %llu cannot fit in the %llu bytes left (expected counts the file can hold)",
-                       r->path, (unsigned long long)*n_t, (unsigned long long)*n_kv, (unsigned long long)rem);
+    if (*n_kv > INT32_MAX || *n_t > INT32_MAX || *n_kv > rem / GGUF_MIN_KV_BYTES ||
+        *n_t > (rem - *n_kv * GGUF_MIN_KV_BYTES) / GGUF_MIN_TENSOR_BYTES)
+        return err_set(r->e, ST_USAGE,
+                       "%s: tensor_count %llu and kv_count %llu cannot fit in the %llu bytes left "
+                       "(expected counts the file can hold)",
+                       r->path, (unsigned long long)*n_t, (unsigned long long)*n_kv,
+                       (unsigned long long)rem);
     return ST_OK;
 }
 
@@ -298,7 +360,8 @@ int gguf_parse(const char *path, const uint8_t *base, uint64_t size, struct mode
     return rc;
 }
 
-/* ---- lookups ----------------------------------------------------------------------------------------- */
+/* ---- lookups
+ * ----------------------------------------------------------------------------------------- */
 
 const struct gguf_kv *gguf_find(const struct model_source *s, const char *key)
 {
@@ -311,19 +374,34 @@ const struct gguf_kv *gguf_find(const struct model_source *s, const char *key)
 static bool int_at(enum gguf_type t, const uint8_t *p, int64_t *v)
 {
     switch (t) {
-    case GGUF_U8: *v = p[0]; return true;
-    case GGUF_I8: *v = (int8_t)p[0]; return true;
-    case GGUF_U16: *v = rd_u16(p); return true;
-    case GGUF_I16: *v = (int16_t)rd_u16(p); return true;
-    case GGUF_U32: *v = rd_u32(p); return true;
-    case GGUF_I32: *v = (int32_t)rd_u32(p); return true;
-    case GGUF_I64: *v = (int64_t)rd_u64(p); return true;
+    case GGUF_U8:
+        *v = p[0];
+        return true;
+    case GGUF_I8:
+        *v = (int8_t)p[0];
+        return true;
+    case GGUF_U16:
+        *v = rd_u16(p);
+        return true;
+    case GGUF_I16:
+        *v = (int16_t)rd_u16(p);
+        return true;
+    case GGUF_U32:
+        *v = rd_u32(p);
+        return true;
+    case GGUF_I32:
+        *v = (int32_t)rd_u32(p);
+        return true;
+    case GGUF_I64:
+        *v = (int64_t)rd_u64(p);
+        return true;
     case GGUF_U64: {
         uint64_t u = rd_u64(p);
         *v = (int64_t)u;
         return u <= (uint64_t)INT64_MAX;
     }
-    default: return false;
+    default:
+        return false;
     }
 }
 
@@ -331,7 +409,8 @@ bool gguf_get_u32(const struct model_source *s, const char *key, uint32_t *v)
 {
     const struct gguf_kv *kv = gguf_find(s, key);
     int64_t x;
-    if (!kv || kv->type == GGUF_ARRAY || !int_at(kv->type, kv->data, &x) || x < 0 || x > UINT32_MAX) return false;
+    if (!kv || kv->type == GGUF_ARRAY || !int_at(kv->type, kv->data, &x) || x < 0 || x > UINT32_MAX)
+        return false;
     *v = (uint32_t)x;
     return true;
 }

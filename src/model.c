@@ -20,9 +20,12 @@ const char *family_name(enum family f)
 const char *layer_kind_name(enum layer_kind k)
 {
     switch (k) {
-    case LAYER_CONV: return "conv";
-    case LAYER_ATTN: return "attn";
-    case LAYER_DELTANET: return "deltanet";
+    case LAYER_CONV:
+        return "conv";
+    case LAYER_ATTN:
+        return "attn";
+    case LAYER_DELTANET:
+        return "deltanet";
     }
     return "?";
 }
@@ -80,10 +83,14 @@ static void canonical_name(int layer, int role, char *buf, size_t n)
 const struct family_ops *family_ops_get(enum family f)
 {
     switch (f) {
-    case FAMILY_LFM2: return &family_lfm2;
-    case FAMILY_QWEN35: return &family_qwen35;
-    case FAMILY_GLM_OCR: return &family_glm;
-    case FAMILY_COUNT: break;
+    case FAMILY_LFM2:
+        return &family_lfm2;
+    case FAMILY_QWEN35:
+        return &family_qwen35;
+    case FAMILY_GLM_OCR:
+        return &family_glm;
+    case FAMILY_COUNT:
+        break;
     }
     return NULL;
 }
@@ -112,9 +119,12 @@ bool shape_ffn(const struct model_desc *d, enum wrole r, int *n_dims, int64_t sh
 {
     switch (r) {
     case W_FFN_GATE:
-    case W_FFN_UP: return shape_set(n_dims, shape, d->ffn, d->hidden);
-    case W_FFN_DOWN: return shape_set(n_dims, shape, d->hidden, d->ffn);
-    default: return false;
+    case W_FFN_UP:
+        return shape_set(n_dims, shape, d->ffn, d->hidden);
+    case W_FFN_DOWN:
+        return shape_set(n_dims, shape, d->hidden, d->ffn);
+    default:
+        return false;
     }
 }
 
@@ -123,17 +133,23 @@ bool shape_attn(const struct model_desc *d, enum wrole r, int64_t q_rows_per_hea
 {
     int64_t hd = d->head_dim, h = d->hidden;
     switch (r) {
-    case W_Q: return shape_set(n_dims, shape, d->n_heads * q_rows_per_head, h);
+    case W_Q:
+        return shape_set(n_dims, shape, d->n_heads * q_rows_per_head, h);
     case W_K:
-    case W_V: return shape_set(n_dims, shape, d->n_kv_heads * hd, h);
-    case W_O: return shape_set(n_dims, shape, h, d->n_heads * hd);
+    case W_V:
+        return shape_set(n_dims, shape, d->n_kv_heads * hd, h);
+    case W_O:
+        return shape_set(n_dims, shape, h, d->n_heads * hd);
     case W_Q_NORM:
-    case W_K_NORM: return qk_norm && shape_set(n_dims, shape, hd, -1);
-    default: return false;
+    case W_K_NORM:
+        return qk_norm && shape_set(n_dims, shape, hd, -1);
+    default:
+        return false;
     }
 }
 
-bool model_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims, int64_t shape[4])
+bool model_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims,
+                       int64_t shape[4])
 {
     const struct family_ops *ops = family_ops_get(d->family);
     if (!ops || l < 0 || l >= d->n_layers || (unsigned)r >= W_COUNT) return false;
@@ -144,9 +160,12 @@ bool model_global_shape(const struct model_desc *d, enum grole r, int *n_dims, i
 {
     switch (r) {
     case G_EMBED:
-    case G_HEAD: return shape_set(n_dims, shape, d->vocab, d->hidden);
-    case G_FINAL_NORM: return shape_set(n_dims, shape, d->hidden, -1);
-    case G_COUNT: break;
+    case G_HEAD:
+        return shape_set(n_dims, shape, d->vocab, d->hidden);
+    case G_FINAL_NORM:
+        return shape_set(n_dims, shape, d->hidden, -1);
+    case G_COUNT:
+        break;
     }
     return false;
 }
@@ -208,6 +227,23 @@ int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *
     return ST_OK;
 }
 
+int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e)
+{
+    int st, v;
+    if ((st = cfg_need_int(text, "num_hidden_layers", 1, MODEL_MAX_LAYERS, cfg_path, &d->n_layers,
+                           e)) ||
+        (st = cfg_need_int(text, "hidden_size", 1, 1 << 20, cfg_path, &d->hidden, e)) ||
+        (st = cfg_need_int(text, "num_attention_heads", 1, 1 << 12, cfg_path, &d->n_heads, e)) ||
+        (st =
+             cfg_need_int(text, "num_key_value_heads", 1, d->n_heads, cfg_path, &d->n_kv_heads, e)))
+        return st;
+    if (d->n_heads % d->n_kv_heads)
+        return err_set(e, ST_USAGE, "%s: %d attention heads are not a multiple of %d kv heads",
+                       cfg_path, d->n_heads, d->n_kv_heads);
+    if (cfg_int(text, "vocab_size", &v) && v > 0) d->vocab = v;
+    return ST_OK;
+}
+
 float cfg_rope_theta(const cJSON *text, float def)
 {
     double v;
@@ -241,6 +277,28 @@ int gguf_need_u32(const struct model_source *src, const char *arch, const char *
     return ST_OK;
 }
 
+int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
+                     struct err *e)
+{
+    int st, v;
+    if ((st = gguf_need_u32(src, arch, "block_count", 1, MODEL_MAX_LAYERS, &d->n_layers, e)) ||
+        (st = gguf_need_u32(src, arch, "embedding_length", 1, 1 << 20, &d->hidden, e)) ||
+        (st = gguf_need_u32(src, arch, "attention.head_count", 1, 1 << 12, &d->n_heads, e)))
+        return st;
+    if (gguf_need_u32(src, arch, "vocab_size", 1, INT32_MAX, &v, NULL) == ST_OK) d->vocab = v;
+    return ST_OK;
+}
+
+void gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d)
+{
+    char key[128];
+    float f;
+    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
+    if (gguf_get_f32(src, key, &f)) d->eps = f;
+    snprintf(key, sizeof key, "%s.rope.freq_base", arch);
+    if (gguf_get_f32(src, key, &f)) d->rope_theta = f;
+}
+
 /* ------------------------------------------------------------------ file names */
 
 static const char HF_VL_PREFIX[] = "model.language_model.";
@@ -248,7 +306,8 @@ static const char HF_PREFIX[] = "model.";
 
 /* Maps a file tensor name onto (layer, role); layer -1 for globals. False: not a decoder tensor
  * of this family (vision tower, MTP, unknown), which binding ignores. */
-static bool parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer, int *role)
+static bool parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer,
+                       int *role)
 {
     const char *rest = name;
     const char *layers_word = gguf ? "blk." : "layers.";
@@ -286,8 +345,8 @@ static bool parse_name(const struct family_ops *ops, bool gguf, const char *name
 }
 
 /* The name this source would give (layer, role), for messages. HF: the prefix the file uses. */
-static void file_name(const struct model_source *src, const struct family_ops *ops, int layer, int role,
-                      char *buf, size_t n)
+static void file_name(const struct model_source *src, const struct family_ops *ops, int layer,
+                      int role, char *buf, size_t n)
 {
     bool gguf = src->kind == SOURCE_GGUF;
     const struct name_rule *rules = layer < 0 ? ops->global_names : ops->layer_names;
@@ -308,7 +367,8 @@ static void file_name(const struct model_source *src, const struct family_ops *o
     }
     const char *prefix = HF_PREFIX;
     for (int i = 0; i < src->n_tensors; i++)
-        if (!strncmp(src->tensors[i].name, HF_VL_PREFIX, sizeof HF_VL_PREFIX - 1)) prefix = HF_VL_PREFIX;
+        if (!strncmp(src->tensors[i].name, HF_VL_PREFIX, sizeof HF_VL_PREFIX - 1))
+            prefix = HF_VL_PREFIX;
     if (layer < 0 && !strncmp(suffix, "lm_head.", 8))
         snprintf(buf, n, "%s", suffix);
     else if (layer < 0)
@@ -317,8 +377,8 @@ static void file_name(const struct model_source *src, const struct family_ops *o
         snprintf(buf, n, "%slayers.%d.%s", prefix, layer, suffix);
 }
 
-static int err_missing(const struct model_source *src, const struct family_ops *ops, int layer, int role,
-                       struct err *e)
+static int err_missing(const struct model_source *src, const struct family_ops *ops, int layer,
+                       int role, struct err *e)
 {
     char canon[64], fname[256];
     canonical_name(layer, role, canon, sizeof canon);
@@ -327,8 +387,8 @@ static int err_missing(const struct model_source *src, const struct family_ops *
                    src->kind == SOURCE_GGUF ? "GGUF" : "HF", fname);
 }
 
-const struct tensor_view *model_find_view(const struct model_source *src, const struct family_ops *ops,
-                                          int layer, int role)
+const struct tensor_view *model_find_view(const struct model_source *src,
+                                          const struct family_ops *ops, int layer, int role)
 {
     bool gguf = src->kind == SOURCE_GGUF;
     for (int i = 0; i < src->n_tensors; i++) {
@@ -365,7 +425,8 @@ static int describe_gguf(const struct model_source *src, struct model_desc *d,
 {
     char arch[64], list[256];
     if (!gguf_get_str(src, "general.architecture", arch, sizeof arch))
-        return err_set(e, ST_USAGE, "%s: GGUF file without a general.architecture string", src->path);
+        return err_set(e, ST_USAGE, "%s: GGUF file without a general.architecture string",
+                       src->path);
     for (int f = 0; f < FAMILY_COUNT; f++) {
         const struct family_ops *ops = all_families[f];
         if (ops->gguf_arch && !strcmp(ops->gguf_arch, arch)) {
@@ -414,7 +475,8 @@ static int describe_from_tensors(const struct model_source *src, const struct fa
 {
     int n_dims;
     int64_t shape[4];
-    enum wrole gate = ops->layer_shape(d, 0, W_FFN_GATE, &n_dims, shape) ? W_FFN_GATE : W_FFN_GATE_UP;
+    enum wrole gate =
+        ops->layer_shape(d, 0, W_FFN_GATE, &n_dims, shape) ? W_FFN_GATE : W_FFN_GATE_UP;
     const struct tensor_view *v = model_find_view(src, ops, 0, gate);
     if (!v) return err_missing(src, ops, 0, gate, e);
     int64_t rows = v->n_dims == 2 ? v->shape[0] : 0;
@@ -434,8 +496,8 @@ static int describe_from_tensors(const struct model_source *src, const struct fa
         const struct tensor_view *emb = model_find_view(src, ops, -1, G_EMBED);
         if (!emb) return err_missing(src, ops, -1, G_EMBED, e);
         if (emb->n_dims != 2 || emb->shape[0] <= 0 || emb->shape[0] > INT32_MAX)
-            return err_set(e, ST_USAGE, "%s: tensor '%s' is not a [vocab, hidden] matrix", emb->file,
-                           emb->name);
+            return err_set(e, ST_USAGE, "%s: tensor '%s' is not a [vocab, hidden] matrix",
+                           emb->file, emb->name);
         d->vocab = (int)emb->shape[0];
     }
     return ST_OK;
@@ -446,7 +508,8 @@ int model_describe(const struct model_source *src, struct model_desc *d, struct 
     const struct family_ops *ops = NULL;
     memset(d, 0, sizeof *d);
     snprintf(d->source, sizeof d->source, "%s", src->path ? src->path : "");
-    int st = src->kind == SOURCE_GGUF ? describe_gguf(src, d, &ops, e) : describe_config(src, d, &ops, e);
+    int st = src->kind == SOURCE_GGUF ? describe_gguf(src, d, &ops, e)
+                                      : describe_config(src, d, &ops, e);
     if (st) return st;
     CHECK(d->n_layers >= 1 && d->n_layers <= MODEL_MAX_LAYERS);
     return describe_from_tensors(src, ops, d, e);
@@ -485,8 +548,9 @@ int shard_layout(const struct model_desc *d, int a, int b, struct shard *s, stru
         return err_set(e, ST_USAGE, "--layers %d:%d: out of range (model has %d layers)", a, b,
                        d->n_layers);
     if (a >= b)
-        return err_set(e, ST_USAGE, "--layers %d:%d: empty range, a must be below b (model has %d layers)",
-                       a, b, d->n_layers);
+        return err_set(e, ST_USAGE,
+                       "--layers %d:%d: empty range, a must be below b (model has %d layers)", a, b,
+                       d->n_layers);
     s->a = a;
     s->b = b;
     s->first = a == 0;
@@ -501,7 +565,8 @@ int shard_layout(const struct model_desc *d, int a, int b, struct shard *s, stru
     }
     for (int l = a; l < b; l++)
         for (int r = 0; r < W_COUNT; r++)
-            if (model_layer_shape(d, l, (enum wrole)r, &n_dims, shape)) shard_push(s, l, r, n_dims, shape);
+            if (model_layer_shape(d, l, (enum wrole)r, &n_dims, shape))
+                shard_push(s, l, r, n_dims, shape);
     if (s->last) {
         model_global_shape(d, G_FINAL_NORM, &n_dims, shape);
         shard_push(s, -1, G_FINAL_NORM, n_dims, shape);
@@ -525,20 +590,21 @@ static int bind_one(const struct model_source *src, const struct family_ops *ops
     if (!shape_matches(v, t->n_dims, t->shape)) {
         shape_str(v->n_dims, v->shape, got, sizeof got);
         shape_str(t->n_dims, t->shape, want, sizeof want);
-        return err_set(e, ST_USAGE, "%s: tensor '%s' (%s) has shape %s, expected %s", v->file, v->name,
-                       t->name, got, want);
+        return err_set(e, ST_USAGE, "%s: tensor '%s' (%s) has shape %s, expected %s", v->file,
+                       v->name, t->name, got, want);
     }
     if (!is_weight_dtype(v->dtype))
-        return err_set(e, ST_USAGE,
-                       "%s: unsupported dtype %s for tensor '%s' (weights: F32, F16, BF16, Q8_0, Q4_0)",
-                       v->file, dtype_name(v->dtype), v->name);
+        return err_set(
+            e, ST_USAGE,
+            "%s: unsupported dtype %s for tensor '%s' (weights: F32, F16, BF16, Q8_0, Q4_0)",
+            v->file, dtype_name(v->dtype), v->name);
     t->src = v;
     t->dtype = v->dtype;
     return ST_OK;
 }
 
-int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b, struct shard *s,
-               struct err *e)
+int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b,
+               struct shard *s, struct err *e)
 {
     const struct family_ops *ops = family_ops_get(d->family);
     CHECK(ops);
@@ -558,7 +624,8 @@ int shard_bind(const struct model_source *src, const struct model_desc *d, int a
         int l, r;
         if (!parse_name(ops, gguf, v->name, &l, &r)) continue;
         if (l >= 0 && (l < a || l >= b)) continue;
-        const struct tensor_view **slot = l >= 0 ? &layer_views[(l - a) * W_COUNT + r] : &global_views[r];
+        const struct tensor_view **slot =
+            l >= 0 ? &layer_views[(l - a) * W_COUNT + r] : &global_views[r];
         if (*slot) {
             char canon[64];
             canonical_name(l, r, canon, sizeof canon);

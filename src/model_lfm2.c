@@ -40,20 +40,22 @@ static void lfm2_defaults(struct model_desc *d)
     d->norm_plus1 = false;
     d->tied = true;
     d->conv_cache = 3;
-    for (int l = 0; l < d->n_layers; l++) d->kind[l] = LAYER_CONV;
+    for (int l = 0; l < d->n_layers; l++)
+        d->kind[l] = LAYER_CONV;
 }
 
 static int lfm2_head_dim(struct model_desc *d, const char *where, struct err *e)
 {
     if (d->hidden % d->n_heads)
-        return err_set(e, ST_USAGE, "%s: hidden size %d is not a multiple of %d heads", where, d->hidden,
-                       d->n_heads);
+        return err_set(e, ST_USAGE, "%s: hidden size %d is not a multiple of %d heads", where,
+                       d->hidden, d->n_heads);
     d->head_dim = d->hidden / d->n_heads;
     return ST_OK;
 }
 
 /* layer_types ("conv" / "full_attention") or full_attn_idxs, whichever is set. */
-static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e)
+static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct model_desc *d,
+                             struct err *e)
 {
     const cJSON *types = cJSON_GetObjectItemCaseSensitive(text, "layer_types");
     const cJSON *idxs = cJSON_GetObjectItemCaseSensitive(text, "full_attn_idxs");
@@ -68,7 +70,8 @@ static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct mod
             else if (t && !strcmp(t, "full_attention"))
                 d->kind[l] = LAYER_ATTN;
             else
-                return err_set(e, ST_USAGE, "%s: layer_types[%d] is '%s', expected conv or full_attention",
+                return err_set(e, ST_USAGE,
+                               "%s: layer_types[%d] is '%s', expected conv or full_attention",
                                cfg_path, l, t ? t : "(not a string)");
         }
         return ST_OK;
@@ -78,8 +81,9 @@ static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct mod
         cJSON_ArrayForEach(it, idxs)
         {
             if (!cJSON_IsNumber(it) || it->valueint < 0 || it->valueint >= d->n_layers)
-                return err_set(e, ST_USAGE, "%s: full_attn_idxs holds %g, expected layer numbers 0..%d",
-                               cfg_path, cJSON_IsNumber(it) ? it->valuedouble : -1.0, d->n_layers - 1);
+                return err_set(
+                    e, ST_USAGE, "%s: full_attn_idxs holds %g, expected layer numbers 0..%d",
+                    cfg_path, cJSON_IsNumber(it) ? it->valuedouble : -1.0, d->n_layers - 1);
             d->kind[it->valueint] = LAYER_ATTN;
         }
         return ST_OK;
@@ -93,23 +97,20 @@ static int lfm2_describe_config(const cJSON *text, const cJSON *root, const char
     (void)root;
     (void)src;
     int st;
-    if ((st = cfg_need_int(text, "num_hidden_layers", 1, MODEL_MAX_LAYERS, cfg_path, &d->n_layers, e)) ||
-        (st = cfg_need_int(text, "hidden_size", 1, 1 << 20, cfg_path, &d->hidden, e)) ||
-        (st = cfg_need_int(text, "num_attention_heads", 1, 1 << 12, cfg_path, &d->n_heads, e)) ||
-        (st = cfg_need_int(text, "num_key_value_heads", 1, d->n_heads, cfg_path, &d->n_kv_heads, e)) ||
-        (st = lfm2_head_dim(d, cfg_path, e)))
+    if ((st = cfg_common_dims(text, cfg_path, d, e)) || (st = lfm2_head_dim(d, cfg_path, e)))
         return st;
     lfm2_defaults(d);
     double v;
     int iv;
     bool b;
-    if (cfg_int(text, "vocab_size", &iv) && iv > 0) d->vocab = iv;
     d->rope_theta = cfg_rope_theta(text, d->rope_theta);
     if (cfg_num(text, "norm_eps", &v)) d->eps = (float)v;
     if (cfg_int(text, "conv_L_cache", &iv)) d->conv_cache = iv;
-    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(text, "tie_embedding", &b)) d->tied = b;
+    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(text, "tie_embedding", &b))
+        d->tied = b;
     if (d->conv_cache < 2 || d->conv_cache > 16)
-        return err_set(e, ST_USAGE, "%s: conv_L_cache is %d, expected 2..16", cfg_path, d->conv_cache);
+        return err_set(e, ST_USAGE, "%s: conv_L_cache is %d, expected 2..16", cfg_path,
+                       d->conv_cache);
     return lfm2_config_kinds(text, cfg_path, d, e);
 }
 
@@ -121,17 +122,19 @@ static int lfm2_gguf_kinds(const struct model_source *src, struct model_desc *d,
     uint32_t u;
     if (kv && kv->type == GGUF_ARRAY) {
         if (kv->count != (uint64_t)d->n_layers)
-            return err_set(e, ST_USAGE, "%s: lfm2.attention.head_count_kv has %llu entries, expected %d",
+            return err_set(e, ST_USAGE,
+                           "%s: lfm2.attention.head_count_kv has %llu entries, expected %d",
                            src->path, (unsigned long long)kv->count, d->n_layers);
         for (int l = 0; l < d->n_layers; l++) {
             int64_t n;
             if (!gguf_array_i64(kv, (uint64_t)l, &n) || n < 0 || n > d->n_heads)
-                return err_set(e, ST_USAGE, "%s: lfm2.attention.head_count_kv[%d] is not 0..%d", src->path,
-                               l, d->n_heads);
+                return err_set(e, ST_USAGE, "%s: lfm2.attention.head_count_kv[%d] is not 0..%d",
+                               src->path, l, d->n_heads);
             d->kind[l] = n ? LAYER_ATTN : LAYER_CONV;
             if (n) d->n_kv_heads = (int)n;
         }
-    } else if (gguf_get_u32(src, "lfm2.attention.head_count_kv", &u) && u >= 1 && u <= (uint32_t)d->n_heads) {
+    } else if (gguf_get_u32(src, "lfm2.attention.head_count_kv", &u) && u >= 1 &&
+               u <= (uint32_t)d->n_heads) {
         d->n_kv_heads = (int)u;
         for (int l = 0; l < d->n_layers; l++) {
             char name[64];
@@ -139,8 +142,8 @@ static int lfm2_gguf_kinds(const struct model_source *src, struct model_desc *d,
             d->kind[l] = source_find(src, name) ? LAYER_ATTN : LAYER_CONV;
         }
     } else {
-        return err_set(e, ST_USAGE, "%s: missing or invalid GGUF key 'lfm2.attention.head_count_kv'",
-                       src->path);
+        return err_set(e, ST_USAGE,
+                       "%s: missing or invalid GGUF key 'lfm2.attention.head_count_kv'", src->path);
     }
     if (d->n_kv_heads == 0) d->n_kv_heads = d->n_heads; /* no attention layer: unused */
     return ST_OK;
@@ -148,41 +151,43 @@ static int lfm2_gguf_kinds(const struct model_source *src, struct model_desc *d,
 
 static int lfm2_describe_gguf(const struct model_source *src, struct model_desc *d, struct err *e)
 {
-    int st, iv;
-    float f;
-    if ((st = gguf_need_u32(src, "lfm2", "block_count", 1, MODEL_MAX_LAYERS, &d->n_layers, e)) ||
-        (st = gguf_need_u32(src, "lfm2", "embedding_length", 1, 1 << 20, &d->hidden, e)) ||
-        (st = gguf_need_u32(src, "lfm2", "attention.head_count", 1, 1 << 12, &d->n_heads, e)) ||
-        (st = lfm2_head_dim(d, src->path, e)))
+    int st;
+    if ((st = gguf_common_dims(src, "lfm2", d, e)) || (st = lfm2_head_dim(d, src->path, e)))
         return st;
     lfm2_defaults(d);
     if ((st = lfm2_gguf_kinds(src, d, e))) return st;
-    if (gguf_get_f32(src, "lfm2.attention.layer_norm_rms_epsilon", &f)) d->eps = f;
-    if (gguf_get_f32(src, "lfm2.rope.freq_base", &f)) d->rope_theta = f;
-    if (gguf_need_u32(src, "lfm2", "vocab_size", 1, INT32_MAX, &iv, NULL) == ST_OK) d->vocab = iv;
+    gguf_norm_rope(src, "lfm2", d);
     if (gguf_find(src, "lfm2.shortconv.l_cache") &&
         (st = gguf_need_u32(src, "lfm2", "shortconv.l_cache", 2, 16, &d->conv_cache, e)))
         return st;
     return ST_OK;
 }
 
-static bool lfm2_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims, int64_t shape[4])
+static bool lfm2_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims,
+                             int64_t shape[4])
 {
     int64_t h = d->hidden;
     switch (r) {
     case W_ATTN_NORM:
-    case W_FFN_NORM: return shape_set(n_dims, shape, h, -1);
+    case W_FFN_NORM:
+        return shape_set(n_dims, shape, h, -1);
     case W_FFN_GATE:
     case W_FFN_UP:
-    case W_FFN_DOWN: return shape_ffn(d, r, n_dims, shape);
-    default: break;
+    case W_FFN_DOWN:
+        return shape_ffn(d, r, n_dims, shape);
+    default:
+        break;
     }
     if (d->kind[l] == LAYER_ATTN) return shape_attn(d, r, d->head_dim, true, n_dims, shape);
     switch (r) {
-    case W_CONV_IN: return shape_set(n_dims, shape, 3 * h, h);
-    case W_CONV: return shape_set(n_dims, shape, h, d->conv_cache);
-    case W_CONV_OUT: return shape_set(n_dims, shape, h, h);
-    default: return false;
+    case W_CONV_IN:
+        return shape_set(n_dims, shape, 3 * h, h);
+    case W_CONV:
+        return shape_set(n_dims, shape, h, d->conv_cache);
+    case W_CONV_OUT:
+        return shape_set(n_dims, shape, h, h);
+    default:
+        return false;
     }
 }
 

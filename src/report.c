@@ -26,7 +26,8 @@ struct timing timing_from(const double *samples, int n)
     memcpy(sorted, samples, (size_t)n * sizeof(double));
     qsort(sorted, (size_t)n, sizeof(double), cmp_double);
     double sum = 0;
-    for (int i = 0; i < n; i++) sum += samples[i];
+    for (int i = 0; i < n; i++)
+        sum += samples[i];
     t.n_reps = n;
     t.mean = sum / n;
     t.min = sorted[0];
@@ -43,8 +44,10 @@ void timing_free(struct timing *t)
 
 void profile_free(struct profile *p)
 {
-    for (int i = 0; i < p->n_dispatches; i++) timing_free(&p->dispatches[i].us);
-    for (int i = 0; i < p->n_kinds; i++) timing_free(&p->by_kind[i].us);
+    for (int i = 0; i < p->n_dispatches; i++)
+        timing_free(&p->dispatches[i].us);
+    for (int i = 0; i < p->n_kinds; i++)
+        timing_free(&p->by_kind[i].us);
     free(p->dispatches);
     free(p->by_kind);
     timing_free(&p->busy_us);
@@ -53,11 +56,15 @@ void profile_free(struct profile *p)
     memset(p, 0, sizeof *p);
 }
 
-bool prof_kind_is_head(const char *kind) { return strncmp(kind, "head.", 5) == 0; }
+bool prof_kind_is_head(const char *kind)
+{
+    return strncmp(kind, "head.", 5) == 0;
+}
 
 /* Per-rep sum of the dispatches of one kind (kind == NULL: all head or all layer ones). The
  * result has as many reps as the shortest member; members without reps add their mean. */
-static struct timing sum_dispatches(const struct profile *p, const char *kind, bool head, int *count)
+static struct timing sum_dispatches(const struct profile *p, const char *kind, bool head,
+                                    int *count)
 {
     int n_reps = -1, n = 0;
     for (int i = 0; i < p->n_dispatches; i++) {
@@ -74,17 +81,24 @@ static struct timing sum_dispatches(const struct profile *p, const char *kind, b
     for (int i = 0; i < p->n_dispatches; i++) {
         const struct prof_dispatch *d = &p->dispatches[i];
         if (kind ? strcmp(d->kind, kind) != 0 : prof_kind_is_head(d->kind) != head) continue;
-        for (int r = 0; r < n_reps; r++) s[r] += d->us.n_reps > 0 ? d->us.reps[r] : d->us.mean;
+        for (int r = 0; r < n_reps; r++)
+            s[r] += d->us.n_reps > 0 ? d->us.reps[r] : d->us.mean;
     }
     struct timing t = timing_from(s, n_reps);
     free(s);
     return t;
 }
 
-static double safe_div(double a, double b) { return b > 0 ? a / b : 0.0; }
+static double safe_div(double a, double b)
+{
+    return b > 0 ? a / b : 0.0;
+}
 
 /* bytes over µs in GB/s */
-static double gbps_of(double bytes, double us) { return safe_div(bytes, us * 1e3); }
+static double gbps_of(double bytes, double us)
+{
+    return safe_div(bytes, us * 1e3);
+}
 
 static void set_tok_s(struct profile *p)
 {
@@ -110,7 +124,8 @@ static int cmp_kind_total(const void *a, const void *b)
 
 void profile_by_kind(struct profile *p)
 {
-    for (int i = 0; i < p->n_kinds; i++) timing_free(&p->by_kind[i].us);
+    for (int i = 0; i < p->n_kinds; i++)
+        timing_free(&p->by_kind[i].us);
     free(p->by_kind);
     p->by_kind = calloc((size_t)(p->n_dispatches > 0 ? p->n_dispatches : 1), sizeof *p->by_kind);
     CHECK(p->by_kind);
@@ -118,7 +133,8 @@ void profile_by_kind(struct profile *p)
     for (int i = 0; i < p->n_dispatches; i++) {
         const struct prof_dispatch *d = &p->dispatches[i];
         int k = 0;
-        while (k < p->n_kinds && strcmp(p->by_kind[k].kind, d->kind) != 0) k++;
+        while (k < p->n_kinds && strcmp(p->by_kind[k].kind, d->kind) != 0)
+            k++;
         if (k == p->n_kinds) {
             snprintf(p->by_kind[k].kind, sizeof p->by_kind[k].kind, "%s", d->kind);
             p->n_kinds++;
@@ -141,9 +157,10 @@ void profile_by_kind(struct profile *p)
  * Gap probe: submit and wait happen once in both walls, so they cancel in the difference:
  *   wall(2×) − wall(1×) = one plan pass = kernel time + inter-dispatch cost. */
 
-void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us, double kernel_sum_us,
-                       bool head, double hw1_min_us, double hw2_min_us, double head_kernel_sum_us,
-                       uint64_t head_bytes_real, uint64_t vocab, uint64_t hidden)
+void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
+                       double kernel_sum_us, bool head, double hw1_min_us, double hw2_min_us,
+                       double head_kernel_sum_us, uint64_t head_bytes_real, uint64_t vocab,
+                       uint64_t hidden)
 {
     memset(g, 0, sizeof *g);
     g->ran = true;
@@ -185,7 +202,10 @@ static bool has_head(const struct profile *p)
     return false;
 }
 
-static const char *bool_str(bool b) { return b ? "true" : "false"; }
+static const char *bool_str(bool b)
+{
+    return b ? "true" : "false";
+}
 
 static const char *verdict_text(bool per_dispatch)
 {
@@ -195,8 +215,8 @@ static const char *verdict_text(bool per_dispatch)
 }
 
 static const char *wall_meaning =
-    "this wall is host submit + fence wait of ONE step: one command buffer, one submit, the plan's "
-    "own barriers, plus a timestamp pair per dispatch (the gap probe times it without them)";
+    "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
+    "barriers, plus a timestamp pair per dispatch; the gap probe times the plan without timestamps";
 
 /* Share of a dispatch's (or kind's) time in its own plan: busy for layers, head sum for head. */
 static double dispatch_share(const struct profile *p, const struct prof_dispatch *d)
@@ -210,7 +230,8 @@ static int *top_order(const struct profile *p)
 {
     int *idx = malloc((size_t)(p->n_dispatches > 0 ? p->n_dispatches : 1) * sizeof(int));
     CHECK(idx);
-    for (int i = 0; i < p->n_dispatches; i++) idx[i] = i;
+    for (int i = 0; i < p->n_dispatches; i++)
+        idx[i] = i;
     /* insertion sort: a plan has a few hundred dispatches and this keeps ties in step order */
     for (int i = 1; i < p->n_dispatches; i++) {
         int v = idx[i], j = i - 1;
@@ -253,7 +274,8 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "-- gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta) --\n");
     fprintf(out, "  wall 1×            %9.0f µs\n", g->wall1_us);
     fprintf(out, "  wall 2×            %9.0f µs\n", g->wall2_us);
-    fprintf(out, "  marginal pass      %9.0f µs   = kernels + inter-dispatch cost\n", g->marginal_us);
+    fprintf(out, "  marginal pass      %9.0f µs   = kernels + inter-dispatch cost\n",
+            g->marginal_us);
     if (ts) {
         fprintf(out, "  kernel-time sum    %9.0f µs   (profiled above; excludes the LM head)\n",
                 g->kernel_sum_us);
@@ -270,20 +292,21 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     if (!g->head) return;
     fprintf(out, "-- LM head (vocab %d) --\n", p->model.vocab);
     fprintf(out, "  marginal pass +head%9.0f µs\n", g->marginal_head_us);
-    fprintf(out, "  ⇒ LM head          %9.0f µs   (%.0f%% of a pass WITH the head)\n", g->lm_head_us,
-            100.0 * g->lm_head_share);
+    fprintf(out, "  ⇒ LM head          %9.0f µs   (%.0f%% of a pass WITH the head)\n",
+            g->lm_head_us, 100.0 * g->lm_head_share);
     fprintf(out, "     ↳ %.0f GB/s if the head is f16 (%.0f MB) | %.0f GB/s if q4_0 (%.0f MB)\n",
             g->head_gbps_f16, g->head_bytes_f16 / 1e6, g->head_gbps_q4_0, g->head_bytes_q4_0 / 1e6);
     fprintf(out, "     ↳ %.0f GB/s for its real size (%s, %.0f MB)", g->head_gbps, p->model.dtype,
             g->head_bytes_real / 1e6);
     if (p->device.copy_gbps > 0)
-        fprintf(out, " = %.0f%% of copy bandwidth", 100.0 * safe_div(g->head_gbps, p->device.copy_gbps));
+        fprintf(out, " = %.0f%% of copy bandwidth",
+                100.0 * safe_div(g->head_gbps, p->device.copy_gbps));
     fprintf(out, "\n");
-    if (ts)
-        fprintf(out, "  head timestamp sum %9.0f µs\n", g->head_kernel_sum_us);
+    if (ts) fprintf(out, "  head timestamp sum %9.0f µs\n", g->head_kernel_sum_us);
     if (g->disagree)
-        fprintf(out, "  WARNING: the head's timestamp sum (%.0f µs) and the subtraction (%.0f µs) "
-                     "disagree by more than 10%%\n",
+        fprintf(out,
+                "  WARNING: the head's timestamp sum (%.0f µs) and the subtraction (%.0f µs) "
+                "disagree by more than 10%%\n",
                 g->head_kernel_sum_us, g->lm_head_us);
 }
 
@@ -295,8 +318,8 @@ static void text_by_kind(FILE *out, const struct profile *p)
                 p->head_us.mean);
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
-        fprintf(out, "  %-28s n=%-4d %9.1f µs (%4.1f%%)  avg %7.1f µs", pk->kind, pk->n, pk->us.mean,
-                100.0 * pk->share, safe_div(pk->us.mean, pk->n));
+        fprintf(out, "  %-28s n=%-4d %9.1f µs (%4.1f%%)  avg %7.1f µs", pk->kind, pk->n,
+                pk->us.mean, 100.0 * pk->share, safe_div(pk->us.mean, pk->n));
         if (pk->bytes > 0) {
             fprintf(out, "  %7.1f GB/s", pk->gbps);
             if (p->device.copy_gbps > 0) fprintf(out, " (%4.1f%% of copy)", 100.0 * pk->bw_share);
@@ -321,8 +344,9 @@ static void text_top(FILE *out, const struct profile *p)
 static void text_busy(FILE *out, const struct profile *p)
 {
     const struct prof_shape *s = &p->shape;
-    fprintf(out, "== batch step profile: %d cols, pos %d, layers %d:%d, wide=%s spec=%s logits=%s "
-                 "slots=%d ==\n",
+    fprintf(out,
+            "== batch step profile: %d cols, pos %d, layers %d:%d, wide=%s spec=%s logits=%s "
+            "slots=%d ==\n",
             s->cols, s->pos, p->shard.a, p->shard.b, bool_str(strcmp(s->plan, "wide") == 0),
             bool_str(strcmp(s->plan, "spec") == 0), bool_str(s->logits), s->slots);
     if (p->device.has_timestamps) {
@@ -331,8 +355,9 @@ static void text_busy(FILE *out, const struct profile *p)
         if (has_head(p)) fprintf(out, "  + LM head %.0f µs", p->head_us.mean);
         fprintf(out, "\n");
     } else {
-        fprintf(out, "GPU busy n/a µs/step  wall %.0f µs  → %.1f tok/s/stage at this width (from "
-                     "the wall: no timestamps)\n",
+        fprintf(out,
+                "GPU busy n/a µs/step  wall %.0f µs  → %.1f tok/s/stage at this width (from "
+                "the wall: no timestamps)\n",
                 p->wall_us.mean, p->tok_s);
     }
     fprintf(out, "  (%s.)\n", wall_meaning);
@@ -373,7 +398,8 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s |\n", s->plan, s->cols,
             s->pos, s->slots, bool_str(s->logits));
     if (d->has_timestamps)
-        fprintf(out, "| GPU busy | %.0f µs/step (median %.0f) |\n", p->busy_us.mean, p->busy_us.median);
+        fprintf(out, "| GPU busy | %.0f µs/step (median %.0f) |\n", p->busy_us.mean,
+                p->busy_us.median);
     else
         fprintf(out, "| GPU busy | n/a (no timestamps) |\n");
     if (has_head(p)) fprintf(out, "| + LM head | %.0f µs/step |\n", p->head_us.mean);
@@ -409,7 +435,8 @@ static void md_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "| GB/s, real size (%s, %.0f MB) | %.0f |\n", p->model.dtype,
             g->head_bytes_real / 1e6, g->head_gbps);
     fprintf(out, "| GB/s if f16 (%.0f MB) | %.0f |\n", g->head_bytes_f16 / 1e6, g->head_gbps_f16);
-    fprintf(out, "| GB/s if q4_0 (%.0f MB) | %.0f |\n\n", g->head_bytes_q4_0 / 1e6, g->head_gbps_q4_0);
+    fprintf(out, "| GB/s if q4_0 (%.0f MB) | %.0f |\n\n", g->head_bytes_q4_0 / 1e6,
+            g->head_gbps_q4_0);
     if (g->disagree)
         fprintf(out, "**WARNING:** the head's timestamp sum and the subtraction disagree by more "
                      "than 10%%.\n\n");
@@ -418,7 +445,8 @@ static void md_gap_probe(FILE *out, const struct profile *p)
 static void md_tables(FILE *out, const struct profile *p)
 {
     fprintf(out, "### by kernel\n\n");
-    if (has_head(p)) fprintf(out, "Kinds `head.*`: share of the LM head's sum, not of GPU busy.\n\n");
+    if (has_head(p))
+        fprintf(out, "Kinds `head.*`: share of the LM head's sum, not of GPU busy.\n\n");
     fprintf(out, "| kind | n | total µs | share | avg µs | GB/s | %% of copy |\n");
     fprintf(out, "|---|---:|---:|---:|---:|---:|---:|\n");
     for (int k = 0; k < p->n_kinds; k++) {

@@ -8,20 +8,41 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------------
  * Write */
 
+/* cJSON prints 15 significant digits when they come within an epsilon, which loses the last bits
+ * of a sample; a baseline must read back exactly, so numbers are printed in the shortest form
+ * that strtod turns back into the same double. Not finite: null. */
+cJSON *report_json_number(double v)
+{
+    if (!isfinite(v)) return cJSON_CreateNull();
+    char buf[40];
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_num(cJSON *o, const char *name, double v)
+{
+    cJSON_AddItemToObject(o, name, report_json_number(v));
+}
+
 static cJSON *timing_json(const struct timing *t)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "mean", t->mean);
-    cJSON_AddNumberToObject(o, "median", t->median);
-    cJSON_AddNumberToObject(o, "min", t->min);
+    add_num(o, "mean", t->mean);
+    add_num(o, "median", t->median);
+    add_num(o, "min", t->min);
     cJSON *reps = cJSON_AddArrayToObject(o, "reps");
-    for (int i = 0; i < t->n_reps; i++) cJSON_AddItemToArray(reps, cJSON_CreateNumber(t->reps[i]));
+    for (int i = 0; i < t->n_reps; i++)
+        cJSON_AddItemToArray(reps, report_json_number(t->reps[i]));
     return o;
 }
 
@@ -37,13 +58,13 @@ static cJSON *gap_probe_json(const struct profile *p)
     if (!g->ran) return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
     cJSON_AddBoolToObject(o, "ran", true);
-    cJSON_AddNumberToObject(o, "wall1_us", g->wall1_us);
-    cJSON_AddNumberToObject(o, "wall2_us", g->wall2_us);
-    cJSON_AddNumberToObject(o, "marginal_us", g->marginal_us);
-    cJSON_AddNumberToObject(o, "kernel_sum_us", g->kernel_sum_us);
-    cJSON_AddNumberToObject(o, "gaps_us", g->gaps_us);
-    cJSON_AddNumberToObject(o, "gaps_share", g->gaps_share);
-    cJSON_AddNumberToObject(o, "fixed_us", g->fixed_us);
+    add_num(o, "wall1_us", g->wall1_us);
+    add_num(o, "wall2_us", g->wall2_us);
+    add_num(o, "marginal_us", g->marginal_us);
+    add_num(o, "kernel_sum_us", g->kernel_sum_us);
+    add_num(o, "gaps_us", g->gaps_us);
+    add_num(o, "gaps_share", g->gaps_share);
+    add_num(o, "fixed_us", g->fixed_us);
     cJSON_AddStringToObject(o, "verdict", verdict_name(p));
     return o;
 }
@@ -52,18 +73,18 @@ static cJSON *lm_head_json(const struct gap_probe *g)
 {
     if (!g->ran || !g->head) return cJSON_CreateNull();
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "wall1_us", g->head_wall1_us);
-    cJSON_AddNumberToObject(o, "wall2_us", g->head_wall2_us);
-    cJSON_AddNumberToObject(o, "marginal_head_us", g->marginal_head_us);
-    cJSON_AddNumberToObject(o, "lm_head_us", g->lm_head_us);
-    cJSON_AddNumberToObject(o, "lm_head_share", g->lm_head_share);
-    cJSON_AddNumberToObject(o, "head_kernel_sum_us", g->head_kernel_sum_us);
-    cJSON_AddNumberToObject(o, "gbps", g->head_gbps);
-    cJSON_AddNumberToObject(o, "gbps_f16", g->head_gbps_f16);
-    cJSON_AddNumberToObject(o, "gbps_q4_0", g->head_gbps_q4_0);
-    cJSON_AddNumberToObject(o, "bytes", (double)g->head_bytes_real);
-    cJSON_AddNumberToObject(o, "bytes_f16", (double)g->head_bytes_f16);
-    cJSON_AddNumberToObject(o, "bytes_q4_0", (double)g->head_bytes_q4_0);
+    add_num(o, "wall1_us", g->head_wall1_us);
+    add_num(o, "wall2_us", g->head_wall2_us);
+    add_num(o, "marginal_head_us", g->marginal_head_us);
+    add_num(o, "lm_head_us", g->lm_head_us);
+    add_num(o, "lm_head_share", g->lm_head_share);
+    add_num(o, "head_kernel_sum_us", g->head_kernel_sum_us);
+    add_num(o, "gbps", g->head_gbps);
+    add_num(o, "gbps_f16", g->head_gbps_f16);
+    add_num(o, "gbps_q4_0", g->head_gbps_q4_0);
+    add_num(o, "bytes", (double)g->head_bytes_real);
+    add_num(o, "bytes_f16", (double)g->head_bytes_f16);
+    add_num(o, "bytes_q4_0", (double)g->head_bytes_q4_0);
     cJSON_AddBoolToObject(o, "disagree", g->disagree);
     return o;
 }
@@ -71,15 +92,16 @@ static cJSON *lm_head_json(const struct gap_probe *g)
 static cJSON *dispatch_json(const struct prof_dispatch *d)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "index", d->index);
+    add_num(o, "index", d->index);
     cJSON_AddStringToObject(o, "kind", d->kind);
-    cJSON_AddNumberToObject(o, "layer", d->layer);
+    add_num(o, "layer", d->layer);
     cJSON_AddStringToObject(o, "op", d->op);
     cJSON *g = cJSON_AddArrayToObject(o, "groups");
-    for (int i = 0; i < 3; i++) cJSON_AddItemToArray(g, cJSON_CreateNumber(d->groups[i]));
-    cJSON_AddNumberToObject(o, "bytes", (double)d->bytes);
+    for (int i = 0; i < 3; i++)
+        cJSON_AddItemToArray(g, report_json_number(d->groups[i]));
+    add_num(o, "bytes", (double)d->bytes);
     cJSON_AddItemToObject(o, "us", timing_json(&d->us));
-    cJSON_AddNumberToObject(o, "start_us", d->start_us);
+    add_num(o, "start_us", d->start_us);
     return o;
 }
 
@@ -87,13 +109,13 @@ static cJSON *kind_json(const struct prof_kind *k)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "kind", k->kind);
-    cJSON_AddNumberToObject(o, "n", k->n);
+    add_num(o, "n", k->n);
     cJSON_AddItemToObject(o, "us", timing_json(&k->us));
-    cJSON_AddNumberToObject(o, "share", k->share);
+    add_num(o, "share", k->share);
     cJSON_AddStringToObject(o, "share_of", prof_kind_is_head(k->kind) ? "head_us" : "busy_us");
-    cJSON_AddNumberToObject(o, "gbps", k->gbps);
-    cJSON_AddNumberToObject(o, "bw_share", k->bw_share);
-    cJSON_AddNumberToObject(o, "bytes", (double)k->bytes);
+    add_num(o, "gbps", k->gbps);
+    add_num(o, "bw_share", k->bw_share);
+    add_num(o, "bytes", (double)k->bytes);
     return o;
 }
 
@@ -108,39 +130,41 @@ static cJSON *profile_json(const struct profile *p)
     cJSON_AddStringToObject(dev, "name", p->device.name);
     cJSON_AddStringToObject(dev, "driver", p->device.driver);
     cJSON_AddStringToObject(dev, "api", p->device.api);
-    cJSON_AddNumberToObject(dev, "timestamp_period_ns", p->device.timestamp_period_ns);
-    cJSON_AddNumberToObject(dev, "timestamp_valid_bits", p->device.timestamp_valid_bits);
+    add_num(dev, "timestamp_period_ns", p->device.timestamp_period_ns);
+    add_num(dev, "timestamp_valid_bits", p->device.timestamp_valid_bits);
     cJSON_AddBoolToObject(dev, "has_timestamps", p->device.has_timestamps);
-    cJSON_AddNumberToObject(dev, "copy_gbps", p->device.copy_gbps);
+    add_num(dev, "copy_gbps", p->device.copy_gbps);
 
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(m, "family", p->model.family);
-    cJSON_AddNumberToObject(m, "n_layers", p->model.n_layers);
-    cJSON_AddNumberToObject(m, "hidden", p->model.hidden);
-    cJSON_AddNumberToObject(m, "vocab", p->model.vocab);
+    add_num(m, "n_layers", p->model.n_layers);
+    add_num(m, "hidden", p->model.hidden);
+    add_num(m, "vocab", p->model.vocab);
     cJSON_AddStringToObject(m, "dtype", p->model.dtype);
     cJSON_AddStringToObject(m, "source", p->model.source);
 
     cJSON *sh = cJSON_AddObjectToObject(root, "shard");
-    cJSON_AddNumberToObject(sh, "a", p->shard.a);
-    cJSON_AddNumberToObject(sh, "b", p->shard.b);
+    add_num(sh, "a", p->shard.a);
+    add_num(sh, "b", p->shard.b);
 
     cJSON *s = cJSON_AddObjectToObject(root, "shape");
     cJSON_AddStringToObject(s, "plan", p->shape.plan);
-    cJSON_AddNumberToObject(s, "cols", p->shape.cols);
-    cJSON_AddNumberToObject(s, "pos", p->shape.pos);
-    cJSON_AddNumberToObject(s, "slots", p->shape.slots);
+    add_num(s, "cols", p->shape.cols);
+    add_num(s, "pos", p->shape.pos);
+    add_num(s, "slots", p->shape.slots);
     cJSON_AddBoolToObject(s, "logits", p->shape.logits);
 
     cJSON_AddItemToObject(root, "busy_us", timing_json(&p->busy_us));
     cJSON_AddItemToObject(root, "head_us", timing_json(&p->head_us));
     cJSON_AddItemToObject(root, "wall_us", timing_json(&p->wall_us));
-    cJSON_AddNumberToObject(root, "tok_s", p->tok_s);
+    add_num(root, "tok_s", p->tok_s);
 
     cJSON *ds = cJSON_AddArrayToObject(root, "dispatches");
-    for (int i = 0; i < p->n_dispatches; i++) cJSON_AddItemToArray(ds, dispatch_json(&p->dispatches[i]));
+    for (int i = 0; i < p->n_dispatches; i++)
+        cJSON_AddItemToArray(ds, dispatch_json(&p->dispatches[i]));
     cJSON *ks = cJSON_AddArrayToObject(root, "by_kind");
-    for (int i = 0; i < p->n_kinds; i++) cJSON_AddItemToArray(ks, kind_json(&p->by_kind[i]));
+    for (int i = 0; i < p->n_kinds; i++)
+        cJSON_AddItemToArray(ks, kind_json(&p->by_kind[i]));
 
     cJSON_AddItemToObject(root, "gap_probe", gap_probe_json(p));
     cJSON_AddItemToObject(root, "lm_head", lm_head_json(&p->gap_probe));
@@ -152,7 +176,8 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
 {
     char *text = pretty ? cJSON_Print(root) : cJSON_PrintUnformatted(root);
     cJSON_Delete(root);
-    if (!text) return err_set(e, ST_RUNTIME, "%s %s: out of memory formatting the JSON", flag, path);
+    if (!text)
+        return err_set(e, ST_RUNTIME, "%s %s: out of memory formatting the JSON", flag, path);
     FILE *f = fopen(path, "w");
     if (!f) {
         int rc = err_set(e, ST_RUNTIME, "%s %s: cannot open for writing: %s", flag, path,
@@ -187,7 +212,7 @@ static const cJSON *field(struct reader *r, const cJSON *obj, const char *at, co
 {
     const cJSON *v = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
     if (!v && !r->missing[0]) {
-        snprintf(r->missing, sizeof r->missing, "%s%s%s", at, at[0] ? "." : "", name);
+        snprintf(r->missing, sizeof r->missing, "%.120s%s%.120s", at, at[0] ? "." : "", name);
         r->want = "present";
     }
     return v;
@@ -196,7 +221,7 @@ static const cJSON *field(struct reader *r, const cJSON *obj, const char *at, co
 static void bad(struct reader *r, const char *at, const char *name, const char *want)
 {
     if (r->missing[0]) return;
-    snprintf(r->missing, sizeof r->missing, "%s%s%s", at, at[0] ? "." : "", name);
+    snprintf(r->missing, sizeof r->missing, "%.120s%s%.120s", at, at[0] ? "." : "", name);
     r->want = want;
 }
 
@@ -236,7 +261,8 @@ static const cJSON *get_arr(struct reader *r, const cJSON *obj, const char *at, 
     return cJSON_IsArray(v) ? v : NULL;
 }
 
-static struct timing get_timing(struct reader *r, const cJSON *obj, const char *at, const char *name)
+static struct timing get_timing(struct reader *r, const cJSON *obj, const char *at,
+                                const char *name)
 {
     char here[256];
     snprintf(here, sizeof here, "%s%s%s", at, at[0] ? "." : "", name);
@@ -380,14 +406,16 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->dispatches = calloc((size_t)(n > 0 ? n : 1), sizeof *p->dispatches);
     CHECK(p->dispatches);
     p->n_dispatches = n;
-    for (int i = 0; i < n; i++) read_dispatch(r, cJSON_GetArrayItem(ds, i), i, &p->dispatches[i]);
+    for (int i = 0; i < n; i++)
+        read_dispatch(r, cJSON_GetArrayItem(ds, i), i, &p->dispatches[i]);
 
     const cJSON *ks = get_arr(r, root, "", "by_kind");
     n = cJSON_GetArraySize(ks);
     p->by_kind = calloc((size_t)(n > 0 ? n : 1), sizeof *p->by_kind);
     CHECK(p->by_kind);
     p->n_kinds = n;
-    for (int i = 0; i < n; i++) read_kind(r, cJSON_GetArrayItem(ks, i), i, &p->by_kind[i]);
+    for (int i = 0; i < n; i++)
+        read_kind(r, cJSON_GetArrayItem(ks, i), i, &p->by_kind[i]);
 
     read_gap_probe(r, root, p);
 }
@@ -433,22 +461,28 @@ int report_json_read(const char *path, struct profile *p, struct err *e)
         const char *where = cJSON_GetErrorPtr();
         long off = where && where >= text && where <= text + len ? (long)(where - text) : -1;
         free(text);
-        return err_set(e, ST_USAGE, "%s: not valid JSON (near byte %ld); expected a profile written "
-                                    "by --json", path, off);
+        return err_set(e, ST_USAGE,
+                       "%s: not valid JSON (near byte %ld); expected a profile written "
+                       "by --json",
+                       path, off);
     }
     free(text);
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
-        return err_set(e, ST_USAGE, "%s: top level is not a JSON object; expected a profile written "
-                                    "by --json", path);
+        return err_set(e, ST_USAGE,
+                       "%s: top level is not a JSON object; expected a profile written "
+                       "by --json",
+                       path);
     }
     struct reader r = {.path = path};
     read_profile(&r, root, p);
     cJSON_Delete(root);
     if (r.missing[0]) {
         profile_free(p);
-        return err_set(e, ST_USAGE, "%s: field '%s' missing or wrong: expected %s (a profile written "
-                                    "by --json)", path, r.missing, r.want);
+        return err_set(e, ST_USAGE,
+                       "%s: field '%s' missing or wrong: expected %s (a profile written "
+                       "by --json)",
+                       path, r.missing, r.want);
     }
     return ST_OK;
 }

@@ -14,24 +14,34 @@
 #include <unistd.h>
 
 #define EXPECT_SOURCE                                                                              \
-    "expected a checkpoint folder with config.json and model.safetensors, a .gguf file, or a "    \
+    "expected a checkpoint folder with config.json and model.safetensors, a .gguf file, or a "     \
     "built-in model name"
 
-/* ---- element types ---------------------------------------------------------------------------- */
+/* ---- element types ----------------------------------------------------------------------------
+ */
 
 static const struct {
     const char *name;
     int block;       /* elements per block */
     int block_bytes; /* bytes per block */
 } dtype_info[DT_COUNT] = {
-    [DT_F32] = {"F32", 1, 4},   [DT_F16] = {"F16", 1, 2},    [DT_BF16] = {"BF16", 1, 2},
+    [DT_F32] = {"F32", 1, 4},     [DT_F16] = {"F16", 1, 2},     [DT_BF16] = {"BF16", 1, 2},
     [DT_Q8_0] = {"Q8_0", 32, 34}, [DT_Q4_0] = {"Q4_0", 32, 18}, [DT_I32] = {"I32", 1, 4},
-    [DT_I64] = {"I64", 1, 8},   [DT_U8] = {"U8", 1, 1},      [DT_I8] = {"I8", 1, 1},
+    [DT_I64] = {"I64", 1, 8},     [DT_U8] = {"U8", 1, 1},       [DT_I8] = {"I8", 1, 1},
 };
 
-const char *dtype_name(enum dtype t) { return (unsigned)t < DT_COUNT ? dtype_info[t].name : "?"; }
-int dtype_block(enum dtype t) { return (unsigned)t < DT_COUNT ? dtype_info[t].block : 0; }
-int dtype_block_bytes(enum dtype t) { return (unsigned)t < DT_COUNT ? dtype_info[t].block_bytes : 0; }
+const char *dtype_name(enum dtype t)
+{
+    return (unsigned)t < DT_COUNT ? dtype_info[t].name : "?";
+}
+int dtype_block(enum dtype t)
+{
+    return (unsigned)t < DT_COUNT ? dtype_info[t].block : 0;
+}
+int dtype_block_bytes(enum dtype t)
+{
+    return (unsigned)t < DT_COUNT ? dtype_info[t].block_bytes : 0;
+}
 
 /* UINT64_MAX also when n is not a whole number of blocks or t is not a type. */
 uint64_t dtype_bytes(enum dtype t, uint64_t n)
@@ -47,11 +57,13 @@ uint64_t dtype_bytes(enum dtype t, uint64_t n)
 int64_t tensor_numel(const struct tensor_view *t)
 {
     int64_t n = 1;
-    for (int i = 0; i < t->n_dims; i++) n *= t->shape[i];
+    for (int i = 0; i < t->n_dims; i++)
+        n *= t->shape[i];
     return n;
 }
 
-/* ---- storage owned by a source ------------------------------------------------------------------ */
+/* ---- storage owned by a source ------------------------------------------------------------------
+ */
 
 static struct source_priv *priv_of(struct model_source *s)
 {
@@ -113,7 +125,8 @@ int find_duplicate(const char *const *names, int n, int *i, int *j)
     if (n < 2) return 0;
     struct named *v = malloc((size_t)n * sizeof *v);
     if (!v) return -1;
-    for (int k = 0; k < n; k++) v[k] = (struct named){names[k], k};
+    for (int k = 0; k < n; k++)
+        v[k] = (struct named){names[k], k};
     qsort(v, (size_t)n, sizeof *v, cmp_named);
     int found = 0;
     for (int k = 1; k < n && !found; k++) {
@@ -127,14 +140,17 @@ int find_duplicate(const char *const *names, int n, int *i, int *j)
     return found;
 }
 
-/* ---- files --------------------------------------------------------------------------------------- */
+/* ---- files
+ * --------------------------------------------------------------------------------------- */
 
 /* Maps path read-only into s->maps; *out is the mapping (an empty file maps to base NULL). */
 static int map_file(struct model_source *s, const char *path, const struct mapping **out,
                     struct err *e)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable file)", path, strerror(errno));
+    if (fd < 0)
+        return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable file)", path,
+                       strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
@@ -146,8 +162,8 @@ static int map_file(struct model_source *s, const char *path, const struct mappi
         if (p == MAP_FAILED) {
             int code = errno == ENOMEM ? ST_RUNTIME : ST_USAGE;
             close(fd);
-            return err_set(e, code, "%s: mmap of %lld bytes failed: %s", path, (long long)st.st_size,
-                           strerror(errno));
+            return err_set(e, code, "%s: mmap of %lld bytes failed: %s", path,
+                           (long long)st.st_size, strerror(errno));
         }
         base = p;
     }
@@ -175,18 +191,21 @@ static bool ends_with(const char *s, const char *suffix)
 /* One model file: GGUF by magic or extension, safetensors otherwise. */
 static int open_file(struct model_source *s, const char *path, struct err *e)
 {
-    const struct mapping *m;
+    const struct mapping *m = NULL;
     int rc = map_file(s, path, &m, e);
     if (rc) return rc;
     bool gguf = ends_with(path, ".gguf") || (m->size >= 4 && memcmp(m->base, "GGUF", 4) == 0);
-    return gguf ? gguf_parse(path, m->base, m->size, s, e) : safetensors_parse(path, m->base, m->size, s, e);
+    return gguf ? gguf_parse(path, m->base, m->size, s, e)
+                : safetensors_parse(path, m->base, m->size, s, e);
 }
 
 /* Reads a whole JSON file; *out is its tree (the caller owns it). */
 static int read_json(const char *path, cJSON **out, struct err *e)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable JSON file)", path, strerror(errno));
+    if (!f)
+        return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable JSON file)", path,
+                       strerror(errno));
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -214,10 +233,13 @@ static int read_json(const char *path, cJSON **out, struct err *e)
     cJSON *j = cJSON_ParseWithLengthOpts(buf, n, &end, false);
     size_t at = end ? (size_t)(end - buf) : 0;
     free(buf);
-    if (!j) return err_set(e, ST_USAGE, "%s: invalid JSON near byte %zu (expected a JSON object)", path, at);
+    if (!j)
+        return err_set(e, ST_USAGE, "%s: invalid JSON near byte %zu (expected a JSON object)", path,
+                       at);
     if (!cJSON_IsObject(j)) {
         cJSON_Delete(j);
-        return err_set(e, ST_USAGE, "%s: top level is not a JSON object (expected a JSON object)", path);
+        return err_set(e, ST_USAGE, "%s: top level is not a JSON object (expected a JSON object)",
+                       path);
     }
     *out = j;
     return ST_OK;
@@ -229,7 +251,8 @@ static bool file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* ---- sharded checkpoints ------------------------------------------------------------------------- */
+/* ---- sharded checkpoints
+ * ------------------------------------------------------------------------- */
 
 struct shard {
     const char *file; /* as named in weight_map */
@@ -244,7 +267,8 @@ static int find_shard(const struct shard *sh, int n, const char *file)
 }
 
 /* Lists the distinct shards of weight_map in first-seen order. */
-static int list_shards(const char *index, const cJSON *map, struct shard **out, int *n_out, struct err *e)
+static int list_shards(const char *index, const cJSON *map, struct shard **out, int *n_out,
+                       struct err *e)
 {
     struct shard *sh = NULL;
     int n = 0;
@@ -253,7 +277,9 @@ static int list_shards(const char *index, const cJSON *map, struct shard **out, 
     {
         if (!cJSON_IsString(it) || !it->valuestring[0] || strstr(it->valuestring, "..")) {
             free(sh);
-            return err_set(e, ST_USAGE, "%s: weight_map entry for tensor %s is not a shard file name (expected a file name in the folder)",
+            return err_set(e, ST_USAGE,
+                           "%s: weight_map entry for tensor %s is not a shard file name (expected "
+                           "a file name in the folder)",
                            index, it->string);
         }
         if (find_shard(sh, n, it->valuestring) >= 0) continue;
@@ -276,21 +302,26 @@ static int check_shards(struct model_source *s, const char *index, const cJSON *
 {
     const char **names = malloc((size_t)MAX(s->n_tensors, 1) * sizeof *names);
     if (!names) return err_set(e, ST_RUNTIME, "%s: out of memory", index);
-    for (int i = 0; i < s->n_tensors; i++) names[i] = s->tensors[i].name;
+    for (int i = 0; i < s->n_tensors; i++)
+        names[i] = s->tensors[i].name;
     int a = 0, b = 0, dup = find_duplicate(names, s->n_tensors, &a, &b);
     free(names);
     if (dup < 0) return err_set(e, ST_RUNTIME, "%s: out of memory", index);
     if (dup)
-        return err_set(e, ST_USAGE, "%s: tensor %s is in both %s and %s (expected each tensor in one shard)",
+        return err_set(e, ST_USAGE,
+                       "%s: tensor %s is in both %s and %s (expected each tensor in one shard)",
                        index, s->tensors[a].name, s->tensors[a].file, s->tensors[b].file);
     const cJSON *it;
     cJSON_ArrayForEach(it, map)
     {
         const struct shard *h = &sh[find_shard(sh, n_sh, it->valuestring)];
         bool found = false;
-        for (int i = h->first; i < h->end && !found; i++) found = strcmp(s->tensors[i].name, it->string) == 0;
+        for (int i = h->first; i < h->end && !found; i++)
+            found = strcmp(s->tensors[i].name, it->string) == 0;
         if (!found)
-            return err_set(e, ST_USAGE, "%s: weight_map puts tensor %s in %s, but that shard has no such tensor (expected the index to match its shards)",
+            return err_set(e, ST_USAGE,
+                           "%s: weight_map puts tensor %s in %s, but that shard has no such tensor "
+                           "(expected the index to match its shards)",
                            index, it->string, h->file);
     }
     return ST_OK;
@@ -305,7 +336,8 @@ static int open_sharded(struct model_source *s, const char *dir, const char *ind
     struct shard *sh = NULL;
     int n_sh = 0;
     if (!cJSON_IsObject(map) || !map->child)
-        rc = err_set(e, ST_USAGE, "%s: no weight_map (expected {\"weight_map\": {tensor: shard file}})", index);
+        rc = err_set(e, ST_USAGE,
+                     "%s: no weight_map (expected {\"weight_map\": {tensor: shard file}})", index);
     else
         rc = list_shards(index, map, &sh, &n_sh, e);
     for (int i = 0; i < n_sh && !rc; i++) {
@@ -315,14 +347,17 @@ static int open_sharded(struct model_source *s, const char *dir, const char *ind
             break;
         }
         if (!file_exists(path)) {
-            rc = err_set(e, ST_USAGE, "%s: weight_map names shard %s, which does not exist (expected %s)",
-                         index, sh[i].file, path);
+            rc = err_set(e, ST_USAGE,
+                         "%s: weight_map names shard %s, which does not exist (expected %s)", index,
+                         sh[i].file, path);
         } else {
             sh[i].first = s->n_tensors;
             rc = open_file(s, path, e);
             sh[i].end = s->n_tensors;
             if (!rc && s->kind != SOURCE_SAFETENSORS)
-                rc = err_set(e, ST_USAGE, "%s: shard %s is not safetensors (expected safetensors shards)", index, path);
+                rc = err_set(e, ST_USAGE,
+                             "%s: shard %s is not safetensors (expected safetensors shards)", index,
+                             path);
         }
         free(path);
     }
@@ -332,7 +367,8 @@ static int open_sharded(struct model_source *s, const char *dir, const char *ind
     return rc;
 }
 
-/* ---- folders and the public entry points ---------------------------------------------------------- */
+/* ---- folders and the public entry points
+ * ---------------------------------------------------------- */
 
 static int open_folder(struct model_source *s, const char *dir, struct err *e)
 {
@@ -353,10 +389,13 @@ static int open_folder(struct model_source *s, const char *dir, struct err *e)
         else if (file_exists(index))
             rc = open_sharded(s, dir, index, e);
         else
-            rc = err_set(e, ST_USAGE, "%s: no model.safetensors or model.safetensors.index.json in folder %s (" EXPECT_SOURCE ")",
+            rc = err_set(e, ST_USAGE,
+                         "%s: no model.safetensors or model.safetensors.index.json in folder %s "
+                         "(" EXPECT_SOURCE ")",
                          dir, dir);
         if (!rc && s->kind != SOURCE_SAFETENSORS)
-            rc = err_set(e, ST_USAGE, "%s: weights are not safetensors (expected model.safetensors)", dir);
+            rc = err_set(e, ST_USAGE,
+                         "%s: weights are not safetensors (expected model.safetensors)", dir);
     }
     free(cfg);
     free(single);
@@ -392,8 +431,10 @@ void source_close(struct model_source *s)
     free(s->kv);
     struct source_priv *pv = s->priv;
     if (pv) {
-        for (int i = 0; i < pv->n_json; i++) cJSON_Delete(pv->json[i]);
-        for (int i = 0; i < pv->n_strs; i++) free(pv->strs[i]);
+        for (int i = 0; i < pv->n_json; i++)
+            cJSON_Delete(pv->json[i]);
+        for (int i = 0; i < pv->n_strs; i++)
+            free(pv->strs[i]);
         free(pv->json);
         free(pv->strs);
         free(pv);

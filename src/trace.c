@@ -42,16 +42,18 @@ static cJSON *slice_event(const struct prof_dispatch *d, double ts, double dur)
     cJSON_AddStringToObject(ev, "name", d->kind);
     cJSON_AddStringToObject(ev, "cat", prof_kind_is_head(d->kind) ? "head" : "plan");
     cJSON_AddStringToObject(ev, "ph", "X");
-    cJSON_AddNumberToObject(ev, "ts", ts);
-    cJSON_AddNumberToObject(ev, "dur", dur);
+    cJSON_AddItemToObject(ev, "ts", report_json_number(ts));
+    cJSON_AddItemToObject(ev, "dur", report_json_number(dur));
     cJSON_AddNumberToObject(ev, "pid", TRACE_PID);
-    cJSON_AddNumberToObject(ev, "tid", prof_kind_is_head(d->kind) ? TRACE_TID_HEAD : TRACE_TID_PLAN);
+    cJSON_AddNumberToObject(ev, "tid",
+                            prof_kind_is_head(d->kind) ? TRACE_TID_HEAD : TRACE_TID_PLAN);
     cJSON *args = cJSON_AddObjectToObject(ev, "args");
     cJSON_AddNumberToObject(args, "index", d->index);
     cJSON_AddNumberToObject(args, "layer", d->layer);
     cJSON_AddStringToObject(args, "op", d->op);
     cJSON *g = cJSON_AddArrayToObject(args, "groups");
-    for (int k = 0; k < 3; k++) cJSON_AddItemToArray(g, cJSON_CreateNumber(d->groups[k]));
+    for (int k = 0; k < 3; k++)
+        cJSON_AddItemToArray(g, cJSON_CreateNumber(d->groups[k]));
     cJSON_AddNumberToObject(args, "bytes", (double)d->bytes);
     return ev;
 }
@@ -59,8 +61,10 @@ static cJSON *slice_event(const struct prof_dispatch *d, double ts, double dur)
 int trace_write(const char *path, const struct profile *p, int rep, struct err *e)
 {
     if (!p->device.has_timestamps)
-        return err_set(e, ST_USAGE, "--trace %s: device '%s' has no timestamps, so there are no "
-                                    "per-dispatch times to trace", path, p->device.name);
+        return err_set(e, ST_USAGE,
+                       "--trace %s: device '%s' has no timestamps, so there are no "
+                       "per-dispatch times to trace",
+                       path, p->device.name);
     cJSON *root = cJSON_CreateObject();
     cJSON *evs = cJSON_AddArrayToObject(root, "traceEvents");
     char title[512];

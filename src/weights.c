@@ -81,8 +81,8 @@ int weights_upload(struct gpu *g, const struct model_desc *d, const struct shard
                 st = gpu_upload(g, &buf, 0, t->src->data, w->bytes, e);
             }
         } else {
-            enum winit_mode mode;
-            float a, b;
+            enum winit_mode mode = WINIT_NORMAL;
+            float a = 1, b = 0;
             init_rule(t, w->k, &mode, &a, &b);
             st = k_winit(g, &init, w, (uint32_t)seed, (uint32_t)i, mode, a, b, e);
         }

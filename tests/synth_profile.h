@@ -41,7 +41,8 @@ static const struct synth_dispatch synth_plan[] = {
 static inline void synth_times(struct prof_dispatch *d, double base, int n_reps, struct t_rng *r)
 {
     double s[64];
-    for (int i = 0; i < n_reps && i < 64; i++) s[i] = base * (1.0 + 0.2 * t_rng_uniform(r));
+    for (int i = 0; i < n_reps && i < 64; i++)
+        s[i] = base * (1.0 + 0.2 * t_rng_uniform(r));
     timing_free(&d->us);
     d->us = timing_from(s, n_reps);
 }
@@ -76,7 +77,8 @@ static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)
     memset(p, 0, sizeof *p);
     strcpy(p->tool, "lfm2-profile-stage");
     strcpy(p->version, "0.1.0");
-    strcpy(p->args, "lfm2-profile-stage --model lfm2-350m --layers 0:16 --cols 4 --pos 16 --logits");
+    strcpy(p->args,
+           "lfm2-profile-stage --model lfm2-350m --layers 0:16 --cols 4 --pos 16 --logits");
     strcpy(p->device.name, "Synthetic GPU 9000");
     strcpy(p->device.driver, "synthdrv 1.2.3");
     strcpy(p->device.api, "Vulkan 1.3.239");
@@ -114,20 +116,23 @@ static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)
     }
     synth_starts(p, n_reps - 1, &r);
     double wall[64];
-    for (int i = 0; i < n_reps && i < 64; i++) wall[i] = 700.0 + 50.0 * t_rng_uniform(&r);
+    for (int i = 0; i < n_reps && i < 64; i++)
+        wall[i] = 700.0 + 50.0 * t_rng_uniform(&r);
     p->wall_us = timing_from(wall, n_reps);
     synth_derive(p);
 }
 
 /* Replaces every sample t of every dispatch of `kind` by t·factor + delta µs, then re-derives. */
-static inline void synth_adjust_kind(struct profile *p, const char *kind, double factor, double delta)
+static inline void synth_adjust_kind(struct profile *p, const char *kind, double factor,
+                                     double delta)
 {
     for (int i = 0; i < p->n_dispatches; i++) {
         struct prof_dispatch *d = &p->dispatches[i];
         if (strcmp(d->kind, kind) != 0) continue;
         double s[64];
         int n = d->us.n_reps;
-        for (int k = 0; k < n; k++) s[k] = d->us.reps[k] * factor + delta;
+        for (int k = 0; k < n; k++)
+            s[k] = d->us.reps[k] * factor + delta;
         timing_free(&d->us);
         d->us = timing_from(s, n);
     }

@@ -1,0 +1,411 @@
+/* kernels.c - host side of the compute kernels: the repacked weight layout, and one helper per
+ * kernel that makes its pipeline for this device, fills its push constants and appends it to a
+ * plan. The push structs mirror the `Push` blocks of shaders/<name>.comp field by field. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
+
+/* ---- weights on the host */
+
+/* Lower-case type names used in kinds ("matmul.bf16"). */
+static const char *kind_dtype(enum dtype t)
+{
+    switch (t) {
+    case DT_F32: return "f32";
+    case DT_F16: return "f16";
+    case DT_BF16: return "bf16";
+    case DT_Q8_0: return "q8_0";
+    case DT_Q4_0: return "q4_0";
+    default: return "?";
+    }
+}
+
+static bool is_weight_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_0; }
+static bool is_plain_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
+static bool is_quant_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_0; }
+
+/* Quant bytes per 32-block in the device layout (the file adds the 2-byte scale in front). */
+static uint64_t quant_bytes(enum dtype t) { return t == DT_Q8_0 ? 32 : 16; }
+
+uint64_t weight_bytes(enum dtype t, int64_t rows, int64_t k)
+{
+    return dtype_bytes(t, (uint64_t)rows * (uint64_t)k);
+}
+
+void weight_repack(enum dtype t, int64_t rows, int64_t k, const uint8_t *file_blocks, uint64_t at, uint64_t n,
+                   uint8_t *out)
+{
+    if (!is_quant_type(t)) {
+        memcpy(out, file_blocks + at, n);
+        return;
+    }
+    uint64_t qb = quant_bytes(t), fb = qb + 2;
+    uint64_t n_blocks = (uint64_t)rows * (uint64_t)(k / 32), quant_end = n_blocks * qb;
+    uint64_t o = at, end = at + n;
+    while (o < end && o < quant_end) { /* quant bytes: runs of one block's bytes */
+        uint64_t blk = o / qb, j = o % qb, len = MIN(qb - j, end - o);
+        memcpy(out + (o - at), file_blocks + blk * fb + 2 + j, len);
+        o += len;
+    }
+    for (; o < end; o++) { /* scales: byte b of block s's f16 */
+        uint64_t s = (o - quant_end) / 2, b = (o - quant_end) % 2;
+        out[o - at] = file_blocks[s * fb + b];
+    }
+}
+
+float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int64_t row, int64_t i)
+{
+    uint64_t e = (uint64_t)row * (uint64_t)k + (uint64_t)i;
+    switch (t) {
+    case DT_F32: {
+        float f;
+        memcpy(&f, dev + 4 * e, 4);
+        return f;
+    }
+    case DT_F16: return f16_to_f32(rd_u16(dev + 2 * e));
+    case DT_BF16: return bf16_to_f32(rd_u16(dev + 2 * e));
+    case DT_Q8_0:
+    case DT_Q4_0: {
+        uint64_t nb = (uint64_t)k / 32, blk = (uint64_t)row * nb + (uint64_t)i / 32, j = (uint64_t)i % 32;
+        uint64_t qb = quant_bytes(t);
+        float d = f16_to_f32(rd_u16(dev + (uint64_t)rows * nb * qb + 2 * blk));
+        if (t == DT_Q8_0) return (float)(int8_t)dev[blk * 32 + j] * d;
+        uint8_t b = dev[blk * 16 + j % 16];
+        return ((float)(j < 16 ? b & 15 : b >> 4) - 8.0f) * d;
+    }
+    default: return NAN;
+    }
+}
+
+/* ---- shared helpers */
+
+/* Appends one dispatch and tags it. */
+static void add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size, uint32_t gx,
+                uint32_t gy, const char *kind, int layer, const char *op, uint64_t bytes)
+{
+    struct dispatch *d = plan_add(p, pipe, push, push_size, gx, gy, 1);
+    dispatch_tag(d, kind, layer, op, bytes);
+}
+
+static uint32_t div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+
+/* A 1-D weight (gain) of a plain type and length n. */
+static int check_gain(const struct gpu_weight *w, int64_t n, const char *what, struct err *e)
+{
+    if (!w || !w->addr) return err_set(e, ST_USAGE, "%s: no gain weight given", what);
+    if (!is_plain_type(w->dtype))
+        return err_set(e, ST_USAGE, "%s: gain of type %s, expected F32, F16 or BF16", what, dtype_name(w->dtype));
+    if (w->rows * w->k != n)
+        return err_set(e, ST_USAGE, "%s: gain has %lld elements, expected %lld", what, (long long)(w->rows * w->k),
+                       (long long)n);
+    return ST_OK;
+}
+
+/* ---- embed */
+
+struct push_embed {
+    uint64_t table, cols, dst;
+    uint32_t dim, rows, dtype, n_cols;
+};
+_Static_assert(sizeof(struct push_embed) == 40, "push_embed layout");
+
+int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint64_t cols_meta, uint64_t out,
+            int cols, struct err *e)
+{
+    if (!is_weight_type(table->dtype) || cols < 1 || cols > (int)MAX_GROUPS || table->k < 1)
+        return err_set(e, ST_USAGE, "embed: table type %s, %d columns: expected a weight type and 1..65535 columns",
+                       dtype_name(table->dtype), cols);
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "embed", NULL, 0, &pipe, e);
+    if (rc) return rc;
+    struct push_embed pc = {table->addr, cols_meta, out, (uint32_t)table->k, (uint32_t)table->rows,
+                            (uint32_t)table->dtype, (uint32_t)cols};
+    char kind[40];
+    snprintf(kind, sizeof kind, "embed.%s", kind_dtype(table->dtype));
+    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1, "embed",
+        weight_bytes(table->dtype, cols, table->k));
+    return ST_OK;
+}
+
+/* ---- rmsnorm */
+
+struct push_rmsnorm {
+    uint64_t x, y, w, idx;
+    uint32_t dim, wdtype;
+    float eps;
+    uint32_t plus1;
+};
+_Static_assert(sizeof(struct push_rmsnorm) == 48, "push_rmsnorm layout");
+
+int k_rmsnorm(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, uint64_t idx,
+              int n_rows, float eps, bool plus1, int layer, const char *op, const char *kind_prefix, struct err *e)
+{
+    int rc = check_gain(w, w ? w->rows * w->k : 0, "rmsnorm", e);
+    if (rc) return rc;
+    if (n_rows < 1 || n_rows > (int)MAX_GROUPS)
+        return err_set(e, ST_USAGE, "rmsnorm %s: %d rows, expected 1..65535", op, n_rows);
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
+    struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps, plus1};
+    char kind[40];
+    snprintf(kind, sizeof kind, "%srmsnorm", kind_prefix ? kind_prefix : "");
+    add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes);
+    return ST_OK;
+}
+
+/* ---- matmul */
+
+struct push_matmul {
+    uint64_t w, wscale, w3, w3scale, x, y, gain;
+    uint32_t rows, k, accumulate, gdtype;
+    float eps;
+    uint32_t plus1;
+};
+_Static_assert(sizeof(struct push_matmul) == 80, "push_matmul layout");
+
+/* Elements of a 16-byte weight slot (matmul.comp's G). */
+static int64_t slot_elems(enum dtype t)
+{
+    switch (t) {
+    case DT_F32: return 4;
+    case DT_F16:
+    case DT_BF16: return 8;
+    case DT_Q8_0: return 16;
+    default: return 32;
+    }
+}
+
+/* Address of the f16 scales of a Q weight, 0 for the others. */
+static uint64_t scale_addr(const struct gpu_weight *w)
+{
+    if (!is_quant_type(w->dtype)) return 0;
+    return w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) * quant_bytes(w->dtype);
+}
+
+/* The geometry of matmul.comp for this device (its spec constants 0..4): 4 subgroups split k,
+ * R rows a workgroup. */
+static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, uint32_t spec[5])
+{
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = 4;
+    uint32_t r = swiglu ? 2 : 4;
+    const char *tune = getenv("LFM2_MATMUL_ROWS"); /* TEMP tuning knob */
+    if (tune && atoi(tune) >= 1 && atoi(tune) <= 8) r = (uint32_t)atoi(tune);
+    spec[0] = sg;
+    spec[1] = nsg;
+    spec[2] = r;
+    spec[3] = cols;
+    spec[4] = sg * nsg;
+}
+
+static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                      const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                      const char *op, const char *kind_prefix, struct err *e)
+{
+    bool swiglu = w3 != NULL;
+    if (!is_weight_type(w->dtype))
+        return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", op, dtype_name(w->dtype));
+    if (w->rows < 1 || w->k < 1 || w->k % slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
+        return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
+                       op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
+                       (long long)slot_elems(w->dtype));
+    if (swiglu && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
+        return err_set(e, ST_USAGE, "matmul_swiglu %s: up weight [%lld, %lld] %s differs from gate [%lld, %lld] %s",
+                       op, (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype), (long long)w->rows,
+                       (long long)w->k, dtype_name(w->dtype));
+    if (cols < 1) return err_set(e, ST_USAGE, "matmul %s: %d columns, expected at least 1", op, cols);
+    int rc;
+    if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
+
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "matmul%s_%s", swiglu ? "_swiglu" : "", kind_dtype(w->dtype));
+    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", swiglu ? "_swiglu" : "",
+             kind_dtype(w->dtype));
+    uint64_t bytes = w->bytes + (swiglu ? w3->bytes : 0);
+    for (int c0 = 0; c0 < cols; c0 += K_MATMUL_MAX_COLS) {
+        uint32_t n = (uint32_t)MIN(K_MATMUL_MAX_COLS, cols - c0);
+        uint32_t spec[5];
+        matmul_spec(g, swiglu, n, spec);
+        uint32_t groups = div_up((uint64_t)w->rows, spec[2]);
+        if (groups > MAX_GROUPS)
+            return err_set(e, ST_USAGE, "matmul %s: %lld rows need %u workgroups, more than 65535", op,
+                           (long long)w->rows, groups);
+        const struct gpu_pipeline *pipe;
+        if ((rc = gpu_pipeline(g, name, spec, 5, &pipe, e))) return rc;
+        struct push_matmul pc = {
+            .w = w->addr,
+            .wscale = scale_addr(w),
+            .w3 = swiglu ? w3->addr : 0,
+            .w3scale = swiglu ? scale_addr(w3) : 0,
+            .x = x + 4 * (uint64_t)c0 * (uint64_t)w->k,
+            .y = y + 4 * (uint64_t)c0 * (uint64_t)w->rows,
+            .gain = norm && norm->w ? norm->w->addr : 0,
+            .rows = (uint32_t)w->rows,
+            .k = (uint32_t)w->k,
+            .accumulate = accumulate,
+            .gdtype = norm && norm->w ? (uint32_t)norm->w->dtype : 0,
+            .eps = norm ? norm->eps : 0,
+            .plus1 = norm && norm->plus1,
+        };
+        add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+    }
+    return ST_OK;
+}
+
+int k_matmul(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
+             bool accumulate, int layer, const char *op, const char *kind_prefix, struct err *e)
+{
+    return matmul_any(g, p, w, NULL, NULL, x, y, cols, accumulate, layer, op, kind_prefix, e);
+}
+
+int k_matmul_norm(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct k_norm *norm, uint64_t x,
+                  uint64_t y, int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                  struct err *e)
+{
+    return matmul_any(g, p, w, NULL, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
+}
+
+int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, const struct gpu_weight *w3,
+                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
+                    const char *kind_prefix, struct err *e)
+{
+    if (!w3) return err_set(e, ST_USAGE, "matmul_swiglu %s: no up weight", op);
+    return matmul_any(g, p, w1, w3, norm, x, y, cols, false, layer, op, kind_prefix, e);
+}
+
+/* ---- shortconv */
+
+struct push_shortconv {
+    uint64_t bcx, w, state, y, runs;
+    uint32_t H, n_runs, wdtype, pad;
+};
+_Static_assert(sizeof(struct push_shortconv) == 56, "push_shortconv layout");
+
+int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
+                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e)
+{
+    if (!is_plain_type(conv_w->dtype) || conv_w->k != 3 || conv_w->rows < 1)
+        return err_set(e, ST_USAGE, "shortconv %s: conv weight [%lld, %lld] %s, expected [H, 3] F32/F16/BF16", op,
+                       (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype));
+    if (n_runs < 1 || n_runs > (int)MAX_GROUPS)
+        return err_set(e, ST_USAGE, "shortconv %s: %d runs, expected 1..65535", op, n_runs);
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "shortconv", NULL, 0, &pipe, e);
+    if (rc) return rc;
+    struct push_shortconv pc = {bcx, conv_w->addr, state, y, runs, (uint32_t)conv_w->rows, (uint32_t)n_runs,
+                                (uint32_t)conv_w->dtype, 0};
+    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs, "shortconv", layer, op,
+        conv_w->bytes);
+    return ST_OK;
+}
+
+/* ---- attention */
+
+static int check_geom(const struct gpu *g, const struct k_attn_geom *a, int cols, struct err *e)
+{
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32;
+    if (a->n_h < 1 || a->n_kv < 1 || a->n_h % a->n_kv)
+        return err_set(e, ST_USAGE, "attention: %d q heads and %d kv heads, expected a multiple", a->n_h, a->n_kv);
+    if (a->hd < 1 || a->hd > K_MAX_HEAD_DIM || a->hd % (int)sg)
+        return err_set(e, ST_USAGE, "attention: head dim %d, expected a multiple of the subgroup size %u up to %d",
+                       a->hd, sg, K_MAX_HEAD_DIM);
+    if (a->rope_dims < 0 || a->rope_dims > a->hd || a->rope_dims % 2)
+        return err_set(e, ST_USAGE, "attention: rope dims %d, expected even and <= head dim %d", a->rope_dims, a->hd);
+    if (cols < 1 || cols > (int)MAX_GROUPS || a->max_blocks < 1)
+        return err_set(e, ST_USAGE, "attention: %d columns, %d blocks a slot", cols, a->max_blocks);
+    return ST_OK;
+}
+
+struct push_attn_prep {
+    uint64_t q, k, v, qn, kn, kpool, vpool, btab, cols;
+    uint32_t n_h, n_kv, hd, rope_dims, max_blocks, flags, gdtype;
+    float eps, r_hi, r_lo;
+};
+_Static_assert(sizeof(struct push_attn_prep) == 112, "push_attn_prep layout");
+
+int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
+                const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
+                uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e)
+{
+    int rc = check_geom(g, a, cols, e);
+    if (rc) return rc;
+    if (!a->no_norm) {
+        if ((rc = check_gain(q_norm, a->hd, "attn.prep q_norm", e)) || (rc = check_gain(k_norm, a->hd, "attn.prep k_norm", e)))
+            return rc;
+        if (q_norm->dtype != k_norm->dtype)
+            return err_set(e, ST_USAGE, "attn.prep: q_norm %s and k_norm %s differ in type", dtype_name(q_norm->dtype),
+                           dtype_name(k_norm->dtype));
+    }
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, "attn_prep", NULL, 0, &pipe, e))) return rc;
+    /* r = theta^(-2/rope_dims) as hi + lo floats: the shader forms inv_freq_i = r^i in float-float */
+    double r = a->rope_dims ? pow((double)a->theta, -2.0 / a->rope_dims) : 1.0;
+    float r_hi = (float)r;
+    struct push_attn_prep pc = {
+        q, k, v, a->no_norm ? 0 : q_norm->addr, a->no_norm ? 0 : k_norm->addr, kpool, vpool, btab, cols_meta,
+        (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->hd, (uint32_t)a->rope_dims, (uint32_t)a->max_blocks,
+        (a->no_norm ? 0u : 1u) | (a->plus1 ? 2u : 0u) | (a->interleaved ? 4u : 0u),
+        a->no_norm ? 0u : (uint32_t)q_norm->dtype, a->eps, r_hi, (float)(r - (double)r_hi),
+    };
+    uint64_t bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
+    add(p, pipe, &pc, sizeof pc, (uint32_t)(a->n_h + 2 * a->n_kv), (uint32_t)cols, "attn.prep", layer,
+        "attn.prep", bytes);
+    return ST_OK;
+}
+
+struct push_attention {
+    uint64_t q, kpool, vpool, btab, cols, dst;
+    uint32_t n_h, n_kv, max_blocks;
+    float scale;
+};
+_Static_assert(sizeof(struct push_attention) == 64, "push_attention layout");
+
+int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
+                uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
+                int layer, struct err *e)
+{
+    int rc = check_geom(g, a, cols, e);
+    if (rc) return rc;
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = 4;
+    uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
+    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
+                                (uint32_t)a->max_blocks, a->scale};
+    add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, prefill ? "attn.prefill" : "attn.decode", layer,
+        "attn", 0);
+    return ST_OK;
+}
+
+/* ---- winit */
+
+struct push_winit {
+    uint64_t w;
+    uint32_t rows, k, seed, tensor, dtype, mode;
+    float a, b;
+};
+_Static_assert(sizeof(struct push_winit) == 40, "push_winit layout");
+
+int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
+            enum winit_mode mode, float a, float b, struct err *e)
+{
+    uint64_t n = (uint64_t)w->rows * (uint64_t)w->k;
+    if (!is_weight_type(w->dtype) || w->rows < 1 || w->k < 1 || n > UINT32_MAX ||
+        (is_quant_type(w->dtype) && w->k % 32))
+        return err_set(e, ST_USAGE,
+                       "winit: weight [%lld, %lld] %s: expected a weight type, < 2^32 elements, k %% 32 == 0 for Q types",
+                       (long long)w->rows, (long long)w->k, dtype_name(w->dtype));
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "winit", NULL, 0, &pipe, e);
+    if (rc) return rc;
+    uint32_t groups = div_up(div_up(n, 32), 64);
+    uint32_t gx = MIN(groups, MAX_GROUPS), gy = div_up(groups, gx);
+    struct push_winit pc = {w->addr, (uint32_t)w->rows, (uint32_t)w->k, seed, tensor, (uint32_t)w->dtype,
+                            (uint32_t)mode, a, b};
+    add(p, pipe, &pc, sizeof pc, gx, gy, "winit", -1, "winit", 0);
+    return ST_OK;
+}

@@ -1,0 +1,95 @@
+/* model_glm.c - GLM-OCR text decoder: attention layers with four plain RMSNorms, fused gate_up
+ * FFN, interleaved RoPE, untied head (MODELS.md). The vision tower (model.visual.*) and the MTP
+ * layer (index n_layers) are not part of it and are never bound. No GGUF form. */
+#include "model_family.h"
+
+#include <math.h>
+
+static const char *const glm_types[] = {"glm_ocr", "glm_ocr_text", NULL};
+
+static const struct name_rule glm_layer_names[] = {
+    {W_ATTN_NORM, "input_layernorm.weight", NULL},
+    {W_POST_ATTN_NORM, "post_self_attn_layernorm.weight", NULL},
+    {W_FFN_NORM, "post_attention_layernorm.weight", NULL},
+    {W_POST_FFN_NORM, "post_mlp_layernorm.weight", NULL},
+    {W_FFN_GATE_UP, "mlp.gate_up_proj.weight", NULL},
+    {W_FFN_DOWN, "mlp.down_proj.weight", NULL},
+    {W_Q, "self_attn.q_proj.weight", NULL},
+    {W_K, "self_attn.k_proj.weight", NULL},
+    {W_V, "self_attn.v_proj.weight", NULL},
+    {W_O, "self_attn.o_proj.weight", NULL},
+};
+
+static const struct name_rule glm_global_names[] = {
+    {G_EMBED, "embed_tokens.weight", NULL},
+    {G_FINAL_NORM, "norm.weight", NULL},
+    {G_HEAD, "lm_head.weight", NULL},
+};
+
+static void glm_defaults(struct model_desc *d)
+{
+    d->rope_dims = d->head_dim;
+    d->rope_theta = 1e4f;
+    d->rope_neox = false; /* pairs (2i, 2i+1) */
+    d->eps = 1e-5f;
+    d->norm_plus1 = false;
+    d->tied = false;
+    for (int l = 0; l < d->n_layers; l++)
+        d->kind[l] = LAYER_ATTN;
+}
+
+static int glm_describe_config(const cJSON *text, const cJSON *root, const char *cfg_path,
+                               const struct model_source *src, struct model_desc *d, struct err *e)
+{
+    (void)src;
+    int st;
+    double v;
+    bool b;
+    if ((st = cfg_common_dims(text, cfg_path, d, e)) ||
+        (st = cfg_need_int(text, "head_dim", 2, 1 << 12, cfg_path, &d->head_dim, e)))
+        return st;
+    glm_defaults(d);
+    if (cfg_num(text, "rms_norm_eps", &v)) d->eps = (float)v;
+    d->rope_theta = cfg_rope_theta(text, d->rope_theta);
+    d->rope_dims = (int)lround(d->head_dim * cfg_partial_rotary(text, 1.0));
+    if (d->rope_dims <= 0 || d->rope_dims > d->head_dim || d->rope_dims % 2)
+        return err_set(e, ST_USAGE, "%s: rotary dims %d, expected an even number in 2..%d",
+                       cfg_path, d->rope_dims, d->head_dim);
+    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(root, "tie_word_embeddings", &b))
+        d->tied = b;
+    return ST_OK;
+}
+
+static bool glm_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims,
+                            int64_t shape[4])
+{
+    (void)l;
+    int64_t h = d->hidden;
+    switch (r) {
+    case W_ATTN_NORM:
+    case W_POST_ATTN_NORM:
+    case W_FFN_NORM:
+    case W_POST_FFN_NORM:
+        return shape_set(n_dims, shape, h, -1);
+    case W_FFN_GATE_UP:
+        return shape_set(n_dims, shape, 2 * (int64_t)d->ffn, h);
+    case W_FFN_DOWN:
+        return shape_ffn(d, r, n_dims, shape);
+    default:
+        return shape_attn(d, r, d->head_dim, false, n_dims, shape);
+    }
+}
+
+const struct family_ops family_glm = {
+    .family = FAMILY_GLM_OCR,
+    .config_types = glm_types,
+    .gguf_arch = NULL,
+    .layer_names = glm_layer_names,
+    .n_layer_names = (int)ARRAY_LEN(glm_layer_names),
+    .global_names = glm_global_names,
+    .n_global_names = (int)ARRAY_LEN(glm_global_names),
+    .describe_config = glm_describe_config,
+    .describe_gguf = NULL,
+    .set_defaults = glm_defaults,
+    .layer_shape = glm_layer_shape,
+};

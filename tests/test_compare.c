@@ -1,0 +1,196 @@
+/* test_compare.c - compare_profiles on saved JSON files (no GPU, no timing): identical runs, a
+ * regression, the noise floor, the threshold, an incomparable shard, a driver warning, kinds in one
+ * file only. Each case writes base and current with report_json_write and compares the files read
+ * back with report_json_read, as `--compare BASE --current NEW` does. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "synth_profile.h"
+#include "testutil.h"
+
+static const char *dir;
+
+/* Writes both profiles, reads them back, compares; returns the status, output in *out (free). */
+static int compare_files(const struct profile *base, const struct profile *cur, double threshold,
+                         char **out, struct err *e)
+{
+    char pb[256], pc[256];
+    snprintf(pb, sizeof pb, "%s/base.json", dir);
+    snprintf(pc, sizeof pc, "%s/current.json", dir);
+    remove(pb);
+    remove(pc);
+    T_CHECK(report_json_write(pb, base, e) == ST_OK && report_json_write(pc, cur, e) == ST_OK,
+            "write: %s", e->msg);
+    struct profile b, c;
+    memset(&b, 0x33, sizeof b); /* poison */
+    memset(&c, 0x33, sizeof c);
+    int rb = report_json_read(pb, &b, e);
+    int rc = rb ? rb : report_json_read(pc, &c, e);
+    T_CHECK(rb == ST_OK && rc == ST_OK, "read back: %s", e->msg);
+    if (rb || rc) {
+        if (!rb) profile_free(&b);
+        *out = strdup("");
+        return -1;
+    }
+    size_t len = 0;
+    FILE *f = open_memstream(out, &len);
+    snprintf(e->msg, sizeof e->msg, "poison");
+    int st = compare_profiles(f, &b, &c, threshold, e);
+    fclose(f);
+    profile_free(&b);
+    profile_free(&c);
+    return st;
+}
+
+static void test_same(void)
+{
+    struct profile a;
+    synth_profile(&a, 101, 5);
+    struct err e;
+    char *out;
+    int st = compare_files(&a, &a, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "A vs A: %d\n%s", st, out);
+    T_CHECK(strstr(out, "no regression") && strstr(out, "TOTAL (GPU busy)") &&
+                strstr(out, "matmul.bf16"),
+            "table printed\n%s", out);
+    T_CHECK(!strstr(out, "only in") && !strstr(out, "WARNING"), "nothing extra\n%s", out);
+    free(out);
+    profile_free(&a);
+}
+
+static void test_regression(void)
+{
+    /* baseline: one kind 2× faster than now → the current run regressed */
+    struct profile base, cur;
+    synth_profile(&base, 202, 5);
+    synth_profile(&cur, 202, 5);
+    synth_adjust_kind(&base, "attn.decode", 0.5, 0.0);
+    struct err e;
+    char *out;
+    int st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_REGRESSION, "2x slower kind: %d\n%s", st, out);
+    T_CHECK(strstr(out, "REGRESSION") != NULL, "regression line\n%s", out);
+    const char *row = strstr(out, "  attn.decode");
+    T_CHECK(row && strstr(row, "SLOWER") && strstr(row, "SLOWER") < strchr(row, '\n'),
+            "the slower kind is marked\n%s", out);
+    free(out);
+
+    /* the other way round (current faster) is no regression */
+    st = compare_files(&cur, &base, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "faster: %d\n%s", st, out);
+    free(out);
+
+    /* the same slowdown under a threshold above it is no regression */
+    st = compare_files(&base, &cur, 150.0, &out, &e);
+    T_CHECK(st == ST_OK, "under threshold 150%%: %d\n%s", st, out);
+    free(out);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
+static void test_noise_floor(void)
+{
+    /* swiglu (~4 µs) 0.9 µs slower: over 10 % but under the 1 µs floor → not a regression */
+    struct profile base, cur;
+    synth_profile(&base, 303, 5);
+    synth_profile(&cur, 303, 5);
+    synth_adjust_kind(&cur, "swiglu", 1.0, 0.9);
+    struct err e;
+    char *out;
+    int st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "0.9 µs slower is noise: %d\n%s", st, out);
+    free(out);
+    /* the same kind 1.5 µs slower crosses the floor (and 10 %) */
+    synth_adjust_kind(&cur, "swiglu", 1.0, 0.6);
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_REGRESSION, "1.5 µs slower on a 4 µs kind: %d\n%s", st, out);
+    free(out);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
+static void test_identity(void)
+{
+    struct profile base, cur;
+    synth_profile(&base, 404, 5);
+    synth_profile(&cur, 404, 5);
+    cur.shard.b = 8;
+    struct err e;
+    char *out;
+    int st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_USAGE, "different shard: %d", st);
+    T_CHECK(strstr(e.msg, "shard differs: base 0:16, current 0:8") != NULL, "message: %s", e.msg);
+    free(out);
+    cur.shard.b = 16;
+
+    const char *fields[] = {"model dtype", "shape cols", "device name", "shape logits"};
+    for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
+        struct profile c2;
+        synth_profile(&c2, 404, 5);
+        if (i == 0) strcpy(c2.model.dtype, "q4_0");
+        if (i == 1) c2.shape.cols = 16;
+        if (i == 2) strcpy(c2.device.name, "Other GPU");
+        if (i == 3) c2.shape.logits = false;
+        st = compare_files(&base, &c2, 10.0, &out, &e);
+        T_CHECK(st == ST_USAGE && strstr(e.msg, fields[i]), "%s: %d %s", fields[i], st, e.msg);
+        free(out);
+        profile_free(&c2);
+    }
+
+    /* a different driver is a warning, not an error */
+    strcpy(cur.device.driver, "synthdrv 2.0.0");
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "driver change: %d\n%s", st, out);
+    T_CHECK(strstr(out, "WARNING: driver differs") && strstr(out, "synthdrv 2.0.0"), "warning\n%s",
+            out);
+    free(out);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
+static void test_only_in_one(void)
+{
+    struct profile base, cur;
+    synth_profile(&base, 505, 5);
+    synth_profile(&cur, 505, 5);
+    snprintf(cur.dispatches[3].kind, sizeof cur.dispatches[3].kind, "shortconv.fused");
+    synth_adjust_kind(&cur, "shortconv.fused", 1.0, 0.0);
+    struct err e;
+    char *out;
+    int st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "renamed kind, same total: %d\n%s", st, out);
+    T_CHECK(strstr(out, "only in base: shortconv (") != NULL, "base-only kind listed\n%s", out);
+    T_CHECK(strstr(out, "only in current: shortconv.fused (") != NULL, "current-only listed\n%s",
+            out);
+    free(out);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
+static void test_bad_input(void)
+{
+    struct profile a;
+    synth_profile(&a, 606, 5);
+    struct err e;
+    FILE *f = fopen("/dev/null", "w");
+    T_CHECK(compare_profiles(f, &a, &a, -5.0, &e) == ST_USAGE && strstr(e.msg, "--threshold"),
+            "negative threshold: %s", e.msg);
+    fclose(f);
+    profile_free(&a);
+}
+
+int main(void)
+{
+    dir = t_tmpdir();
+    T_CHECK(dir != NULL, "tmpdir");
+    if (!dir) return t_finish();
+    test_same();
+    test_regression();
+    test_noise_floor();
+    test_identity();
+    test_only_in_one();
+    test_bad_input();
+    return t_finish();
+}

@@ -1,0 +1,678 @@
+/* test_kernels.c - every compute kernel against a CPU reference (double accumulation) on fresh
+ * random inputs, outputs poisoned with NaN before each run, several sizes including ones that are
+ * not multiples of the workgroup geometry. Quantized weights go through weight_repack. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "kernels.h"
+#include "plan.h"
+#include "testutil.h"
+
+#define POISON 0x7fc00000u /* a quiet NaN: any element a kernel forgets to write fails the compare */
+
+static struct gpu g;
+static struct t_rng rng;
+static struct err e;
+static double worst_rel; /* the largest relative error seen by any f32 compare */
+
+static const enum dtype all_types[] = {DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
+static const enum dtype plain_types[] = {DT_F32, DT_F16, DT_BF16};
+
+/* ---- device helpers (each failure is a test failure with the core's message) */
+
+static struct gpu_buf dev_alloc(uint64_t n)
+{
+    struct gpu_buf b = {0};
+    int rc = gpu_alloc(&g, n, GPU_MEM_DEVICE, &b, &e);
+    T_CHECK(rc == ST_OK, "gpu_alloc %llu: %s", (unsigned long long)n, e.msg);
+    return b;
+}
+
+static void up(const struct gpu_buf *b, const void *src, uint64_t n)
+{
+    int rc = gpu_upload(&g, b, 0, src, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_upload: %s", e.msg);
+}
+
+static void down(const struct gpu_buf *b, void *dst, uint64_t n)
+{
+    int rc = gpu_download(&g, b, 0, dst, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
+}
+
+static void poison(const struct gpu_buf *b)
+{
+    int rc = gpu_fill(&g, b, POISON, &e);
+    T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+}
+
+static void run_plan(struct plan *p)
+{
+    int rc = gpu_cmd_begin(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+    plan_record(&g, p, -1);
+    rc = gpu_submit_wait(&g, NULL, &e);
+    T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+    plan_free(p);
+}
+
+static float *rand_floats(size_t n, float scale)
+{
+    float *v = malloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = scale * t_rng_normal(&rng);
+    return v;
+}
+
+static struct gpu_buf dev_floats(const float *v, size_t n)
+{
+    struct gpu_buf b = dev_alloc(n * 4);
+    up(&b, v, n * 4);
+    return b;
+}
+
+/* max |out - ref| / max |ref| over n values; any non-finite output counts as a failure (returns
+ * infinity). */
+static double rel_err(const float *out, const double *ref, size_t n)
+{
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(out[i])) return INFINITY;
+        num = fmax(num, fabs(out[i] - ref[i]));
+        den = fmax(den, fabs(ref[i]));
+    }
+    double r = den > 0 ? num / den : num;
+    if (r > worst_rel) worst_rel = r;
+    return r;
+}
+
+/* ---- weights: random values in the FILE layout (ggml blocks for Q types), repacked in pieces */
+
+static void quant_block(enum dtype t, const float *x, uint8_t *blk)
+{
+    float amax = 0, m = 0;
+    for (int j = 0; j < 32; j++) {
+        if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            m = x[j];
+        }
+    }
+    if (t == DT_Q8_0) {
+        float d = amax / 127, id = d ? 1 / d : 0;
+        uint16_t h = f32_to_f16(d);
+        memcpy(blk, &h, 2);
+        for (int j = 0; j < 32; j++) blk[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
+    } else {
+        float d = m / -8, id = d ? 1 / d : 0;
+        uint16_t h = f32_to_f16(d);
+        memcpy(blk, &h, 2);
+        for (int j = 0; j < 16; j++) {
+            int lo = (int)fminf(15, floorf(x[j] * id + 8.5f)), hi = (int)fminf(15, floorf(x[j + 16] * id + 8.5f));
+            blk[2 + j] = (uint8_t)(lo | hi << 4);
+        }
+    }
+}
+
+/* Element (row, i) decoded straight from the file layout (independent of weight_get). */
+static float file_get(enum dtype t, int64_t k, const uint8_t *f, int64_t row, int64_t i)
+{
+    int64_t e = row * k + i;
+    if (t == DT_F32) {
+        float v;
+        memcpy(&v, f + 4 * e, 4);
+        return v;
+    }
+    if (t == DT_F16) return f16_to_f32(rd_u16(f + 2 * e));
+    if (t == DT_BF16) return bf16_to_f32(rd_u16(f + 2 * e));
+    int bb = t == DT_Q8_0 ? 34 : 18;
+    const uint8_t *b = f + (e / 32) * bb;
+    float d = f16_to_f32(rd_u16(b));
+    int j = (int)(e % 32);
+    if (t == DT_Q8_0) return (float)(int8_t)b[2 + j] * d;
+    return ((float)(j < 16 ? b[2 + j] & 15 : b[2 + j - 16] >> 4) - 8) * d;
+}
+
+struct host_weight {
+    struct gpu_weight w;
+    struct gpu_buf buf;
+    uint8_t *dev;   /* device layout on the host */
+    double *val;    /* [rows][k] decoded values */
+};
+
+static struct host_weight make_weight(enum dtype t, int64_t rows, int64_t k, float scale, float offset)
+{
+    struct host_weight h = {0};
+    uint64_t bytes = weight_bytes(t, rows, k), n = (uint64_t)(rows * k);
+    uint8_t *file = malloc(bytes);
+    float *x = malloc(n * sizeof *x);
+    for (uint64_t i = 0; i < n; i++) x[i] = offset + scale * t_rng_normal(&rng);
+    for (uint64_t i = 0; i < n; i++) {
+        if (t == DT_F32) memcpy(file + 4 * i, &x[i], 4);
+        if (t == DT_F16 || t == DT_BF16) {
+            uint16_t v = t == DT_F16 ? f32_to_f16(x[i]) : f32_to_bf16(x[i]);
+            memcpy(file + 2 * i, &v, 2);
+        }
+    }
+    if (t == DT_Q8_0 || t == DT_Q4_0)
+        for (uint64_t b = 0; b < n / 32; b++) quant_block(t, x + 32 * b, file + b * (t == DT_Q8_0 ? 34 : 18));
+    /* repack in three pieces with odd boundaries, as a streaming upload would */
+    h.dev = malloc(bytes);
+    uint64_t cut1 = bytes / 3 + 7, cut2 = MIN(bytes, 2 * bytes / 3 + 3);
+    weight_repack(t, rows, k, file, 0, cut1, h.dev);
+    weight_repack(t, rows, k, file, cut1, cut2 - cut1, h.dev + cut1);
+    weight_repack(t, rows, k, file, cut2, bytes - cut2, h.dev + cut2);
+    h.val = malloc(n * sizeof *h.val);
+    int bad = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t i = 0; i < k; i++) {
+            float a = weight_get(t, rows, k, h.dev, r, i), b = file_get(t, k, file, r, i);
+            if (a != b) bad++;
+            h.val[r * k + i] = a;
+        }
+    T_CHECK(bad == 0, "weight_repack %s [%lld, %lld]: %d elements differ from the file", dtype_name(t),
+            (long long)rows, (long long)k, bad);
+    h.buf = dev_alloc(bytes);
+    up(&h.buf, h.dev, bytes);
+    h.w = (struct gpu_weight){h.buf.addr, t, rows, k, bytes};
+    free(file);
+    free(x);
+    return h;
+}
+
+static void free_weight(struct host_weight *h)
+{
+    free(h->dev);
+    free(h->val);
+}
+
+/* ---- embed */
+
+static void test_embed(void)
+{
+    const int V = 50, D = 300, C = 7;
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        int dim = t == DT_Q8_0 || t == DT_Q4_0 ? 320 : D;
+        struct host_weight E = make_weight(t, V, dim, 1.0f, 0);
+        struct col_meta cm[7];
+        for (int c = 0; c < C; c++) cm[c] = (struct col_meta){t_rng_u32(&rng) % V, (uint32_t)c, (uint32_t)c, 0};
+        struct gpu_buf cols = dev_alloc(sizeof cm), out = dev_alloc((uint64_t)C * dim * 4);
+        up(&cols, cm, sizeof cm);
+        poison(&out);
+        struct plan p = {0};
+        T_CHECK(k_embed(&g, &p, &E.w, cols.addr, out.addr, C, &e) == ST_OK, "k_embed: %s", e.msg);
+        T_CHECK(p.n == 1 && strncmp(p.d[0].kind, "embed.", 6) == 0 && p.d[0].layer == -1, "embed tags");
+        run_plan(&p);
+        float *o = malloc((size_t)C * dim * 4);
+        double *ref = malloc((size_t)C * dim * sizeof *ref);
+        down(&out, o, (uint64_t)C * dim * 4);
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < dim; i++) ref[c * dim + i] = E.val[(int64_t)cm[c].token * dim + i];
+        double r = rel_err(o, ref, (size_t)C * dim);
+        T_CHECK(r == 0, "embed %s: rel err %g (expected exact)", dtype_name(t), r);
+        free(o);
+        free(ref);
+        free_weight(&E);
+    }
+}
+
+/* ---- rmsnorm */
+
+static void test_rmsnorm(void)
+{
+    const int dims[] = {300, 2053};
+    for (size_t di = 0; di < ARRAY_LEN(dims); di++) {
+        for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
+            for (int variant = 0; variant < 2; variant++) { /* 0: plain, all rows; 1: plus1 + gather */
+                int D = dims[di], R = 5;
+                bool plus1 = variant == 1;
+                uint32_t idx[3] = {3, 0, 4};
+                int n_out = variant ? 3 : R;
+                struct host_weight w = make_weight(plain_types[ti], 1, D, plus1 ? 0.1f : 1.0f, plus1 ? 0 : 1);
+                float *x = rand_floats((size_t)R * D, 2.0f);
+                struct gpu_buf xb = dev_floats(x, (size_t)R * D), yb = dev_alloc((uint64_t)n_out * D * 4);
+                struct gpu_buf ib = dev_alloc(sizeof idx);
+                up(&ib, idx, sizeof idx);
+                poison(&yb);
+                struct plan p = {0};
+                int rc = k_rmsnorm(&g, &p, &w.w, xb.addr, yb.addr, variant ? ib.addr : 0, n_out, 1e-5f, plus1, 3,
+                                   "ffn_norm", variant ? "head." : "", &e);
+                T_CHECK(rc == ST_OK, "k_rmsnorm: %s", e.msg);
+                run_plan(&p);
+                float *y = malloc((size_t)n_out * D * 4);
+                double *ref = malloc((size_t)n_out * D * sizeof *ref);
+                down(&yb, y, (uint64_t)n_out * D * 4);
+                for (int r = 0; r < n_out; r++) {
+                    int src = variant ? (int)idx[r] : r;
+                    double ss = 0;
+                    for (int i = 0; i < D; i++) ss += (double)x[src * D + i] * x[src * D + i];
+                    double inv = 1 / sqrt(ss / D + 1e-5);
+                    for (int i = 0; i < D; i++) ref[r * D + i] = (plus1 + w.val[i]) * x[src * D + i] * inv;
+                }
+                double er = rel_err(y, ref, (size_t)n_out * D);
+                T_CHECK(er < 1e-5, "rmsnorm %s dim %d variant %d: rel err %g", dtype_name(plain_types[ti]), D, variant, er);
+                free(x);
+                free(y);
+                free(ref);
+                free_weight(&w);
+            }
+        }
+    }
+}
+
+/* ---- matmul (plain, fused norm, accumulate, SwiGLU) */
+
+static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swiglu, bool norm, bool acc)
+{
+    struct host_weight w1 = make_weight(t, rows, k, 1.0f / sqrtf((float)k), 0), w3 = {0};
+    if (swiglu) w3 = make_weight(t, rows, k, 1.0f / sqrtf((float)k), 0);
+    struct host_weight gn = {0};
+    if (norm) gn = make_weight(DT_BF16, 1, k, 0.1f, 1.0f);
+    float *x = rand_floats((size_t)cols * k, 1.5f), *y0 = rand_floats((size_t)cols * rows, 1.0f);
+    struct gpu_buf xb = dev_floats(x, (size_t)cols * k), yb = dev_alloc((uint64_t)cols * rows * 4);
+    if (acc) up(&yb, y0, (uint64_t)cols * rows * 4);
+    else poison(&yb);
+    struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, false};
+    struct plan p = {0};
+    int rc = swiglu ? k_matmul_swiglu(&g, &p, &w1.w, &w3.w, &kn, xb.addr, yb.addr, cols, 2, "ffn", "", &e)
+             : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
+                    : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
+    T_CHECK(rc == ST_OK, "matmul: %s", e.msg);
+    T_CHECK(p.n == (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS, "matmul: %d dispatches for %d columns", p.n,
+            cols);
+    T_CHECK(p.n > 0 && p.d[0].bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
+    run_plan(&p);
+    float *y = malloc((size_t)cols * rows * 4);
+    double *ref = malloc((size_t)cols * rows * sizeof *ref);
+    down(&yb, y, (uint64_t)cols * rows * 4);
+    double *xn = malloc((size_t)k * sizeof *xn);
+    for (int c = 0; c < cols; c++) {
+        double ss = 0;
+        for (int i = 0; i < k; i++) ss += (double)x[c * k + i] * x[c * k + i];
+        double inv = norm ? 1 / sqrt(ss / k + 1e-5) : 1;
+        for (int i = 0; i < k; i++) xn[i] = x[c * k + i] * inv * (norm ? gn.val[i] : 1);
+        for (int n = 0; n < rows; n++) {
+            double a = 0, b = 0;
+            for (int i = 0; i < k; i++) a += w1.val[(int64_t)n * k + i] * xn[i];
+            if (swiglu) {
+                for (int i = 0; i < k; i++) b += w3.val[(int64_t)n * k + i] * xn[i];
+                a = a / (1 + exp(-a)) * b;
+            }
+            ref[c * rows + n] = a + (acc ? y0[c * rows + n] : 0);
+        }
+    }
+    double er = rel_err(y, ref, (size_t)cols * rows);
+    T_CHECK(er < 1e-4, "matmul %s%s%s%s rows %d k %d cols %d: rel err %g", swiglu ? "swiglu " : "", norm ? "norm " : "",
+            acc ? "acc " : "", dtype_name(t), rows, k, cols, er);
+    free(x);
+    free(y0);
+    free(y);
+    free(ref);
+    free(xn);
+    free_weight(&w1);
+    if (swiglu) free_weight(&w3);
+    if (norm) free_weight(&gn);
+}
+
+static void test_matmul(void)
+{
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        test_matmul_case(t, 67, 96, 1, false, false, false);
+        test_matmul_case(t, 300, 1056, 16, false, false, false);
+        test_matmul_case(t, 129, 1056, 19, false, true, true);
+        test_matmul_case(t, 70, 544, 5, true, true, false);
+        test_matmul_case(t, 45, 2080, 3, true, false, false);
+    }
+    test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
+    /* the helper refuses shapes the kernel does not serve */
+    struct plan p = {0};
+    struct gpu_weight bad = {1 << 20, DT_Q4_0, 8, 48, 0};
+    T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
+}
+
+/* ---- shortconv */
+
+static void test_shortconv(void)
+{
+    const int H = 200, S = 6;
+    /* decode: 5 runs of one column in scattered slots; prefill: runs of 3 and 4 columns */
+    struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
+    struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
+    for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
+        for (int shape = 0; shape < 2; shape++) {
+            const struct run_meta *runs = shape ? pre : dec;
+            int n_runs = shape ? 2 : 5, C = shape ? 7 : 5;
+            struct host_weight w = make_weight(plain_types[ti], H, 3, 0.5f, 0);
+            float *bcx = rand_floats((size_t)C * 3 * H, 1.0f), *st = rand_floats((size_t)S * 2 * H, 1.0f);
+            struct gpu_buf bb = dev_floats(bcx, (size_t)C * 3 * H), sb = dev_floats(st, (size_t)S * 2 * H);
+            struct gpu_buf yb = dev_alloc((uint64_t)C * H * 4), rb = dev_alloc(sizeof dec);
+            up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
+            poison(&yb);
+            struct plan p = {0};
+            int rc = k_shortconv(&g, &p, &w.w, bb.addr, sb.addr, yb.addr, rb.addr, n_runs, 0, "conv", &e);
+            T_CHECK(rc == ST_OK, "k_shortconv: %s", e.msg);
+            run_plan(&p);
+            float *y = malloc((size_t)C * H * 4), *st2 = malloc((size_t)S * 2 * H * 4);
+            double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc((size_t)S * 2 * H * sizeof *sref);
+            down(&yb, y, (uint64_t)C * H * 4);
+            down(&sb, st2, (uint64_t)S * 2 * H * 4);
+            for (int i = 0; i < S * 2 * H; i++) sref[i] = st[i];
+            for (int r = 0; r < n_runs; r++) {
+                for (int h = 0; h < H; h++) {
+                    double u2 = st[runs[r].slot * 2 * H + h], u1 = st[runs[r].slot * 2 * H + H + h];
+                    for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
+                        double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
+                        ref[c * H + h] = bcx[c * 3 * H + H + h] *
+                                         (w.val[h * 3] * u2 + w.val[h * 3 + 1] * u1 + w.val[h * 3 + 2] * u);
+                        u2 = u1;
+                        u1 = u;
+                    }
+                    sref[runs[r].slot * 2 * H + h] = u2;
+                    sref[runs[r].slot * 2 * H + H + h] = u1;
+                }
+            }
+            double ey = rel_err(y, ref, (size_t)C * H), es = rel_err(st2, sref, (size_t)S * 2 * H);
+            T_CHECK(ey < 1e-5 && es < 1e-6, "shortconv %s shape %d: rel err y %g state %g", dtype_name(plain_types[ti]),
+                    shape, ey, es);
+            free(bcx);
+            free(st);
+            free(y);
+            free(st2);
+            free(ref);
+            free(sref);
+            free_weight(&w);
+        }
+    }
+}
+
+/* ---- attention: prep (norm + RoPE + KV write) then attention, in one plan */
+
+struct attn_case {
+    struct k_attn_geom a;
+    int n_slots;
+    int cols;
+    struct col_meta cm[12];
+};
+
+static void rope_ref(const struct k_attn_geom *a, double *v, uint32_t pos)
+{
+    double tmp[K_MAX_HEAD_DIM];
+    memcpy(tmp, v, (size_t)a->hd * sizeof *tmp);
+    int half = a->rope_dims / 2;
+    for (int i = 0; i < half; i++) {
+        float inv_freq = (float)pow((double)a->theta, -2.0 * i / a->rope_dims);
+        float ang = (float)pos * inv_freq; /* f32 as torch */
+        double cs = cos((double)ang), sn = sin((double)ang);
+        int i0 = a->interleaved ? 2 * i : i, i1 = a->interleaved ? 2 * i + 1 : i + half;
+        v[i0] = tmp[i0] * cs - tmp[i1] * sn;
+        v[i1] = tmp[i1] * cs + tmp[i0] * sn;
+    }
+}
+
+static void norm_ref(const struct k_attn_geom *a, double *v, const double *gain)
+{
+    if (a->no_norm) return;
+    double ss = 0;
+    for (int i = 0; i < a->hd; i++) ss += v[i] * v[i];
+    double inv = 1 / sqrt(ss / a->hd + a->eps);
+    for (int i = 0; i < a->hd; i++) v[i] = v[i] * inv * (a->plus1 + gain[i]);
+}
+
+static void test_attention_case(struct attn_case *tc, enum dtype gtype)
+{
+    const struct k_attn_geom *a = &tc->a;
+    int C = tc->cols, hd = a->hd, qw = a->n_h * hd, kvw = a->n_kv * hd;
+    int nb = tc->n_slots * a->max_blocks; /* pool blocks */
+    size_t pool_n = (size_t)nb * K_KV_BLOCK * kvw;
+    /* block table: a random permutation of the pool's blocks */
+    uint32_t *bt = malloc((size_t)nb * 4);
+    for (int i = 0; i < nb; i++) bt[i] = (uint32_t)i;
+    for (int i = nb - 1; i > 0; i--) {
+        int j = (int)(t_rng_u32(&rng) % (uint32_t)(i + 1));
+        uint32_t s = bt[i];
+        bt[i] = bt[j];
+        bt[j] = s;
+    }
+    float *q = rand_floats((size_t)C * qw, 1.0f), *k = rand_floats((size_t)C * kvw, 1.0f);
+    float *v = rand_floats((size_t)C * kvw, 1.0f);
+    float *kp = rand_floats(pool_n, 0.3f), *vp = rand_floats(pool_n, 1.0f); /* history of earlier steps */
+    struct host_weight qn = make_weight(gtype, 1, hd, 0.1f, a->plus1 ? 0 : 1);
+    struct host_weight kn = make_weight(gtype, 1, hd, 0.1f, a->plus1 ? 0 : 1);
+    struct gpu_buf qb = dev_floats(q, (size_t)C * qw), kb = dev_floats(k, (size_t)C * kvw);
+    struct gpu_buf vb = dev_floats(v, (size_t)C * kvw), kpb = dev_floats(kp, pool_n), vpb = dev_floats(vp, pool_n);
+    struct gpu_buf btb = dev_alloc((uint64_t)nb * 4), cb = dev_alloc((uint64_t)C * sizeof(struct col_meta));
+    struct gpu_buf ob = dev_alloc((uint64_t)C * qw * 4);
+    up(&btb, bt, (uint64_t)nb * 4);
+    up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
+    poison(&ob);
+    struct plan p = {0};
+    int rc = k_attn_prep(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, C,
+                         2, &e);
+    T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
+    rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
+    T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
+    T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, "attn.prefill"), "attention tags");
+    run_plan(&p);
+
+    /* reference: prep on the host into double copies of q and the pools */
+    double *rq = malloc((size_t)C * qw * sizeof *rq), *rk = malloc(pool_n * sizeof *rk);
+    double *rv = malloc(pool_n * sizeof *rv), *ro = malloc((size_t)C * qw * sizeof *ro);
+    for (size_t i = 0; i < pool_n; i++) {
+        rk[i] = kp[i];
+        rv[i] = vp[i];
+    }
+    for (int c = 0; c < C; c++) {
+        uint32_t pos = tc->cm[c].pos, slot = tc->cm[c].slot;
+        size_t row = ((size_t)bt[slot * a->max_blocks + pos / 16] * 16 + pos % 16) * kvw;
+        for (int h = 0; h < a->n_h; h++) {
+            double *hv = rq + (size_t)c * qw + h * hd;
+            for (int i = 0; i < hd; i++) hv[i] = q[(size_t)c * qw + h * hd + i];
+            norm_ref(a, hv, qn.val);
+            rope_ref(a, hv, pos);
+        }
+        for (int h = 0; h < a->n_kv; h++) {
+            double *hk = rk + row + h * hd;
+            for (int i = 0; i < hd; i++) {
+                hk[i] = k[(size_t)c * kvw + h * hd + i];
+                rv[row + h * hd + i] = v[(size_t)c * kvw + h * hd + i];
+            }
+            norm_ref(a, hk, kn.val);
+            rope_ref(a, hk, pos);
+        }
+    }
+    for (int c = 0; c < C; c++) {
+        uint32_t pos = tc->cm[c].pos, slot = tc->cm[c].slot;
+        for (int h = 0; h < a->n_h; h++) {
+            int kvh = h / (a->n_h / a->n_kv);
+            double *s = malloc((pos + 1) * sizeof *s), mx = -INFINITY, tot = 0;
+            for (uint32_t j = 0; j <= pos; j++) {
+                size_t row = ((size_t)bt[slot * a->max_blocks + j / 16] * 16 + j % 16) * kvw + kvh * hd;
+                double d = 0;
+                for (int i = 0; i < hd; i++) d += rq[(size_t)c * qw + h * hd + i] * rk[row + i];
+                s[j] = d * a->scale;
+                mx = fmax(mx, s[j]);
+            }
+            for (uint32_t j = 0; j <= pos; j++) tot += s[j] = exp(s[j] - mx);
+            for (int i = 0; i < hd; i++) {
+                double o = 0;
+                for (uint32_t j = 0; j <= pos; j++)
+                    o += s[j] * rv[((size_t)bt[slot * a->max_blocks + j / 16] * 16 + j % 16) * kvw + kvh * hd + i];
+                ro[(size_t)c * qw + h * hd + i] = o / tot;
+            }
+            free(s);
+        }
+    }
+    float *gq = malloc((size_t)C * qw * 4), *gk = malloc(pool_n * 4), *gv = malloc(pool_n * 4);
+    float *go = malloc((size_t)C * qw * 4);
+    down(&qb, gq, (uint64_t)C * qw * 4);
+    down(&kpb, gk, pool_n * 4);
+    down(&vpb, gv, pool_n * 4);
+    down(&ob, go, (uint64_t)C * qw * 4);
+    double eq = rel_err(gq, rq, (size_t)C * qw), ek = rel_err(gk, rk, pool_n), ev = rel_err(gv, rv, pool_n);
+    double eo = rel_err(go, ro, (size_t)C * qw);
+    T_CHECK(eq < 1e-5 && ek < 1e-5 && ev == 0, "attn.prep hd %d cols %d: rel err q %g k pool %g v pool %g", hd, C, eq,
+            ek, ev);
+    T_CHECK(eo < 1e-4, "attention hd %d cols %d: rel err %g", hd, C, eo);
+    free(bt);
+    free(q);
+    free(k);
+    free(v);
+    free(kp);
+    free(vp);
+    free(rq);
+    free(rk);
+    free(rv);
+    free(ro);
+    free(gq);
+    free(gk);
+    free(gv);
+    free(go);
+    free_weight(&qn);
+    free_weight(&kn);
+}
+
+static void test_attention(void)
+{
+    /* LFM2 shape, decode: 3 slots at different lengths */
+    struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4}, .n_slots = 3, .cols = 3};
+    dec.cm[0] = (struct col_meta){1, 5, 2, 1};
+    dec.cm[1] = (struct col_meta){2, 17, 0, 1};
+    dec.cm[2] = (struct col_meta){3, 47, 1, 0};
+    test_attention_case(&dec, DT_F32);
+    /* prefill: slot 1 gets 6 columns across a block boundary, slot 0 three columns from 0 */
+    struct attn_case pre = {.a = {4, 1, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 4}, .n_slots = 2, .cols = 9};
+    for (int i = 0; i < 6; i++) pre.cm[i] = (struct col_meta){7, (uint32_t)(13 + i), 1, 0};
+    for (int i = 0; i < 3; i++) pre.cm[6 + i] = (struct col_meta){8, (uint32_t)i, 0, 1};
+    test_attention_case(&pre, DT_BF16);
+    /* GLM-like: head dim 128, partial interleaved rotary, no q/k norm */
+    struct attn_case glm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2, .cols = 2};
+    glm.cm[0] = (struct col_meta){1, 40, 1, 1};
+    glm.cm[1] = (struct col_meta){1, 3, 0, 1};
+    test_attention_case(&glm, DT_F16);
+}
+
+/* ---- winit */
+
+static void winit_run(const struct gpu_weight *w, uint32_t seed, uint32_t tensor, enum winit_mode mode, float a,
+                      float b)
+{
+    struct plan p = {0};
+    int rc = k_winit(&g, &p, w, seed, tensor, mode, a, b, &e);
+    T_CHECK(rc == ST_OK, "k_winit: %s", e.msg);
+    run_plan(&p);
+}
+
+static void test_winit(void)
+{
+    const int64_t rows = 300, k = 512; /* 153600 elements */
+    uint64_t n = (uint64_t)(rows * k);
+    struct gpu_buf f32buf = dev_alloc(n * 4);
+    struct gpu_weight wf = {f32buf.addr, DT_F32, rows, k, n * 4};
+    float *ref = malloc(n * 4);
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        uint64_t bytes = weight_bytes(t, rows, k);
+        struct gpu_buf buf = dev_alloc(bytes);
+        struct gpu_weight w = {buf.addr, t, rows, k, bytes};
+        uint8_t *h = malloc(bytes), *h2 = malloc(bytes);
+        struct { enum winit_mode m; float a, b, mean, sd; } cases[] = {
+            {WINIT_NORMAL, 0.05f, 0.0f, 0.0f, 0.05f},
+            {WINIT_NORMAL, 0.1f, 1.0f, 1.0f, 0.1f},
+            {WINIT_UNIFORM, 1.0f, 16.0f, 8.5f, 15.0f / sqrtf(12.0f)},
+            {WINIT_LOG_UNIFORM, 1.0f, 16.0f, (16 * logf(16) - 15) / 15, 0},
+        };
+        for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
+            poison(&buf);
+            winit_run(&w, 7, 11 + (uint32_t)ci, cases[ci].m, cases[ci].a, cases[ci].b);
+            down(&buf, h, bytes);
+            double s = 0, s2 = 0, lo = INFINITY, hi = -INFINITY;
+            uint64_t zeros = 0, nonfinite = 0;
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t i = 0; i < k; i++) {
+                    double x = weight_get(t, rows, k, h, r, i);
+                    if (!isfinite(x)) nonfinite++;
+                    if (x == 0) zeros++;
+                    s += x;
+                    s2 += x * x;
+                    lo = fmin(lo, x);
+                    hi = fmax(hi, x);
+                }
+            double mean = s / (double)n, sd = sqrt(s2 / (double)n - mean * mean);
+            double want_sd = cases[ci].sd, tol_mean = ci == 3 ? 0.01 * cases[ci].mean : 0.05 * want_sd;
+            T_CHECK(nonfinite == 0, "winit %s case %zu: %llu non-finite", dtype_name(t), ci, (unsigned long long)nonfinite);
+            T_CHECK(fabs(mean - cases[ci].mean) < tol_mean + (t == DT_Q4_0 ? 0.02 * want_sd : 0),
+                    "winit %s case %zu: mean %g, expected %g", dtype_name(t), ci, mean, cases[ci].mean);
+            if (want_sd > 0)
+                /* Q4_0's step (amax/8) adds visible noise when the values sit on an offset */
+                T_CHECK(fabs(sd / want_sd - 1) < (t == DT_Q4_0 && cases[ci].mean != 0 ? 0.15 : 0.03),
+                        "winit %s case %zu: std %g, expected %g", dtype_name(t), ci, sd, want_sd);
+            if (cases[ci].m == WINIT_LOG_UNIFORM && t != DT_Q4_0 && t != DT_Q8_0)
+                T_CHECK(lo >= 0 && hi <= logf(16) * 1.001, "winit log-uniform range [%g, %g]", lo, hi);
+            /* zeros: none for plain types; quantization makes some (q = 0 / q = 8), never many */
+            double zmax = t == DT_Q4_0 ? 0.2 : t == DT_Q8_0 ? 0.02 : 0;
+            T_CHECK((double)zeros <= zmax * (double)n, "winit %s case %zu: %llu zeros", dtype_name(t), ci,
+                    (unsigned long long)zeros);
+        }
+        /* same seed and tensor: same bytes; another seed or tensor: different values */
+        winit_run(&w, 7, 11, WINIT_NORMAL, 0.05f, 0);
+        down(&buf, h, bytes);
+        winit_run(&w, 7, 11, WINIT_NORMAL, 0.05f, 0);
+        down(&buf, h2, bytes);
+        T_CHECK(memcmp(h, h2, bytes) == 0, "winit %s: not deterministic", dtype_name(t));
+        for (int other = 0; other < 2; other++) {
+            winit_run(&w, other ? 7 : 8, other ? 12 : 11, WINIT_NORMAL, 0.05f, 0);
+            down(&buf, h2, bytes);
+            uint64_t same = 0;
+            for (uint64_t i = 0; i < n; i++)
+                same += weight_get(t, rows, k, h, 0, (int64_t)i) == weight_get(t, rows, k, h2, 0, (int64_t)i);
+            double limit = t == DT_Q4_0 ? 0.25 : t == DT_Q8_0 ? 0.05 : 0.01;
+            T_CHECK((double)same < limit * (double)n, "winit %s: %s changes too little (%llu equal)", dtype_name(t),
+                    other ? "tensor id" : "seed", (unsigned long long)same);
+        }
+        /* Q types: the same draws as F32, quantized as ggml does */
+        if (t == DT_Q8_0 || t == DT_Q4_0) {
+            winit_run(&wf, 7, 11, WINIT_NORMAL, 0.05f, 0);
+            down(&f32buf, ref, n * 4);
+            uint8_t *file = malloc(n / 32 * 34), *dev = malloc(bytes);
+            int bb = t == DT_Q8_0 ? 34 : 18;
+            for (uint64_t b = 0; b < n / 32; b++) quant_block(t, ref + 32 * b, file + b * bb);
+            weight_repack(t, rows, k, file, 0, bytes, dev);
+            uint64_t diff = 0;
+            for (uint64_t i = 0; i < n; i++)
+                diff += fabsf(weight_get(t, rows, k, dev, 0, (int64_t)i) - weight_get(t, rows, k, h, 0, (int64_t)i)) >
+                        1e-6f;
+            T_CHECK(diff < n / 1000, "winit %s: %llu of %llu elements differ from ggml quantization of the F32 draws",
+                    dtype_name(t), (unsigned long long)diff, (unsigned long long)n);
+            free(file);
+            free(dev);
+        }
+        free(h);
+        free(h2);
+    }
+    free(ref);
+}
+
+int main(void)
+{
+    t_rng_seed(&rng, 20240611);
+    int rc = gpu_open(&g, -1, &e);
+    T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
+    if (rc) return t_finish();
+    printf("device: %s, subgroup %u, shared %u\n", g.props.deviceName, g.subgroup_size, g.shared_mem);
+    double t0 = now_us();
+    test_embed();
+    test_rmsnorm();
+    printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
+    test_matmul();
+    printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
+    test_shortconv();
+    test_attention();
+    printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
+    test_winit();
+    printf("+ winit: %.1f s; worst relative error %.3g\n", (now_us() - t0) / 1e6, worst_rel);
+    rc = gpu_close(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
+    return t_finish();
+}

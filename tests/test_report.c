@@ -1,0 +1,519 @@
+/* test_report.c - the report stage on synthetic profiles (no GPU, no timing): timing statistics,
+ * by-kind aggregation, gap-probe arithmetic and verdicts, text and Markdown headings, JSON schema
+ * and read-back, the Chrome trace. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "synth_profile.h"
+#include "testutil.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) <= 1e-9 * (1.0 + fabs(b)))
+
+static char *render(void (*fn)(FILE *, const struct profile *), const struct profile *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    fn(f, p);
+    fclose(f);
+    return buf;
+}
+
+static cJSON *parse_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 20];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return cJSON_Parse(buf);
+}
+
+/* Follows a dotted path with [i] indices ("dispatches[0].us.reps") through a cJSON tree. */
+static const cJSON *at_path(const cJSON *root, const char *path)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    const cJSON *cur = root;
+    for (char *save = NULL, *tok = strtok_r(tmp, ".", &save); tok && cur;
+         tok = strtok_r(NULL, ".", &save)) {
+        char *br = strchr(tok, '[');
+        int idx = -1;
+        if (br) {
+            idx = atoi(br + 1);
+            *br = 0;
+        }
+        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+        if (cur && idx >= 0) cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, idx) : NULL;
+    }
+    return cur;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ */
+
+static void test_timing(void)
+{
+    struct t_rng r;
+    t_rng_seed(&r, 11);
+    double s[7];
+    for (int i = 0; i < 7; i++)
+        s[i] = 10.0 + 100.0 * t_rng_uniform(&r);
+    double sorted[7];
+    memcpy(sorted, s, sizeof s);
+    for (int i = 0; i < 7; i++) /* selection sort: independent of the library's qsort */
+        for (int j = i + 1; j < 7; j++)
+            if (sorted[j] < sorted[i]) {
+                double t = sorted[i];
+                sorted[i] = sorted[j];
+                sorted[j] = t;
+            }
+    double sum = 0;
+    for (int i = 0; i < 7; i++)
+        sum += s[i];
+    struct timing t = timing_from(s, 7);
+    T_CHECK(t.n_reps == 7 && t.reps != s, "n_reps %d", t.n_reps);
+    T_CHECK(NEAR(t.mean, sum / 7), "mean %g", t.mean);
+    T_CHECK(t.median == sorted[3], "odd median %g want %g", t.median, sorted[3]);
+    T_CHECK(t.min == sorted[0], "min %g", t.min);
+    s[0] = -1;
+    T_CHECK(t.reps[0] != -1, "reps must be a copy");
+    timing_free(&t);
+    t = timing_from(sorted, 6);
+    T_CHECK(NEAR(t.median, 0.5 * (sorted[2] + sorted[3])), "even median %g", t.median);
+    timing_free(&t);
+    t = timing_from(s, 0);
+    T_CHECK(t.n_reps == 0 && t.reps == NULL && t.mean == 0, "empty timing");
+}
+
+static void test_totals_and_kinds(const struct profile *p)
+{
+    int n_reps = p->busy_us.n_reps;
+    T_CHECK(n_reps == 5 && p->head_us.n_reps == 5, "reps busy %d head %d", n_reps,
+            p->head_us.n_reps);
+    for (int r = 0; r < n_reps; r++) {
+        double busy = 0, head = 0;
+        for (int i = 0; i < p->n_dispatches; i++) {
+            const struct prof_dispatch *d = &p->dispatches[i];
+            if (strncmp(d->kind, "head.", 5) == 0)
+                head += d->us.reps[r];
+            else
+                busy += d->us.reps[r];
+        }
+        T_CHECK(NEAR(p->busy_us.reps[r], busy), "busy rep %d %g want %g", r, p->busy_us.reps[r],
+                busy);
+        T_CHECK(NEAR(p->head_us.reps[r], head), "head rep %d %g want %g", r, p->head_us.reps[r],
+                head);
+    }
+    T_CHECK(NEAR(p->tok_s, p->shape.cols * 1e6 / p->busy_us.mean), "tok_s %g", p->tok_s);
+
+    /* by kind: every kind once, counts, per-rep sums, shares, GB/s, sorted descending */
+    T_CHECK(p->n_kinds == 8, "n_kinds %d", p->n_kinds);
+    double layer_share = 0, head_share = 0;
+    for (int k = 0; k < p->n_kinds; k++) {
+        const struct prof_kind *pk = &p->by_kind[k];
+        int n = 0;
+        uint64_t bytes = 0;
+        double rep0 = 0;
+        for (int i = 0; i < p->n_dispatches; i++) {
+            if (strcmp(p->dispatches[i].kind, pk->kind) != 0) continue;
+            n++;
+            bytes += p->dispatches[i].bytes;
+            rep0 += p->dispatches[i].us.reps[0];
+        }
+        T_CHECK(pk->n == n && pk->bytes == bytes, "%s n %d bytes %llu", pk->kind, pk->n,
+                (unsigned long long)pk->bytes);
+        T_CHECK(pk->us.n_reps == 5 && NEAR(pk->us.reps[0], rep0), "%s rep0 %g want %g", pk->kind,
+                pk->us.reps[0], rep0);
+        bool head = strncmp(pk->kind, "head.", 5) == 0;
+        double whole = head ? p->head_us.mean : p->busy_us.mean;
+        T_CHECK(NEAR(pk->share, pk->us.mean / whole), "%s share %g", pk->kind, pk->share);
+        *(head ? &head_share : &layer_share) += pk->share;
+        double gbps = bytes ? bytes / (pk->us.mean * 1e-6) / 1e9 : 0.0;
+        T_CHECK(NEAR(pk->gbps, gbps), "%s gbps %g want %g", pk->kind, pk->gbps, gbps);
+        T_CHECK(NEAR(pk->bw_share, gbps / p->device.copy_gbps), "%s bw_share %g", pk->kind,
+                pk->bw_share);
+        if (k > 0) T_CHECK(p->by_kind[k - 1].us.mean >= pk->us.mean, "sorted at %d", k);
+    }
+    T_CHECK(NEAR(layer_share, 1.0) && NEAR(head_share, 1.0), "shares sum %g %g", layer_share,
+            head_share);
+    T_CHECK(strcmp(p->by_kind[0].kind, "matmul.bf16") == 0, "largest kind %s", p->by_kind[0].kind);
+}
+
+static void test_gap_probe(void)
+{
+    struct t_rng r;
+    t_rng_seed(&r, 23);
+    for (int trial = 0; trial < 20; trial++) {
+        double fixed = 20 + 100 * t_rng_uniform(&r), kernels = 100 + 900 * t_rng_uniform(&r);
+        double gaps = kernels * (trial % 2 ? 0.9 : 0.1) * (0.5 + t_rng_uniform(&r));
+        double marginal = kernels + gaps;
+        struct gap_probe g;
+        memset(&g, 0xff, sizeof g); /* poison */
+        gap_probe_compute(&g, fixed + marginal, fixed + 2 * marginal, kernels, false, 0, 0, 0, 0, 0,
+                          0);
+        T_CHECK(g.ran && !g.head, "ran/head");
+        T_CHECK(NEAR(g.marginal_us, marginal), "marginal %g want %g", g.marginal_us, marginal);
+        T_CHECK(fabs(g.fixed_us - fixed) < 1e-6, "fixed %g want %g", g.fixed_us, fixed);
+        T_CHECK(fabs(g.gaps_us - gaps) < 1e-6, "gaps %g want %g", g.gaps_us, gaps);
+        T_CHECK(fabs(g.gaps_share - gaps / marginal) < 1e-9, "gaps share %g", g.gaps_share);
+        T_CHECK(g.per_dispatch == (gaps > 0.25 * marginal), "verdict trial %d gaps %g marginal %g",
+                trial, gaps, marginal);
+        T_CHECK(g.lm_head_us == 0 && g.head_bytes_f16 == 0 && !g.disagree, "head terms zero");
+    }
+    /* both verdicts on exact numbers, and the 25 % boundary (not per-dispatch at exactly 25 %) */
+    struct gap_probe g;
+    gap_probe_compute(&g, 1000, 1600, 300, false, 0, 0, 0, 0, 0, 0);
+    T_CHECK(g.marginal_us == 600 && g.fixed_us == 400 && g.gaps_us == 300 && g.gaps_share == 0.5,
+            "exact terms %g %g %g %g", g.marginal_us, g.fixed_us, g.gaps_us, g.gaps_share);
+    T_CHECK(g.per_dispatch, "50%% gaps is per-dispatch");
+    gap_probe_compute(&g, 1000, 1600, 500, false, 0, 0, 0, 0, 0, 0);
+    T_CHECK(!g.per_dispatch, "17%% gaps is submit/poll");
+    gap_probe_compute(&g, 1000, 1800, 600, false, 0, 0, 0, 0, 0, 0);
+    T_CHECK(!g.per_dispatch && g.gaps_share == 0.25, "exactly 25%% is not per-dispatch");
+
+    /* head: marginal 600, with head 800 → lm_head 200 */
+    uint64_t V = 65536, H = 2048, real = V * H * 2;
+    gap_probe_compute(&g, 1000, 1600, 300, true, 1200, 2000, 210, real, V, H);
+    T_CHECK(g.head && g.marginal_head_us == 800 && g.lm_head_us == 200, "head %g %g",
+            g.marginal_head_us, g.lm_head_us);
+    T_CHECK(g.lm_head_share == 0.25, "head share %g", g.lm_head_share);
+    T_CHECK(g.head_bytes_f16 == V * H * 2 && g.head_bytes_q4_0 == (uint64_t)(V * H * 0.5625),
+            "head bytes %llu %llu", (unsigned long long)g.head_bytes_f16,
+            (unsigned long long)g.head_bytes_q4_0);
+    T_CHECK(NEAR(g.head_gbps, real / 200e-6 / 1e9), "head gbps %g", g.head_gbps);
+    T_CHECK(NEAR(g.head_gbps_f16, V * H * 2 / 200e-6 / 1e9), "f16 gbps %g", g.head_gbps_f16);
+    T_CHECK(NEAR(g.head_gbps_q4_0, V * H * 0.5625 / 200e-6 / 1e9), "q4_0 gbps %g",
+            g.head_gbps_q4_0);
+    T_CHECK(!g.disagree, "5%% apart agrees");
+    gap_probe_compute(&g, 1000, 1600, 300, true, 1200, 2000, 250, real, V, H);
+    T_CHECK(g.disagree, "25%% apart disagrees");
+    gap_probe_compute(&g, 1000, 1600, 300, true, 1200, 2000, 178, real, V, H);
+    T_CHECK(g.disagree, "timestamp sum 11%% smaller disagrees");
+    gap_probe_compute(&g, 1000, 1600, 300, true, 1200, 2000, 221, real, V, H);
+    T_CHECK(!g.disagree, "9.5%% of the larger agrees");
+}
+
+static const char *headings[] = {
+    "== batch step profile: 4 cols, pos 16, layers 0:16, wide=false spec=false logits=true",
+    "GPU busy",
+    "µs/step",
+    "tok/s/stage at this width",
+    "+ LM head",
+    "-- gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta) --",
+    "  wall 1×",
+    "  wall 2×",
+    "  marginal pass",
+    "  kernel-time sum",
+    "  ⇒ inter-dispatch",
+    "  ⇒ fixed submit+poll",
+    "  VERDICT: dead time is PER-DISPATCH ⇒ fusing dispatches reclaims it. Fusion is on.",
+    "-- LM head (vocab 65536) --",
+    "  marginal pass +head",
+    "  ⇒ LM head",
+    "if the head is f16",
+    "-- by kernel --",
+    "-- top single dispatches --",
+    "Synthetic GPU 9000",
+    "synthdrv 1.2.3",
+    "timestamps: period",
+    "64 valid bits",
+    "copy bandwidth",
+    "of copy",
+    "host submit + fence wait",
+};
+
+static void test_text(struct profile *p)
+{
+    char *txt = render(report_text, p);
+    for (size_t i = 0; i < ARRAY_LEN(headings); i++)
+        T_CHECK(strstr(txt, headings[i]) != NULL, "text lacks '%s'", headings[i]);
+    T_CHECK(strstr(txt, "NOT production's") == NULL, "the seed's wall remark must not be printed");
+    T_CHECK(strstr(txt, "WARNING") == NULL, "head sums agree in the synthetic profile");
+    char want[128]; /* the slowest dispatch heads the top table */
+    snprintf(want, sizeof want, "-- top single dispatches --\n  step[  6] %-26s", "matmul.bf16");
+    T_CHECK(strstr(txt, want) != NULL, "top dispatch line\n%s", txt);
+    int steps = 0;
+    for (const char *s = txt; (s = strstr(s, "  step[")); s++)
+        steps++;
+    T_CHECK(steps == 8, "top dispatches %d lines", steps);
+    free(txt);
+
+    /* the other verdict and the disagreement warning */
+    struct gap_probe saved = p->gap_probe;
+    gap_probe_compute(&p->gap_probe, 1000, 1600, 500, true, 1200, 2000, 300, 1000000, 1000, 1000);
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt,
+                   "  VERDICT: dead time is NOT per-dispatch ⇒ it is submit/poll latency. Fusion "
+                   "buys nothing; do not write a fused kernel.") != NULL,
+            "other verdict");
+    T_CHECK(strstr(txt, "WARNING") != NULL, "disagreement warning");
+    free(txt);
+    p->gap_probe = saved;
+
+    /* no timestamps: say so, skip per-dispatch tables, still print the gap probe */
+    p->device.has_timestamps = false;
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt, "NOT SUPPORTED") != NULL, "no-timestamp header");
+    T_CHECK(strstr(txt, "-- gap probe") != NULL, "gap probe without timestamps");
+    T_CHECK(strstr(txt, "-- by kernel --") == NULL && strstr(txt, "-- top single") == NULL,
+            "per-dispatch tables skipped");
+    free(txt);
+    p->device.has_timestamps = true;
+}
+
+static void test_markdown(const struct profile *p)
+{
+    char *md = render(report_markdown, p);
+    int rows = 0;
+    for (const char *s = md; s; s = strchr(s, '\n')) {
+        if (*s == '\n') s++;
+        if (*s == '|') rows++;
+    }
+    /* header table + gap probe + head + by kind (1 + sep + kinds) + top (1 + sep + 8) */
+    T_CHECK(rows >= p->n_kinds + 2 + 10 + 8, "markdown rows %d", rows);
+    T_CHECK(strstr(md, "|---|---:|---:|---:|---:|---:|---:|") != NULL, "by-kind separator row");
+    T_CHECK(strstr(md, "| `matmul.bf16` | 4 |") != NULL, "matmul row");
+    T_CHECK(strstr(md, "### top single dispatches") != NULL && strstr(md, "### by kernel") != NULL,
+            "markdown headings");
+    T_CHECK(strstr(md, "**VERDICT:**") != NULL, "markdown verdict");
+    free(md);
+}
+
+static const char *json_fields[] = {
+    "tool",
+    "version",
+    "args",
+    "device.name",
+    "device.driver",
+    "device.api",
+    "device.timestamp_period_ns",
+    "device.timestamp_valid_bits",
+    "device.copy_gbps",
+    "model.family",
+    "model.n_layers",
+    "model.hidden",
+    "model.vocab",
+    "model.dtype",
+    "model.source",
+    "shard.a",
+    "shard.b",
+    "shape.plan",
+    "shape.cols",
+    "shape.pos",
+    "shape.slots",
+    "shape.logits",
+    "busy_us.mean",
+    "busy_us.median",
+    "busy_us.min",
+    "busy_us.reps[4]",
+    "head_us.mean",
+    "head_us.reps[4]",
+    "wall_us.median",
+    "wall_us.reps[4]",
+    "tok_s",
+    "dispatches[0].index",
+    "dispatches[0].kind",
+    "dispatches[0].layer",
+    "dispatches[0].op",
+    "dispatches[0].groups[2]",
+    "dispatches[0].bytes",
+    "dispatches[0].us.mean",
+    "dispatches[0].us.median",
+    "dispatches[0].us.min",
+    "dispatches[12].us.reps[4]",
+    "dispatches[12].start_us",
+    "by_kind[0].kind",
+    "by_kind[0].n",
+    "by_kind[0].us.median",
+    "by_kind[7].us.reps[4]",
+    "by_kind[0].share",
+    "by_kind[0].gbps",
+    "by_kind[0].bw_share",
+    "gap_probe.wall1_us",
+    "gap_probe.wall2_us",
+    "gap_probe.marginal_us",
+    "gap_probe.kernel_sum_us",
+    "gap_probe.gaps_us",
+    "gap_probe.gaps_share",
+    "gap_probe.fixed_us",
+    "gap_probe.verdict",
+    "lm_head.lm_head_us",
+    "lm_head.marginal_head_us",
+    "lm_head.lm_head_share",
+    "lm_head.gbps",
+    "lm_head.gbps_f16",
+    "lm_head.gbps_q4_0",
+    "lm_head.disagree",
+};
+
+static bool timing_eq(const struct timing *a, const struct timing *b)
+{
+    if (a->mean != b->mean || a->median != b->median || a->min != b->min || a->n_reps != b->n_reps)
+        return false;
+    for (int i = 0; i < a->n_reps; i++)
+        if (a->reps[i] != b->reps[i]) return false;
+    return true;
+}
+
+static void test_json(const struct profile *p, const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/profile.json", dir);
+    struct err e = {{0}};
+    T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    cJSON *root = parse_file(path);
+    T_CHECK(root != NULL, "written JSON parses");
+    for (size_t i = 0; i < ARRAY_LEN(json_fields); i++)
+        T_CHECK(at_path(root, json_fields[i]) != NULL, "JSON lacks %s", json_fields[i]);
+    T_CHECK(at_path(root, "dispatches[13]") == NULL, "exactly %d dispatches", p->n_dispatches);
+    const cJSON *v = at_path(root, "gap_probe.verdict");
+    T_CHECK(cJSON_IsString(v) && strcmp(v->valuestring, "per-dispatch") == 0, "verdict string");
+
+    /* read back: every value round-trips exactly */
+    struct profile q;
+    memset(&q, 0x5a, sizeof q); /* poison */
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK, "read: %s", e.msg);
+    T_CHECK(strcmp(q.args, p->args) == 0 && strcmp(q.device.name, p->device.name) == 0 &&
+                strcmp(q.device.driver, p->device.driver) == 0 &&
+                strcmp(q.model.source, p->model.source) == 0,
+            "strings");
+    T_CHECK(q.device.timestamp_period_ns == p->device.timestamp_period_ns &&
+                q.device.copy_gbps == p->device.copy_gbps && q.device.has_timestamps,
+            "device numbers");
+    T_CHECK(q.model.vocab == p->model.vocab && q.model.hidden == p->model.hidden &&
+                q.shard.b == p->shard.b && q.shape.cols == p->shape.cols && q.shape.logits,
+            "model/shard/shape");
+    T_CHECK(timing_eq(&q.busy_us, &p->busy_us) && timing_eq(&q.head_us, &p->head_us) &&
+                timing_eq(&q.wall_us, &p->wall_us),
+            "totals round-trip");
+    T_CHECK(q.n_dispatches == p->n_dispatches && q.n_kinds == p->n_kinds, "counts");
+    for (int i = 0; i < p->n_dispatches && i < q.n_dispatches; i++) {
+        const struct prof_dispatch *a = &p->dispatches[i], *b = &q.dispatches[i];
+        T_CHECK(strcmp(a->kind, b->kind) == 0 && strcmp(a->op, b->op) == 0 &&
+                    a->layer == b->layer && a->bytes == b->bytes && a->groups[0] == b->groups[0] &&
+                    a->groups[1] == b->groups[1] && a->start_us == b->start_us &&
+                    timing_eq(&a->us, &b->us),
+                "dispatch %d round-trip", i);
+    }
+    for (int i = 0; i < p->n_kinds && i < q.n_kinds; i++) {
+        const struct prof_kind *a = &p->by_kind[i], *b = &q.by_kind[i];
+        T_CHECK(strcmp(a->kind, b->kind) == 0 && a->n == b->n && a->share == b->share &&
+                    a->gbps == b->gbps && a->bytes == b->bytes && timing_eq(&a->us, &b->us),
+                "kind %d round-trip", i);
+    }
+    const struct gap_probe *g = &p->gap_probe, *h = &q.gap_probe;
+    T_CHECK(h->ran && h->head && h->per_dispatch == g->per_dispatch &&
+                h->marginal_us == g->marginal_us && h->fixed_us == g->fixed_us &&
+                h->gaps_share == g->gaps_share && h->lm_head_us == g->lm_head_us &&
+                h->head_gbps_q4_0 == g->head_gbps_q4_0 && h->head_bytes_f16 == g->head_bytes_f16 &&
+                h->disagree == g->disagree,
+            "gap probe round-trip");
+    profile_free(&q);
+
+    /* no gap probe: gap_probe and lm_head are null and read back as not run */
+    struct profile np = *p;
+    memset(&np.gap_probe, 0, sizeof np.gap_probe);
+    T_CHECK(report_json_write(path, &np, &e) == ST_OK, "write without probe: %s", e.msg);
+    memset(&q, 0x5a, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !q.gap_probe.ran && !q.gap_probe.head,
+            "no probe round-trip: %s", e.msg);
+    profile_free(&q);
+
+    /* errors: missing file, invalid JSON, missing field: ST_USAGE naming file and field */
+    char bad[256];
+    snprintf(bad, sizeof bad, "%s/nope.json", dir);
+    T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, bad), "missing file: %s",
+            e.msg);
+    snprintf(bad, sizeof bad, "%s/broken.json", dir);
+    t_write_file(bad, "{\"tool\": \"x\", ", 14);
+    T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, bad), "bad JSON: %s", e.msg);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "shard"), "b");
+    snprintf(bad, sizeof bad, "%s/noshard.json", dir);
+    char *text = cJSON_Print(root);
+    t_write_file(bad, text, strlen(text));
+    cJSON_free(text);
+    T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, "shard.b") &&
+                strstr(e.msg, bad),
+            "missing field: %s", e.msg);
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "shard"), "a",
+                                           cJSON_CreateString("zero"));
+    text = cJSON_Print(root);
+    t_write_file(bad, text, strlen(text));
+    cJSON_free(text);
+    T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, "shard.a"), "mistyped: %s",
+            e.msg);
+    cJSON_Delete(root);
+
+    snprintf(bad, sizeof bad, "%s/no/such/dir/p.json", dir);
+    T_CHECK(report_json_write(bad, p, &e) == ST_RUNTIME && strstr(e.msg, bad), "unwritable: %s",
+            e.msg);
+}
+
+static void test_trace(struct profile *p, const char *dir)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/trace.json", dir);
+    struct err e = {{0}};
+    int rep = 4;
+    T_CHECK(trace_write(path, p, rep, &e) == ST_OK, "trace: %s", e.msg);
+    cJSON *root = parse_file(path);
+    T_CHECK(root != NULL, "trace is valid JSON");
+    const cJSON *evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
+    T_CHECK(cJSON_IsArray(evs), "traceEvents array");
+    int n_x = 0, n_meta = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, evs)
+    {
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(ev, "ph");
+        if (!cJSON_IsString(ph)) continue;
+        if (strcmp(ph->valuestring, "M") == 0) n_meta++;
+        if (strcmp(ph->valuestring, "X") != 0) continue;
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(ev, "args");
+        int i = (int)cJSON_GetObjectItemCaseSensitive(args, "index")->valuedouble;
+        T_CHECK(i == n_x, "slices in step order: %d at %d", i, n_x);
+        const struct prof_dispatch *d = &p->dispatches[i < p->n_dispatches ? i : 0];
+        T_CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(ev, "name")->valuestring, d->kind) == 0,
+                "slice name = kind");
+        T_CHECK(cJSON_GetObjectItemCaseSensitive(ev, "ts")->valuedouble == d->start_us,
+                "ts = start_us");
+        T_CHECK(cJSON_GetObjectItemCaseSensitive(ev, "dur")->valuedouble == d->us.reps[rep],
+                "dur = rep");
+        T_CHECK(cJSON_GetObjectItemCaseSensitive(args, "layer") &&
+                    cJSON_GetObjectItemCaseSensitive(args, "op") &&
+                    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "groups")) == 3 &&
+                    cJSON_GetObjectItemCaseSensitive(args, "bytes"),
+                "slice args");
+        n_x++;
+    }
+    T_CHECK(n_x == p->n_dispatches, "one X per dispatch: %d vs %d", n_x, p->n_dispatches);
+    T_CHECK(n_meta >= 2, "metadata events %d", n_meta);
+    cJSON_Delete(root);
+
+    p->device.has_timestamps = false;
+    T_CHECK(trace_write(path, p, rep, &e) == ST_USAGE, "no trace without timestamps");
+    p->device.has_timestamps = true;
+}
+
+int main(void)
+{
+    const char *dir = t_tmpdir();
+    T_CHECK(dir != NULL, "tmpdir");
+    if (!dir) return t_finish();
+    struct profile p;
+    synth_profile(&p, 7, 5);
+    test_timing();
+    test_totals_and_kinds(&p);
+    test_gap_probe();
+    test_text(&p);
+    test_markdown(&p);
+    test_json(&p, dir);
+    test_trace(&p, dir);
+    profile_free(&p);
+    return t_finish();
+}
