@@ -5,18 +5,21 @@
 // W: [rows][k], type WTYPE (compile-time, kern_common.glsl codes), device layout of kernels.h.
 // x: f32 [COLS][k], y: f32 [COLS][rows]; accumulation in f32.
 //
-// Geometry: a workgroup owns R consecutive rows and is NSG subgroups of SG lanes; the workgroup's
-// lanes split k in 16-byte "slots" (8 bf16/f16, 4 f32, 16 q8_0, 32 q4_0 elements), lane i of the
-// workgroup taking slots i, i + NSG·SG, ..., so each weight load instruction of a subgroup reads
-// contiguous 16-byte vectors and every weight byte is read once per pass. x is read as vec4s
-// straight from memory (small, served by the caches to every workgroup); each x vec4 serves the
-// R rows (register blocking over rows). No barrier until the end: the lanes' partial sums are
-// reduced with subgroupAdd, then across the subgroups through shared memory. With a norm, the
-// gain scales the weights as they are widened, each lane also sums x² of its slots (reduced the
-// same way), and the inverse rms scales the final sums (one factor per column).
-// Grid: x = ceil(rows / R).
-#extension GL_KHR_shader_subgroup_basic : require
-#extension GL_KHR_shader_subgroup_arithmetic : require
+// Geometry (128 threads): thread t is k-slice ks = t % KSL of row group rg = t / KSL. A row group
+// owns RT consecutive rows (RT of W and, with SWIGLU, the same RT of W3); its KSL threads take the
+// row's 16-byte weight "slots" (8 bf16/f16, 4 f32, 16 q8_0, 32 q4_0 elements) ks, ks + KSL, ...
+// so KSL lanes read KSL·16 contiguous bytes of a row, and every weight byte is read once per pass.
+// Why this shape: at 16 columns every weight element costs 16 FMAs, so the kernel is bound by
+// FMA issue and by the x traffic, not by DRAM. Each thread keeps its RT rows × COLS sums in
+// registers (one x vec4 serves RT rows), and the row groups of one subgroup read the SAME x
+// addresses (lanes with equal ks), which the cache serves as one broadcast. KSL (8, 16, 32) is
+// picked by the host: small KSL = more rows a workgroup = more x reuse; large KSL = more
+// workgroups for matrices with few rows.
+// After the k loop the partial sums go through shared memory, [value][thread], and the
+// workgroup's threads sum the KSL slices of each output. The fused norm's Σx² is computed by
+// row group rg for columns rg, rg + NRG, ... (one extra x load per column it owns, not a dot per
+// column per row group). Grid: x = ceil(rows / (NRG·RT)).
+#extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
 #ifndef WTYPE
@@ -36,20 +39,22 @@
 #define G 32u
 #endif
 #define G4 (G / 4u)
-#define MAXR 8
-#define MAXC 16
+#define NT 128u
 
-layout(constant_id = 0) const uint SG = 32;  // subgroup size of the device
-layout(constant_id = 1) const uint NSG = 4;  // subgroups per workgroup (they split k)
-layout(constant_id = 2) const uint R = 4;    // rows per workgroup (<= MAXR)
-layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= MAXC)
-layout(local_size_x_id = 4) in;              // SG * NSG
+layout(constant_id = 0) const uint SG = 32;  // subgroup size of the device (unused: kept for the cache key)
+layout(constant_id = 1) const uint KSL = 8;  // k-slices (threads) per row group: 8, 16 or 32
+layout(constant_id = 2) const uint RT = 2;   // rows per row group (per matrix)
+layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= 16)
+layout(local_size_x_id = 4) in;              // NT = 128
 
+const uint NRG = NT / KSL;           // row groups per workgroup
 #if SWIGLU
-const uint NACC = 2u * R + 1u; // partial sums kept per column: W rows, W3 rows, x²
+const uint NW = 2u;                  // matrices
 #else
-const uint NACC = R + 1u;
+const uint NW = 1u;
 #endif
+const uint NACC = NW * RT * COLS;    // partial sums a thread keeps
+const uint NSS = (COLS + NRG - 1u) / NRG; // Σx² columns a thread owns
 
 layout(push_constant) uniform Push {
     uint64_t w;       // W quant / plain bytes
@@ -67,7 +72,7 @@ layout(push_constant) uniform Push {
     uint plus1;       // gain is (1 + g)
 } p;
 
-shared float red[NSG * NACC * COLS]; // per subgroup: [NACC][COLS] partial sums
+shared float red[(NACC + NSS) * NT]; // [value][thread]
 
 // The 4 elements j4*4 .. j4*4+3 of a 16-byte slot, widened (sc: the block scale for Q types).
 vec4 unpack4(uvec4 raw, float sc, uint j4)
@@ -103,104 +108,81 @@ float block_scale(uint64_t sbase, uint64_t slot_index)
 
 void main()
 {
-    uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID, tid = gl_LocalInvocationIndex;
-    uint row0 = gl_WorkGroupID.x * R;
-    uint row_slots = p.k / G;
+    uint tid = gl_LocalInvocationIndex, ks = tid % KSL, rg = tid / KSL;
+    uint row0 = gl_WorkGroupID.x * (NRG * RT) + rg * RT;
+    uint row_slots = p.k / G, kv4 = p.k / 4u;
     bool norm = p.gain != 0ul;
-
-    float acc[MAXR][MAXC];
-#if SWIGLU
-    float acc3[MAXR][MAXC];
-#endif
-    float ss[MAXC];
-    uint64_t slot0[MAXR]; // index of the first slot of each row (rows past the end: the last row)
-    for (uint r = 0u; r < R; r++) {
-        slot0[r] = uint64_t(min(row0 + r, p.rows - 1u)) * row_slots;
-        for (uint c = 0u; c < COLS; c++) {
-            acc[r][c] = 0.0;
-#if SWIGLU
-            acc3[r][c] = 0.0;
-#endif
-        }
-    }
-    for (uint c = 0u; c < COLS; c++) ss[c] = 0.0;
     float one = p.plus1 != 0u ? 1.0 : 0.0;
 
-    for (uint s = tid; s < row_slots; s += SG * NSG) {
-        uvec4 raw[MAXR];
-        float sc[MAXR];
-#if SWIGLU
-        uvec4 raw3[MAXR];
-        float sc3[MAXR];
-#endif
-        for (uint r = 0u; r < R; r++) {
+    float acc[NW][RT][COLS];
+    float ss[NSS];
+    uint64_t slot0[RT]; // first slot of each row (rows past the end read the last row)
+    [[unroll]] for (uint r = 0u; r < RT; r++) {
+        slot0[r] = uint64_t(min(row0 + r, p.rows - 1u)) * row_slots;
+        [[unroll]] for (uint m = 0u; m < NW; m++)
+            [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] = 0.0;
+    }
+    [[unroll]] for (uint i = 0u; i < NSS; i++) ss[i] = 0.0;
+
+    for (uint s = ks; s < row_slots; s += KSL) {
+        uvec4 raw[NW][RT];
+        float sc[NW][RT];
+        [[unroll]] for (uint r = 0u; r < RT; r++) {
             uint64_t si = slot0[r] + s;
-            raw[r] = UVec4Buf(p.w + 16ul * si).v[0];
-            sc[r] = block_scale(p.wscale, si);
+            raw[0][r] = UVec4Buf(p.w + 16ul * si).v[0];
+            sc[0][r] = block_scale(p.wscale, si);
 #if SWIGLU
-            raw3[r] = UVec4Buf(p.w3 + 16ul * si).v[0];
-            sc3[r] = block_scale(p.w3scale, si);
+            raw[1][r] = UVec4Buf(p.w3 + 16ul * si).v[0];
+            sc[1][r] = block_scale(p.w3scale, si);
 #endif
         }
-        for (uint j4 = 0u; j4 < G4; j4++) {
+        [[unroll]] for (uint j4 = 0u; j4 < G4; j4++) {
             uint k4 = s * G4 + j4; // vec4 index of these 4 elements in a row of x
             vec4 gv = vec4(1.0);
             if (norm) {
                 uint k0 = 4u * k4;
                 gv = one + vec4(wget1(p.gain, p.gdtype, k0), wget1(p.gain, p.gdtype, k0 + 1u),
                                 wget1(p.gain, p.gdtype, k0 + 2u), wget1(p.gain, p.gdtype, k0 + 3u));
-            }
-            vec4 wv[MAXR];
-#if SWIGLU
-            vec4 wv3[MAXR];
-#endif
-            for (uint r = 0u; r < R; r++) {
-                wv[r] = unpack4(raw[r], sc[r], j4) * gv;
-#if SWIGLU
-                wv3[r] = unpack4(raw3[r], sc3[r], j4) * gv;
-#endif
-            }
-            for (uint c = 0u; c < COLS; c++) {
-                vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * (p.k / 4u) + k4)).v[0];
-                if (norm) ss[c] += dot(xv, xv);
-                for (uint r = 0u; r < R; r++) {
-                    acc[r][c] += dot(wv[r], xv);
-#if SWIGLU
-                    acc3[r][c] += dot(wv3[r], xv);
-#endif
+                [[unroll]] for (uint i = 0u; i < NSS; i++) {
+                    uint c = rg + i * NRG;
+                    if (c < COLS) {
+                        vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * kv4 + k4)).v[0];
+                        ss[i] += dot(xv, xv);
+                    }
                 }
+            }
+            vec4 wv[NW][RT];
+            [[unroll]] for (uint m = 0u; m < NW; m++)
+                [[unroll]] for (uint r = 0u; r < RT; r++) wv[m][r] = unpack4(raw[m][r], sc[m][r], j4) * gv;
+            [[unroll]] for (uint c = 0u; c < COLS; c++) {
+                vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * kv4 + k4)).v[0];
+                [[unroll]] for (uint m = 0u; m < NW; m++)
+                    [[unroll]] for (uint r = 0u; r < RT; r++) acc[m][r][c] += dot(wv[m][r], xv);
             }
         }
     }
 
-    // reduce: lanes by subgroupAdd, subgroups through shared memory
-    for (uint c = 0u; c < COLS; c++) {
-        for (uint r = 0u; r < R; r++) {
-            float v = subgroupAdd(acc[r][c]);
-            if (lane == 0u) red[(sg * NACC + r) * COLS + c] = v;
-#if SWIGLU
-            float v3 = subgroupAdd(acc3[r][c]);
-            if (lane == 0u) red[(sg * NACC + R + r) * COLS + c] = v3;
-#endif
-        }
-        if (norm) {
-            float v = subgroupAdd(ss[c]);
-            if (lane == 0u) red[(sg * NACC + NACC - 1u) * COLS + c] = v;
-        }
-    }
+    [[unroll]] for (uint m = 0u; m < NW; m++)
+        [[unroll]] for (uint r = 0u; r < RT; r++)
+            [[unroll]] for (uint c = 0u; c < COLS; c++) red[((m * RT + r) * COLS + c) * NT + tid] = acc[m][r][c];
+    [[unroll]] for (uint i = 0u; i < NSS; i++) red[(NACC + i) * NT + tid] = ss[i];
     barrier();
-    for (uint i = tid; i < R * COLS; i += SG * NSG) {
-        uint r = i / COLS, c = i % COLS, row = row0 + r;
+
+    // one output (row, column) per iteration: sum its KSL slices
+    for (uint o = tid; o < NRG * RT * COLS; o += NT) {
+        uint c = o % COLS, rl = o / COLS, g = rl / RT, r = rl % RT;
+        uint row = gl_WorkGroupID.x * (NRG * RT) + rl;
         if (row >= p.rows) continue;
-        float v = 0.0, v3 = 0.0, sq = 0.0;
-        for (uint s = 0u; s < NSG; s++) {
-            v += red[(s * NACC + r) * COLS + c];
+        float v = 0.0, v3 = 0.0;
+        for (uint j = 0u; j < KSL; j++) {
+            v += red[((0u * RT + r) * COLS + c) * NT + g * KSL + j];
 #if SWIGLU
-            v3 += red[(s * NACC + R + r) * COLS + c];
+            v3 += red[((1u * RT + r) * COLS + c) * NT + g * KSL + j];
 #endif
-            sq += red[(s * NACC + NACC - 1u) * COLS + c];
         }
         if (norm) {
+            float sq = 0.0; // Σx² of column c: row group c % NRG, its slot c / NRG
+            for (uint j = 0u; j < KSL; j++) sq += red[(NACC + c / NRG) * NT + (c % NRG) * KSL + j];
             float f = inversesqrt(sq / float(p.k) + p.eps);
             v *= f;
             v3 *= f;
@@ -208,8 +190,8 @@ void main()
 #if SWIGLU
         v = v / (1.0 + exp(-v)) * v3;
 #endif
-        uint o = c * p.rows + row;
-        if (p.accumulate != 0u) v += p.y.v[o];
-        p.y.v[o] = v;
+        uint oi = c * p.rows + row;
+        if (p.accumulate != 0u) v += p.y.v[oi];
+        p.y.v[oi] = v;
     }
 }

@@ -5,7 +5,6 @@
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
@@ -187,19 +186,21 @@ static uint64_t scale_addr(const struct gpu_weight *w)
     return w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) * quant_bytes(w->dtype);
 }
 
-/* The geometry of matmul.comp for this device (its spec constants 0..4): 4 subgroups split k,
- * R rows a workgroup. */
-static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, uint32_t spec[5])
+/* The geometry of matmul.comp (its spec constants 0..4; the shader's header says why): 128
+ * threads, KSL k-slices per row group of RT rows. The smallest KSL that still gives the grid at
+ * least MATMUL_MIN_GROUPS workgroups: fewer slices mean more rows a workgroup and more reuse of
+ * each x load, but a matrix with few rows needs the workgroups to fill the device. */
+#define MATMUL_THREADS 128u
+#define MATMUL_MIN_GROUPS 256u
+static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[5])
 {
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = 4;
-    uint32_t r = swiglu ? 2 : 4;
-    const char *tune = getenv("LFM2_MATMUL_ROWS"); /* TEMP tuning knob */
-    if (tune && atoi(tune) >= 1 && atoi(tune) <= 8) r = (uint32_t)atoi(tune);
-    spec[0] = sg;
-    spec[1] = nsg;
-    spec[2] = r;
+    uint32_t rt = swiglu ? 1 : 2, ksl = 8;
+    while (ksl < 32 && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < MATMUL_MIN_GROUPS) ksl *= 2;
+    spec[0] = g->subgroup_size ? g->subgroup_size : 32;
+    spec[1] = ksl;
+    spec[2] = rt;
     spec[3] = cols;
-    spec[4] = sg * nsg;
+    spec[4] = MATMUL_THREADS;
 }
 
 static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
@@ -229,8 +230,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     for (int c0 = 0; c0 < cols; c0 += K_MATMUL_MAX_COLS) {
         uint32_t n = (uint32_t)MIN(K_MATMUL_MAX_COLS, cols - c0);
         uint32_t spec[5];
-        matmul_spec(g, swiglu, n, spec);
-        uint32_t groups = div_up((uint64_t)w->rows, spec[2]);
+        matmul_spec(g, swiglu, n, w->rows, spec);
+        uint32_t groups = div_up((uint64_t)w->rows, (MATMUL_THREADS / spec[1]) * spec[2]);
         if (groups > MAX_GROUPS)
             return err_set(e, ST_USAGE, "matmul %s: %lld rows need %u workgroups, more than 65535", op,
                            (long long)w->rows, groups);

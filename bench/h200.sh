@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
+#   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
+# with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
+# $OUT (or bench/out when OUT is unset), one file per section.
+set -u
+B=${BIN:-build/lfm2-profile-stage}
+O=${OUT:-bench/out}
+mkdir -p "$O"
+F=.fx/lfm2-tiny
+run() { echo "\$ lfm2-profile-stage $*"; "$B" "$@"; echo "(exit $?)"; echo; }
+devices() { run --list-devices; }
+golden() {
+    for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" "$F/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --golden "$F/$2.safetensors"; done
+    done
+}
+load() {
+    for m in lfm2-350m lfm2-700m lfm2-1.2b lfm2.5-1.2b lfm2-2.6b qwen3.5-0.8b qwen3.5-2b qwen3.5-4b qwen3.5-9b glm-ocr; do
+        run --model $m --full --load-only
+    done
+    run --model lfm2-1.2b --full --dtype q4_0 --load-only
+}
+profile() {
+    run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --gap-probe --json "$O/p16.json"
+    run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --gap-probe --slots 1 --json "$O/p16s1.json"
+    run --model lfm2-1.2b --layers 0:8 --cols 16 --pos 64 --logits --gap-probe --json "$O/p0_8.json"
+    run --model lfm2-1.2b --layers 8:16 --cols 16 --pos 64 --logits --gap-probe --json "$O/p8_16.json"
+    run --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --gap-probe
+}
+quick() {
+    run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --gap-probe
+    run --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --gap-probe
+}
+trace() {
+    run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
+}
+[ $# -eq 0 ] && set -- all
+for what in "$@"; do
+    case $what in
+    all) devices >"$O/devices.txt" 2>&1; golden >"$O/golden.txt" 2>&1; load >"$O/load.txt" 2>&1; profile >"$O/profile.txt" 2>&1 ;;
+    *) $what >"$O/$what.txt" 2>&1 ;;
+    esac
+done
+tail -n 5 "$O"/*.txt
