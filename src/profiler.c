@@ -222,6 +222,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
             }
         } else {
             st = profile_walls(&en, &sh, &layers, hp, &io, o->reps, p, e);
+            if (!st) profile_by_kind(p); /* no dispatch times: sets tok_s from the wall */
         }
         if (!st && o->gap_probe) st = gap_probe(&en, &sh, &layers, hp, &io, p, e);
     }

@@ -289,6 +289,11 @@ static void text_gap_probe(FILE *out, const struct profile *p)
         fprintf(out, "  VERDICT: %s\n", verdict_text(g->per_dispatch));
     else
         fprintf(out, "  VERDICT: unknown: without timestamps the kernel-time sum is unknown\n");
+    /* what the per-dispatch timestamps cost: the profiled wall against the same step without them */
+    double plain = g->head ? g->head_wall1_us : g->wall1_us;
+    if (ts && p->wall_us.n_reps)
+        fprintf(out, "  timestamps add     %9.0f µs   (profiled wall min %.0f µs vs %.0f µs without timestamps)\n",
+                p->wall_us.min - plain, p->wall_us.min, plain);
     if (!g->head) return;
     fprintf(out, "-- LM head (vocab %d) --\n", p->model.vocab);
     fprintf(out, "  marginal pass +head%9.0f µs\n", g->marginal_head_us);

@@ -1,0 +1,125 @@
+/* test_profile_e2e.c - the profiler end to end on lavapipe: lfm2-tiny profiled in the decode and
+ * prefill shapes, on whole and split shards; every report section is printed, the JSON parses back
+ * with every documented field, the Chrome trace has one slice per dispatch, and --compare of a
+ * file against itself passes. Timing values are never asserted (they are lavapipe's). */
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "testutil.h"
+
+static char out[1 << 20];
+
+static int run(const char *args)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s", getenv("LFM2_BIN"), args);
+    int rc = t_run(cmd, out, sizeof out);
+    if (rc) fprintf(stderr, "%s\n-> exit %d\n%s\n", cmd, rc, out);
+    return rc;
+}
+
+static cJSON *read_json(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return cJSON_Parse(buf);
+}
+
+/* a.b.c path lookup */
+static const cJSON *at(const cJSON *j, const char *path)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *s = strtok(tmp, "."); s && j; s = strtok(NULL, ".")) j = cJSON_GetObjectItemCaseSensitive(j, s);
+    return j;
+}
+
+int main(int argc, char **argv)
+{
+    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    const char *dir = t_tmpdir();
+    char args[2048], a_json[512], t_json[512];
+    snprintf(a_json, sizeof a_json, "%s/a.json", dir);
+    snprintf(t_json, sizeof t_json, "%s/t.json", dir);
+
+    /* decode shape, whole model, head and gap probe */
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 4 --pos 8 --reps 3 --logits --gap-probe --json %s --trace %s",
+             fx, a_json, t_json);
+    T_CHECK(run(args) == 0, "profile run");
+    const char *sections[] = {"lfm2-profile-stage", "device:", "timestamps", "== batch step profile: 4 cols, pos 8, layers 0:6",
+                              "GPU busy", "µs/step", "tok/s/stage", "+ LM head", "-- gap probe", "wall 1×", "wall 2×",
+                              "marginal pass", "kernel-time sum", "inter-dispatch", "fixed submit+poll", "VERDICT",
+                              "timestamps add", "-- LM head (vocab 1000) --", "-- by kernel --",
+                              "-- top single dispatches --", "matmul_swiglu.bf16", "shortconv", "attn.decode",
+                              "attn.prep", "embed.bf16", "head.matmul.bf16", "head.rmsnorm"};
+    for (size_t i = 0; i < ARRAY_LEN(sections); i++) T_CHECK(strstr(out, sections[i]), "section '%s' missing", sections[i]);
+
+    cJSON *j = read_json(a_json);
+    T_CHECK(j, "JSON parses");
+    const char *fields[] = {"tool", "version", "args", "device.name", "device.driver", "device.api",
+                            "device.timestamp_period_ns", "device.timestamp_valid_bits", "device.copy_gbps",
+                            "model.family", "model.n_layers", "model.hidden", "model.vocab", "model.dtype",
+                            "model.source", "shard.a", "shard.b", "shape.plan", "shape.cols", "shape.pos",
+                            "shape.slots", "shape.logits", "busy_us.mean", "busy_us.median", "busy_us.min",
+                            "busy_us.reps", "head_us.median", "wall_us.median", "dispatches", "by_kind",
+                            "gap_probe.wall1_us", "gap_probe.wall2_us", "gap_probe.marginal_us",
+                            "gap_probe.kernel_sum_us", "gap_probe.gaps_us", "gap_probe.gaps_share",
+                            "gap_probe.fixed_us", "gap_probe.verdict", "lm_head.lm_head_us", "lm_head.gbps",
+                            "lm_head.gbps_f16", "lm_head.gbps_q4_0", "lm_head.disagree"};
+    for (size_t i = 0; j && i < ARRAY_LEN(fields); i++) T_CHECK(at(j, fields[i]), "JSON field %s missing", fields[i]);
+    int n_disp = 0;
+    if (j) {
+        const cJSON *d = at(j, "dispatches");
+        n_disp = cJSON_GetArraySize(d);
+        /* lfm2-tiny: embed + 4 conv layers x 5 + 2 attention layers x 8 = 37 layer dispatches, + 2 head */
+        T_CHECK(n_disp == 39, "%d dispatches, expected 39", n_disp);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, d)
+        {
+            T_CHECK(at(e, "kind") && at(e, "layer") && at(e, "op") && at(e, "groups") && at(e, "bytes") &&
+                        at(e, "us.reps") && cJSON_GetArraySize(at(e, "us.reps")) == 3,
+                    "dispatch fields");
+        }
+        T_CHECK(!strcmp(at(j, "model.family")->valuestring, "lfm2"), "family");
+        T_CHECK(at(j, "shard.b")->valueint == 6 && at(j, "shape.cols")->valueint == 4, "shard/shape");
+        cJSON_Delete(j);
+    }
+    struct profile p;
+    struct err e;
+    T_CHECK(report_json_read(a_json, &p, &e) == ST_OK, "report_json_read: %s", e.msg);
+    T_CHECK(p.n_dispatches == 39 && p.n_kinds >= 8, "read back %d dispatches %d kinds", p.n_dispatches, p.n_kinds);
+    profile_free(&p);
+
+    cJSON *t = read_json(t_json);
+    T_CHECK(t, "trace parses");
+    int slices = 0;
+    const cJSON *ev;
+    cJSON_ArrayForEach(ev, at(t, "traceEvents"))
+    {
+        const cJSON *ph = at(ev, "ph");
+        slices += ph && cJSON_IsString(ph) && !strcmp(ph->valuestring, "X");
+    }
+    T_CHECK(slices == n_disp, "%d trace slices for %d dispatches", slices, n_disp);
+    cJSON_Delete(t);
+
+    snprintf(args, sizeof args, "--compare %s --current %s", a_json, a_json);
+    T_CHECK(run(args) == 0, "compare against itself");
+
+    /* prefill shape, markdown */
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 6 --slots 2 --pos 5 --reps 2 --markdown", fx);
+    T_CHECK(run(args) == 0, "prefill profile");
+    T_CHECK(strstr(out, "attn.prefill") && strstr(out, "|"), "prefill markdown");
+
+    /* split shards: a first stage without head, a last stage fed seeded hidden_in */
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --layers 0:3 --cols 4 --pos 4 --reps 2 --gap-probe", fx);
+    T_CHECK(run(args) == 0 && strstr(out, "layers 0:3") && !strstr(out, "-- LM head"), "stage 0:3");
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny/model-q4_0.gguf --layers 3:6 --cols 4 --pos 4 --reps 2 --logits", fx);
+    T_CHECK(run(args) == 0 && strstr(out, "head.matmul.q4_0") && !strstr(out, "embed."), "stage 3:6 q4_0");
+    return t_finish();
+}
