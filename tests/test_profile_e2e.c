@@ -20,26 +20,6 @@ static int run(const char *args)
     return rc;
 }
 
-static cJSON *read_json(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 22];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return cJSON_Parse(buf);
-}
-
-/* a.b.c path lookup */
-static const cJSON *at(const cJSON *j, const char *path)
-{
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    for (char *s = strtok(tmp, "."); s && j; s = strtok(NULL, ".")) j = cJSON_GetObjectItemCaseSensitive(j, s);
-    return j;
-}
-
 int main(int argc, char **argv)
 {
     const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
@@ -60,7 +40,7 @@ int main(int argc, char **argv)
                               "attn.prep", "embed.bf16", "head.matmul.bf16", "head.rmsnorm"};
     for (size_t i = 0; i < ARRAY_LEN(sections); i++) T_CHECK(strstr(out, sections[i]), "section '%s' missing", sections[i]);
 
-    cJSON *j = read_json(a_json);
+    cJSON *j = t_json_file(a_json);
     T_CHECK(j, "JSON parses");
     const char *fields[] = {"tool", "version", "args", "device.name", "device.driver", "device.api",
                             "device.timestamp_period_ns", "device.timestamp_valid_bits", "device.copy_gbps",
@@ -72,22 +52,22 @@ int main(int argc, char **argv)
                             "gap_probe.kernel_sum_us", "gap_probe.gaps_us", "gap_probe.gaps_share",
                             "gap_probe.fixed_us", "gap_probe.verdict", "lm_head.lm_head_us", "lm_head.gbps",
                             "lm_head.gbps_f16", "lm_head.gbps_q4_0", "lm_head.disagree"};
-    for (size_t i = 0; j && i < ARRAY_LEN(fields); i++) T_CHECK(at(j, fields[i]), "JSON field %s missing", fields[i]);
+    for (size_t i = 0; j && i < ARRAY_LEN(fields); i++) T_CHECK(t_json_at(j, fields[i]), "JSON field %s missing", fields[i]);
     int n_disp = 0;
     if (j) {
-        const cJSON *d = at(j, "dispatches");
+        const cJSON *d = t_json_at(j, "dispatches");
         n_disp = cJSON_GetArraySize(d);
         /* lfm2-tiny: embed + 4 conv layers x 5 + 2 attention layers x 8 = 37 layer dispatches, + 2 head */
         T_CHECK(n_disp == 39, "%d dispatches, expected 39", n_disp);
         const cJSON *e;
         cJSON_ArrayForEach(e, d)
         {
-            T_CHECK(at(e, "kind") && at(e, "layer") && at(e, "op") && at(e, "groups") && at(e, "bytes") &&
-                        at(e, "us.reps") && cJSON_GetArraySize(at(e, "us.reps")) == 3,
+            T_CHECK(t_json_at(e, "kind") && t_json_at(e, "layer") && t_json_at(e, "op") && t_json_at(e, "groups") && t_json_at(e, "bytes") &&
+                        t_json_at(e, "us.reps") && cJSON_GetArraySize(t_json_at(e, "us.reps")) == 3,
                     "dispatch fields");
         }
-        T_CHECK(!strcmp(at(j, "model.family")->valuestring, "lfm2"), "family");
-        T_CHECK(at(j, "shard.b")->valueint == 6 && at(j, "shape.cols")->valueint == 4, "shard/shape");
+        T_CHECK(!strcmp(t_json_at(j, "model.family")->valuestring, "lfm2"), "family");
+        T_CHECK(t_json_at(j, "shard.b")->valueint == 6 && t_json_at(j, "shape.cols")->valueint == 4, "shard/shape");
         cJSON_Delete(j);
     }
     struct profile p;
@@ -96,13 +76,13 @@ int main(int argc, char **argv)
     T_CHECK(p.n_dispatches == 39 && p.n_kinds >= 8, "read back %d dispatches %d kinds", p.n_dispatches, p.n_kinds);
     profile_free(&p);
 
-    cJSON *t = read_json(t_json);
+    cJSON *t = t_json_file(t_json);
     T_CHECK(t, "trace parses");
     int slices = 0;
     const cJSON *ev;
-    cJSON_ArrayForEach(ev, at(t, "traceEvents"))
+    cJSON_ArrayForEach(ev, t_json_at(t, "traceEvents"))
     {
-        const cJSON *ph = at(ev, "ph");
+        const cJSON *ph = t_json_at(ev, "ph");
         slices += ph && cJSON_IsString(ph) && !strcmp(ph->valuestring, "X");
     }
     T_CHECK(slices == n_disp, "%d trace slices for %d dispatches", slices, n_disp);

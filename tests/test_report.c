@@ -23,37 +23,6 @@ static char *render(void (*fn)(FILE *, const struct profile *), const struct pro
     return buf;
 }
 
-static cJSON *parse_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    return cJSON_Parse(buf);
-}
-
-/* Follows a dotted path with [i] indices ("dispatches[0].us.reps") through a cJSON tree. */
-static const cJSON *at_path(const cJSON *root, const char *path)
-{
-    char tmp[256];
-    snprintf(tmp, sizeof tmp, "%s", path);
-    const cJSON *cur = root;
-    for (char *save = NULL, *tok = strtok_r(tmp, ".", &save); tok && cur;
-         tok = strtok_r(NULL, ".", &save)) {
-        char *br = strchr(tok, '[');
-        int idx = -1;
-        if (br) {
-            idx = atoi(br + 1);
-            *br = 0;
-        }
-        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
-        if (cur && idx >= 0) cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, idx) : NULL;
-    }
-    return cur;
-}
-
 /* ------------------------------------------------------------------------------------------------
  */
 
@@ -367,12 +336,12 @@ static void test_json(const struct profile *p, const char *dir)
     snprintf(path, sizeof path, "%s/profile.json", dir);
     struct err e = {{0}};
     T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
-    cJSON *root = parse_file(path);
+    cJSON *root = t_json_file(path);
     T_CHECK(root != NULL, "written JSON parses");
     for (size_t i = 0; i < ARRAY_LEN(json_fields); i++)
-        T_CHECK(at_path(root, json_fields[i]) != NULL, "JSON lacks %s", json_fields[i]);
-    T_CHECK(at_path(root, "dispatches[13]") == NULL, "exactly %d dispatches", p->n_dispatches);
-    const cJSON *v = at_path(root, "gap_probe.verdict");
+        T_CHECK(t_json_at(root, json_fields[i]) != NULL, "JSON lacks %s", json_fields[i]);
+    T_CHECK(t_json_at(root, "dispatches[13]") == NULL, "exactly %d dispatches", p->n_dispatches);
+    const cJSON *v = t_json_at(root, "gap_probe.verdict");
     T_CHECK(cJSON_IsString(v) && strcmp(v->valuestring, "per-dispatch") == 0, "verdict string");
 
     /* read back: every value round-trips exactly */
@@ -462,7 +431,7 @@ static void test_trace(struct profile *p, const char *dir)
     struct err e = {{0}};
     int rep = 4;
     T_CHECK(trace_write(path, p, rep, &e) == ST_OK, "trace: %s", e.msg);
-    cJSON *root = parse_file(path);
+    cJSON *root = t_json_file(path);
     T_CHECK(root != NULL, "trace is valid JSON");
     const cJSON *evs = cJSON_GetObjectItemCaseSensitive(root, "traceEvents");
     T_CHECK(cJSON_IsArray(evs), "traceEvents array");

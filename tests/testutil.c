@@ -1,6 +1,8 @@
 /* testutil.c - the shared test harness. */
 #include "testutil.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,4 +67,33 @@ int t_run(const char *cmd, char *out, size_t out_size)
     }
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+cJSON *t_json_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    static char buf[1 << 22];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return cJSON_Parse(buf);
+}
+
+const cJSON *t_json_at(const cJSON *root, const char *path)
+{
+    char tmp[256];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    const cJSON *cur = root;
+    for (char *save = NULL, *tok = strtok_r(tmp, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save)) {
+        char *br = strchr(tok, '[');
+        int idx = -1;
+        if (br) {
+            idx = atoi(br + 1);
+            *br = 0;
+        }
+        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+        if (cur && idx >= 0) cur = cJSON_IsArray(cur) ? cJSON_GetArrayItem(cur, idx) : NULL;
+    }
+    return cur;
 }

@@ -39,4 +39,9 @@ const char *t_tmpdir(void);
 /* Runs a shell command, captures stdout+stderr into out (truncated), returns the exit code. */
 int t_run(const char *cmd, char *out, size_t out_size);
 
+/* Parses a JSON file (NULL when missing or invalid); caller frees with cJSON_Delete. */
+struct cJSON *t_json_file(const char *path);
+/* Follows a dotted path with [i] indices ("dispatches[0].us.reps") through a cJSON tree. */
+const struct cJSON *t_json_at(const struct cJSON *root, const char *path);
+
 #endif
