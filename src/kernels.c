@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
@@ -196,6 +197,11 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
 {
     uint32_t rt = swiglu ? 1 : 2, ksl = 8;
     while (ksl < 32 && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < MATMUL_MIN_GROUPS) ksl *= 2;
+    /* tuning hooks for bench/ runs: force the slices (8, 16, 32) or the rows a row group keeps */
+    const char *env = getenv("LFM2_MATMUL_KSL");
+    if (env && (!strcmp(env, "8") || !strcmp(env, "16") || !strcmp(env, "32"))) ksl = (uint32_t)atoi(env);
+    env = getenv("LFM2_MATMUL_RT");
+    if (env && !swiglu && atoi(env) >= 1 && atoi(env) <= 4) rt = (uint32_t)atoi(env);
     spec[0] = g->subgroup_size ? g->subgroup_size : 32;
     spec[1] = ksl;
     spec[2] = rt;
