@@ -43,6 +43,7 @@ cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
 cli_test(cli_qwen_profile_not_yet cli-gpu 2 "not supported yet" --model ${FIXTURES}/qwen35-tiny --full)
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
+cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --load-only --device 7)
 
 # golden checks (issue: the LFM2 batch step verified against transformers)
 foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.gguf:golden-q8_0" "model-q4_0.gguf:golden-q4_0")
