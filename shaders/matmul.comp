@@ -95,15 +95,25 @@ vec4 unpack4(uvec4 raw, float sc, uint j4)
 #endif
 }
 
-float block_scale(uint64_t sbase, uint64_t slot_index)
+// Scale of the 32-block holding slot si (Q types; 1 otherwise).
+float block_scale(uint64_t sbase, uint si)
 {
 #if WTYPE == DT_Q8_0
-    return float(F16Buf(sbase + 2ul * (slot_index / 2ul)).v[0]);
+    return float(F16Buf(sbase).v[si / 2u]);
 #elif WTYPE == DT_Q4_0
-    return float(F16Buf(sbase + 2ul * slot_index).v[0]);
+    return float(F16Buf(sbase).v[si]);
 #else
     return 1.0;
 #endif
+}
+
+// Norm gain of elements 4·k4 .. 4·k4+3 (F32, F16 or BF16; p.gdtype is uniform).
+vec4 gain4(uint k4)
+{
+    if (p.gdtype == DT_F32) return Vec4Buf(p.gain).v[k4];
+    uvec2 h = uvec2(U32Buf(p.gain).v[2u * k4], U32Buf(p.gain).v[2u * k4 + 1u]);
+    if (p.gdtype == DT_F16) return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
+    return vec4(bf16_lo(h.x), bf16_hi(h.x), bf16_lo(h.y), bf16_hi(h.y));
 }
 
 void main()
@@ -113,49 +123,59 @@ void main()
     uint row_slots = p.k / G, kv4 = p.k / 4u;
     bool norm = p.gain != 0ul;
     float one = p.plus1 != 0u ? 1.0 : 0.0;
+    // 32-bit element indices off typed pointers: one wide multiply-add per address
+    UVec4Buf W[2] = UVec4Buf[2](UVec4Buf(p.w), UVec4Buf(p.w3 != 0ul ? p.w3 : p.w));
+    uint64_t S[2] = uint64_t[2](p.wscale, p.w3scale);
+    Vec4Buf X = Vec4Buf(p.x);
 
     float acc[NW][RT][COLS];
     float ss[NSS];
-    uint64_t slot0[RT]; // first slot of each row (rows past the end read the last row)
+    uint slot0[RT]; // first slot of each row (rows past the end read the last row)
     [[unroll]] for (uint r = 0u; r < RT; r++) {
-        slot0[r] = uint64_t(min(row0 + r, p.rows - 1u)) * row_slots;
+        slot0[r] = min(row0 + r, p.rows - 1u) * row_slots;
         [[unroll]] for (uint m = 0u; m < NW; m++)
             [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] = 0.0;
     }
     [[unroll]] for (uint i = 0u; i < NSS; i++) ss[i] = 0.0;
 
-    for (uint s = ks; s < row_slots; s += KSL) {
-        uvec4 raw[NW][RT];
-        float sc[NW][RT];
-        [[unroll]] for (uint r = 0u; r < RT; r++) {
-            uint64_t si = slot0[r] + s;
-            raw[0][r] = UVec4Buf(p.w + 16ul * si).v[0];
-            sc[0][r] = block_scale(p.wscale, si);
-#if SWIGLU
-            raw[1][r] = UVec4Buf(p.w3 + 16ul * si).v[0];
-            sc[1][r] = block_scale(p.w3scale, si);
-#endif
-        }
+    // software pipeline: the next slot's weights load while this slot's FMAs run
+    uvec4 raw[NW][RT];
+    float sc[NW][RT];
+    uint s = ks;
+    if (s < row_slots)
+        [[unroll]] for (uint m = 0u; m < NW; m++)
+            [[unroll]] for (uint r = 0u; r < RT; r++) {
+                raw[m][r] = W[m].v[slot0[r] + s];
+                sc[m][r] = block_scale(S[m], slot0[r] + s);
+            }
+    for (; s < row_slots; s += KSL) {
+        uvec4 cur[NW][RT] = raw;
+        float csc[NW][RT] = sc;
+        uint sn = s + KSL;
+        if (sn < row_slots)
+            [[unroll]] for (uint m = 0u; m < NW; m++)
+                [[unroll]] for (uint r = 0u; r < RT; r++) {
+                    raw[m][r] = W[m].v[slot0[r] + sn];
+                    sc[m][r] = block_scale(S[m], slot0[r] + sn);
+                }
         [[unroll]] for (uint j4 = 0u; j4 < G4; j4++) {
             uint k4 = s * G4 + j4; // vec4 index of these 4 elements in a row of x
             vec4 gv = vec4(1.0);
             if (norm) {
-                uint k0 = 4u * k4;
-                gv = one + vec4(wget1(p.gain, p.gdtype, k0), wget1(p.gain, p.gdtype, k0 + 1u),
-                                wget1(p.gain, p.gdtype, k0 + 2u), wget1(p.gain, p.gdtype, k0 + 3u));
+                gv = one + gain4(k4);
                 [[unroll]] for (uint i = 0u; i < NSS; i++) {
                     uint c = rg + i * NRG;
                     if (c < COLS) {
-                        vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * kv4 + k4)).v[0];
+                        vec4 xv = X.v[c * kv4 + k4];
                         ss[i] += dot(xv, xv);
                     }
                 }
             }
             vec4 wv[NW][RT];
             [[unroll]] for (uint m = 0u; m < NW; m++)
-                [[unroll]] for (uint r = 0u; r < RT; r++) wv[m][r] = unpack4(raw[m][r], sc[m][r], j4) * gv;
+                [[unroll]] for (uint r = 0u; r < RT; r++) wv[m][r] = unpack4(cur[m][r], csc[m][r], j4) * gv;
             [[unroll]] for (uint c = 0u; c < COLS; c++) {
-                vec4 xv = Vec4Buf(p.x + 16ul * (uint64_t(c) * kv4 + k4)).v[0];
+                vec4 xv = X.v[c * kv4 + k4];
                 [[unroll]] for (uint m = 0u; m < NW; m++)
                     [[unroll]] for (uint r = 0u; r < RT; r++) acc[m][r][c] += dot(wv[m][r], xv);
             }
