@@ -34,10 +34,10 @@ quick() {
     run --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --gap-probe
 }
 tune() { # matmul geometry: by-kernel lines of the 16-column step under each forced setting
-    for ksl in auto 8 16 32; do for rt in 2; do
-        echo "== KSL=$ksl RT=$rt"
+    for cols in 16 1; do for ksl in auto 8 16 32 64 128; do
+        echo "== cols=$cols KSL=$ksl"
         if [ $ksl = auto ]; then unset LFM2_MATMUL_KSL; else export LFM2_MATMUL_KSL=$ksl; fi
-        LFM2_MATMUL_RT=$rt "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
+        "$B" --model lfm2-1.2b --layers 0:16 --cols $cols --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul|attn"
     done; done
     unset LFM2_MATMUL_KSL
 }

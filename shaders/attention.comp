@@ -38,6 +38,19 @@ shared float s_m[NSG];
 shared float s_l[NSG];
 shared float s_acc[NSG * HD];
 
+// This lane's elements of the k and v rows of key j of a slot (through the block table).
+void load_kv(uint j, uint slot, uint kvh, uint kvw, out float kr[MAXE], out float vr[MAXE])
+{
+    uint lane = gl_SubgroupInvocationID;
+    uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
+    uint64_t off = 4ul * (row * kvw + kvh * HD);
+    F32Buf kb = F32Buf(p.kpool + off), vb = F32Buf(p.vpool + off);
+    for (uint e = 0u; e < E; e++) {
+        kr[e] = kb.v[lane + e * SG];
+        vr[e] = vb.v[lane + e * SG];
+    }
+}
+
 void main()
 {
     uint h = gl_WorkGroupID.x, c = gl_WorkGroupID.y;
@@ -52,17 +65,25 @@ void main()
         acc[e] = 0.0;
     }
     float m = -1.0 / 0.0, l = 0.0;
-    for (uint j = sg; j <= pos; j += NSG) {
-        uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
-        uint64_t off = 4ul * (row * kvw + kvh * HD);
-        F32Buf kr = F32Buf(p.kpool + off), vr = F32Buf(p.vpool + off);
+    // the next key's k and v rows load while this key's softmax step runs (keys are few per
+    // subgroup, so the loop is latency-bound, not bandwidth-bound)
+    float kn[MAXE], vn[MAXE];
+    uint j = sg;
+    if (j <= pos) load_kv(j, slot, kvh, kvw, kn, vn);
+    for (; j <= pos; j += NSG) {
+        float kc[MAXE], vc[MAXE];
+        for (uint e = 0u; e < E; e++) {
+            kc[e] = kn[e];
+            vc[e] = vn[e];
+        }
+        if (j + NSG <= pos) load_kv(j + NSG, slot, kvh, kvw, kn, vn);
         float part = 0.0;
-        for (uint e = 0u; e < E; e++) part += qv[e] * kr.v[lane + e * SG];
+        for (uint e = 0u; e < E; e++) part += qv[e] * kc[e];
         float s = subgroupAdd(part);
         float m_new = max(m, s);
         float corr = exp(m - m_new), w = exp(s - m_new);
         l = l * corr + w;
-        for (uint e = 0u; e < E; e++) acc[e] = acc[e] * corr + w * vr.v[lane + e * SG];
+        for (uint e = 0u; e < E; e++) acc[e] = acc[e] * corr + w * vc[e];
         m = m_new;
     }
     if (lane == 0u) {

@@ -12,7 +12,7 @@
 // Why this shape: at 16 columns every weight element costs 16 FMAs, so the kernel is bound by
 // FMA issue and by the x traffic, not by DRAM. Each thread keeps its RT rows × COLS sums in
 // registers (one x vec4 serves RT rows), and the row groups of one subgroup read the SAME x
-// addresses (lanes with equal ks), which the cache serves as one broadcast. KSL (8, 16, 32) is
+// addresses (lanes with equal ks), which the cache serves as one broadcast. KSL (8 .. 128) is
 // picked by the host: small KSL = more rows a workgroup = more x reuse; large KSL = more
 // workgroups for matrices with few rows.
 // After the k loop the partial sums go through shared memory, [value][thread], and the
@@ -42,7 +42,7 @@
 #define NT 128u
 
 layout(constant_id = 0) const uint SG = 32;  // subgroup size of the device (unused: kept for the cache key)
-layout(constant_id = 1) const uint KSL = 8;  // k-slices (threads) per row group: 8, 16 or 32
+layout(constant_id = 1) const uint KSL = 8;  // k-slices (threads) per row group: 8 .. 128
 layout(constant_id = 2) const uint RT = 2;   // rows per row group (per matrix)
 layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= 16)
 layout(local_size_x_id = 4) in;              // NT = 128

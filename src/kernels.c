@@ -188,18 +188,18 @@ static uint64_t scale_addr(const struct gpu_weight *w)
 }
 
 /* The geometry of matmul.comp (its spec constants 0..4; the shader's header says why): 128
- * threads, KSL k-slices per row group of RT rows. The smallest KSL that still gives the grid at
- * least MATMUL_MIN_GROUPS workgroups: fewer slices mean more rows a workgroup and more reuse of
- * each x load, but a matrix with few rows needs the workgroups to fill the device. */
+ * threads, KSL k-slices per row group of RT rows. The smallest KSL that still gives the grid
+ * enough workgroups: fewer slices mean more rows a workgroup and more reuse of each x load (what
+ * many columns need), more slices mean more workgroups and more loads in flight (what a matrix
+ * with few rows, or a step of few columns, needs to reach the memory bandwidth). */
 #define MATMUL_THREADS 128u
-#define MATMUL_MIN_GROUPS 256u
 static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[5])
 {
-    uint32_t rt = swiglu ? 1 : 2, ksl = 8;
-    while (ksl < 32 && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < MATMUL_MIN_GROUPS) ksl *= 2;
-    /* tuning hooks for bench/ runs: force the slices (8, 16, 32) or the rows a row group keeps */
+    uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
+    while (ksl < MATMUL_THREADS && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
+    /* tuning hooks for bench/ runs: force the slices (8 .. 128) or the rows a row group keeps */
     const char *env = getenv("LFM2_MATMUL_KSL");
-    if (env && (!strcmp(env, "8") || !strcmp(env, "16") || !strcmp(env, "32"))) ksl = (uint32_t)atoi(env);
+    if (env && atoi(env) >= 8 && atoi(env) <= 128 && !(atoi(env) & (atoi(env) - 1))) ksl = (uint32_t)atoi(env);
     env = getenv("LFM2_MATMUL_RT");
     if (env && !swiglu && atoi(env) >= 1 && atoi(env) <= 4) rt = (uint32_t)atoi(env);
     spec[0] = g->subgroup_size ? g->subgroup_size : 32;
@@ -377,7 +377,8 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
 {
     int rc = check_geom(g, a, cols, e);
     if (rc) return rc;
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = 4;
+    /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
     uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
