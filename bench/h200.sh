@@ -45,6 +45,12 @@ tune() { # matmul geometry: by-kernel lines of the 16-column step under each for
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
 }
+dtypes() { # the other weight types at 16 columns
+    for dt in f16 q8_0 q4_0; do
+        echo "== cols=16 dtype=$dt"
+        "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
+    done
+}
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
 }
