@@ -37,7 +37,7 @@ cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --curren
 
 # loading on lavapipe
 cli_test(cli_load_tiny cli-gpu 0 "uploaded" --model ${LT} --full --load-only)
-cli_test(cli_load_qwen_1_3 cli-gpu 0 "layers 1:3" --model ${FIXTURES}/qwen35-tiny --layers 1:3 --load-only)
+cli_test(cli_load_qwen_1_3 cli-gpu 0 "uploaded 28 tensors" --model ${FIXTURES}/qwen35-tiny --layers 1:3 --load-only)
 cli_test(cli_load_glm cli-gpu 0 "uploaded" --model ${FIXTURES}/glm-ocr-tiny --full --load-only)
 cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --load-only)
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
