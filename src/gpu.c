@@ -564,6 +564,8 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
     g->max_buffer = d->api13 && d->p13.maxBufferSize ? d->p13.maxBufferSize : g->max_alloc;
     g->timestamp_period = g->props.limits.timestampPeriod;
     g->timestamp_valid_bits = d->ts_bits;
+    /* Test hook: behave as a device without timestamps (the profiler's fallback path). */
+    if (getenv("LFM2_TEST_NO_TIMESTAMPS")) g->timestamp_valid_bits = 0;
     g->has_coopmat_nv = d->has_coopmat_nv && d->fcoop.cooperativeMatrix;
     g->has_memory_budget = d->has_budget;
     g->device_local_bytes = d->device_local_bytes;

@@ -101,5 +101,19 @@ int main(int argc, char **argv)
     T_CHECK(run(args) == 0 && strstr(out, "layers 0:3") && !strstr(out, "-- LM head"), "stage 0:3");
     snprintf(args, sizeof args, "--model %s/lfm2-tiny/model-q4_0.gguf --layers 3:6 --cols 4 --pos 4 --reps 2 --logits", fx);
     T_CHECK(run(args) == 0 && strstr(out, "head.matmul.q4_0") && !strstr(out, "embed."), "stage 3:6 q4_0");
+
+    /* a device without timestamps: a clear header line, no per-dispatch tables, still the gap probe */
+    setenv("LFM2_TEST_NO_TIMESTAMPS", "1", 1);
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 2 --pos 3 --reps 2 --logits --gap-probe --json %s", fx,
+             a_json);
+    T_CHECK(run(args) == 0, "profile without timestamps");
+    T_CHECK(strstr(out, "no timestamps") && strstr(out, "-- gap probe") && strstr(out, "marginal pass") &&
+                !strstr(out, "-- top single dispatches --"),
+            "no-timestamp report\n%s", out);
+    unsetenv("LFM2_TEST_NO_TIMESTAMPS");
+    j = t_json_file(a_json);
+    T_CHECK(j && cJSON_IsFalse(t_json_at(j, "device.has_timestamps")) && t_json_at(j, "gap_probe.marginal_us"),
+            "no-timestamp JSON");
+    cJSON_Delete(j);
     return t_finish();
 }
