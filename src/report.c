@@ -214,9 +214,15 @@ static const char *verdict_text(bool per_dispatch)
                           "nothing; do not write a fused kernel.";
 }
 
-static const char *wall_meaning =
-    "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
-    "barriers, plus a timestamp pair per dispatch; the gap probe times the plan without timestamps";
+/* What this tool's wall measures (the seed's per-dispatch-pass remark does not apply here). */
+static const char *wall_meaning(const struct profile *p)
+{
+    return p->device.has_timestamps
+               ? "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
+                 "barriers, plus a timestamp pair per dispatch; the gap probe times the plan without timestamps"
+               : "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
+                 "barriers (this device has no timestamps)";
+}
 
 /* Share of a dispatch's (or kind's) time in its own plan: busy for layers, head sum for head. */
 static double dispatch_share(const struct profile *p, const struct prof_dispatch *d)
@@ -365,7 +371,7 @@ static void text_busy(FILE *out, const struct profile *p)
                 "the wall: no timestamps)\n",
                 p->wall_us.mean, p->tok_s);
     }
-    fprintf(out, "  (%s.)\n", wall_meaning);
+    fprintf(out, "  (%s.)\n", wall_meaning(p));
     fprintf(out, "  (means of %d reps; JSON keeps every rep, median wall %.0f µs, min %.0f µs)\n",
             p->wall_us.n_reps, p->wall_us.median, p->wall_us.min);
 }
@@ -409,7 +415,7 @@ static void md_header(FILE *out, const struct profile *p)
         fprintf(out, "| GPU busy | n/a (no timestamps) |\n");
     if (has_head(p)) fprintf(out, "| + LM head | %.0f µs/step |\n", p->head_us.mean);
     fprintf(out, "| wall | %.0f µs (median %.0f): %s |\n", p->wall_us.mean, p->wall_us.median,
-            wall_meaning);
+            wall_meaning(p));
     fprintf(out, "| tok/s/stage | %.1f |\n", p->tok_s);
     fprintf(out, "| command | `%s` |\n\n", p->args);
 }
