@@ -45,6 +45,16 @@ tune() { # matmul geometry: by-kernel lines of the 16-column step under each for
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
 }
+passes() { # columns a matmul pass serves at 16 columns (registers vs weights read again)
+    for pc in 16 8 4; do
+        echo "== cols=16 pass=$pc"
+        LFM2_MATMUL_PASS_COLS=$pc "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
+    done
+    for ksl in 16 32; do
+        echo "== cols=1 KSL=$ksl"
+        LFM2_MATMUL_KSL=$ksl "$B" --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
+    done
+}
 dtypes() { # the other weight types at 16 columns
     for dt in f16 q8_0 q4_0; do
         echo "== cols=16 dtype=$dt"

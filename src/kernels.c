@@ -233,8 +233,11 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
     uint64_t bytes = w->bytes + (swiglu ? w3->bytes : 0);
-    for (int c0 = 0; c0 < cols; c0 += K_MATMUL_MAX_COLS) {
-        uint32_t n = (uint32_t)MIN(K_MATMUL_MAX_COLS, cols - c0);
+    /* tuning hook for bench/ runs: fewer columns a pass (fewer registers, weights read again) */
+    const char *env = getenv("LFM2_MATMUL_PASS_COLS");
+    int pass = env && atoi(env) >= 1 && atoi(env) <= K_MATMUL_MAX_COLS ? atoi(env) : K_MATMUL_MAX_COLS;
+    for (int c0 = 0; c0 < cols; c0 += pass) {
+        uint32_t n = (uint32_t)MIN(pass, cols - c0);
         uint32_t spec[5];
         matmul_spec(g, swiglu, n, w->rows, spec);
         uint32_t groups = div_up((uint64_t)w->rows, (MATMUL_THREADS / spec[1]) * spec[2]);
