@@ -50,10 +50,6 @@ passes() { # columns a matmul pass serves at 16 columns (registers vs weights re
         echo "== cols=16 pass=$pc"
         LFM2_MATMUL_PASS_COLS=$pc "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
     done
-    for ksl in 16 32; do
-        echo "== cols=1 KSL=$ksl"
-        LFM2_MATMUL_KSL=$ksl "$B" --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
-    done
 }
 dtypes() { # the other weight types at 16 columns
     for dt in f16 q8_0 q4_0; do
