@@ -85,13 +85,47 @@ static int golden_open(struct golden *gd, const char *path, const struct model_d
     return golden_tensor(&gd->src, gd->ref_name, DT_F32, 3, hs, (void **)&gd->ref, e);
 }
 
+/* The plans of one step width (n columns a slot), built once and reused by every step of it. */
+struct golden_plans {
+    int n; /* 0: unused */
+    struct step_shape shape;
+    struct plan layers, head;
+};
+#define GOLDEN_WIDTHS 3 /* decode (1), mixed (T/2), prefill (T) */
+
+static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S, int n, struct golden_plans **out,
+                            struct err *e)
+{
+    struct golden_plans *gp = NULL;
+    for (int i = 0; i < GOLDEN_WIDTHS && !gp; i++)
+        if (cache[i].n == n || cache[i].n == 0) gp = &cache[i];
+    CHECK(gp);
+    *out = gp;
+    if (gp->n == n) return ST_OK;
+    gp->n = n;
+    int cols = S * n;
+    gp->shape = (struct step_shape){.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1};
+    int st = engine_build(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, e);
+    /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
+    if (!st && getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (gp->head.n ? &gp->head : &gp->layers)->n--;
+    return st;
+}
+
+static void golden_plans_free(struct golden_plans *cache)
+{
+    for (int i = 0; i < GOLDEN_WIDTHS; i++) {
+        plan_free(&cache[i].layers);
+        plan_free(&cache[i].head);
+    }
+}
+
 /* One step over columns (s, t) for s in 0..S-1, t in t0..t0+n-1: sequence s in slot s. */
-static int golden_step(struct engine *en, const struct golden *gd, int t0, int n, float *out, struct err *e)
+static int golden_step(struct engine *en, struct golden_plans *cache, const struct golden *gd, int t0, int n,
+                       float *out, struct err *e)
 {
     const struct model_desc *d = en->d;
     int S = gd->S, cols = S * n;
-    struct step_shape shape = {.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1};
-    struct plan layers = {0}, head = {0};
+    struct golden_plans *gp = NULL;
     struct col_meta *cm = calloc((size_t)cols, sizeof *cm);
     struct run_meta *rm = calloc((size_t)S, sizeof *rm);
     uint32_t *idx = calloc((size_t)cols, 4);
@@ -99,10 +133,8 @@ static int golden_step(struct engine *en, const struct golden *gd, int t0, int n
     float *res = malloc((size_t)cols * gd->width * 4);
     int st = (!cm || !rm || !idx || !res || (!en->s->first && !hin))
                  ? err_set(e, ST_RUNTIME, "out of host memory")
-                 : engine_build(en, &shape, &layers, en->s->last ? &head : NULL, e);
+                 : golden_plans_for(en, cache, S, n, &gp, e);
     if (!st) {
-        /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
-        if (getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (head.n ? &head : &layers)->n--;
         for (int s = 0; s < S; s++) {
             rm[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * n), .n_cols = (uint32_t)n,
                                       .pos0 = (uint32_t)t0};
@@ -117,15 +149,13 @@ static int golden_step(struct engine *en, const struct golden *gd, int t0, int n
         }
         struct step_io io = {.cols = cm, .runs = rm, .logit_idx = idx, .hidden_in = hin,
                              .hidden_out = en->s->last ? NULL : res, .logits = en->s->last ? res : NULL};
-        st = engine_step(en, &shape, &layers, en->s->last ? &head : NULL, &io, 1, false, true, NULL, e);
+        st = engine_step(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, &io, 1, false, true, NULL, e);
     }
     if (!st)
         for (int s = 0; s < S; s++)
             for (int j = 0; j < n; j++)
                 memcpy(out + ((size_t)s * gd->T + t0 + j) * gd->width, res + (size_t)(s * n + j) * gd->width,
                        (size_t)gd->width * 4);
-    plan_free(&layers);
-    plan_free(&head);
     free(cm);
     free(rm);
     free(idx);
@@ -135,19 +165,20 @@ static int golden_step(struct engine *en, const struct golden *gd, int t0, int n
 }
 
 /* Runs the golden in one shape; out gets [S][T][width]. */
-static int golden_shape(struct engine *en, const struct golden *gd, const char *shape, float *out, struct err *e)
+static int golden_shape(struct engine *en, struct golden_plans *cache, const struct golden *gd, const char *shape,
+                        float *out, struct err *e)
 {
     int st = engine_reset(en, e);
     if (st) return st;
     int T = gd->T, k = T / 2;
-    if (!strcmp(shape, "prefill")) return golden_step(en, gd, 0, T, out, e);
+    if (!strcmp(shape, "prefill")) return golden_step(en, cache, gd, 0, T, out, e);
     int t = 0;
     if (!strcmp(shape, "mixed")) {
-        if ((st = golden_step(en, gd, 0, k, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, 0, k, out, e))) return st;
         t = k;
     }
     for (; t < T; t++)
-        if ((st = golden_step(en, gd, t, 1, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, t, 1, out, e))) return st;
     return ST_OK;
 }
 
@@ -160,10 +191,11 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
     float *res = NULL;
     if (!st) st = engine_init(&en, g, d, s, w, gd.S * gd.T, gd.S, gd.T, gd.S * gd.T, e);
     if (!st && !(res = malloc((size_t)gd.S * gd.T * gd.width * 4))) st = err_set(e, ST_RUNTIME, "out of host memory");
+    struct golden_plans cache[GOLDEN_WIDTHS] = {0};
     int passed = 0, checks = 0;
     static const char *shapes[] = {"decode", "prefill", "mixed"};
     for (size_t si = 0; !st && si < ARRAY_LEN(shapes); si++) {
-        if ((st = golden_shape(&en, &gd, shapes[si], res, e))) break;
+        if ((st = golden_shape(&en, cache, &gd, shapes[si], res, e))) break;
         for (int sq = 0; sq < gd.S; sq++) {
             size_t n = (size_t)gd.T * gd.width, base = (size_t)sq * n;
             double ref_max = 0, diff_max = 0;
@@ -187,6 +219,7 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
             st = err_set(e, ST_GOLDEN, "%s: %d of %d golden checks failed (tolerance %.0e)", path, checks - passed,
                          checks, GOLDEN_TOL);
     }
+    golden_plans_free(cache);
     free(res);
     golden_free(&gd);
     return st;
