@@ -16,8 +16,8 @@ struct dev_weights {
 };
 
 /* Uploads (or makes) every tensor of the shard. progress: print a progress line on stderr. */
-int weights_upload(struct gpu *g, const struct model_desc *d, const struct shard *s, uint64_t seed, bool progress,
-                   struct dev_weights *out, struct err *e);
+int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool progress, struct dev_weights *out,
+                   struct err *e);
 void weights_free(struct dev_weights *w);
 /* The device weight of layer l, role r (NULL when absent). */
 const struct gpu_weight *weights_layer(const struct dev_weights *w, const struct shard *s, int l, enum wrole r);

@@ -45,10 +45,9 @@ static void show_progress(bool on, const char *what, uint64_t done, uint64_t tot
     if (done == total) fprintf(stderr, "\r\033[K");
 }
 
-int weights_upload(struct gpu *g, const struct model_desc *d, const struct shard *s, uint64_t seed, bool progress,
-                   struct dev_weights *out, struct err *e)
+int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool progress, struct dev_weights *out,
+                   struct err *e)
 {
-    (void)d;
     memset(out, 0, sizeof *out);
     double t0 = now_us();
     out->w = calloc((size_t)(s->n ? s->n : 1), sizeof *out->w);
