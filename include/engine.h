@@ -16,8 +16,11 @@
 
 #define KV_BLOCK 16
 
+struct family_plan;
+
 /* The device buffers of one shard. Sizes are for max_cols columns. */
 struct engine {
+    const struct family_plan *fp;
     struct gpu *g;
     const struct model_desc *d;
     const struct shard *s;
@@ -43,10 +46,11 @@ struct engine {
 
 /* The geometry of one step. */
 struct step_shape {
-    int cols;     /* columns in the step */
-    int n_runs;   /* slots touched (decode: cols; prefill: slots) */
-    int n_logits; /* columns that want a logit (the head's width; 0: no head) */
-    bool prefill; /* tags attention "attn.prefill" instead of "attn.decode" */
+    int cols;            /* columns in the step */
+    int n_runs;          /* slots touched (decode: cols; prefill: slots) */
+    int n_logits;        /* columns that want a logit (the head's width; 0: no head) */
+    bool prefill;        /* tags attention "attn.prefill" instead of "attn.decode" */
+    enum plan_kind plan; /* which engine builds the step (PLAN_BATCH by default) */
 };
 
 /* What one step reads and writes on the host. */
@@ -78,8 +82,37 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
                 const struct plan *head, const struct step_io *io, int repeat, bool timestamps, bool poison,
                 double *wall_us, struct err *e);
 
-/* Per-family plan builders (plan_<family>.c). */
-int lfm2_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
-               struct err *e);
+/* ---- families (plan_<family>.c): what the executor needs to know of a family, and nothing more.
+ * The executor sizes its buffers from these numbers and calls the builders; it never names a
+ * family. A family without an entry (family_plan_get returns NULL) has no engine yet. */
+
+/* Per-column widths (f32 elements) of the engine's activation buffers. */
+struct engine_dims {
+    int scratch; /* t1, t2: the widest intermediate of a layer (e.g. [B|C|X] = 3H, SwiGLU F) */
+    int q;       /* q and att: query (and gate) rows of an attention layer */
+    int kv;      /* k and v: rows of one column's k (= v) projection */
+};
+
+struct family_plan {
+    enum family family;
+    void (*dims)(const struct model_desc *d, struct engine_dims *out);
+    /* Bytes of layer l's recurrent state for one slot (0: none). The engine zeroes it per slot. */
+    uint64_t (*state_bytes)(const struct model_desc *d, int l);
+    /* Appends the layer plan of en->s for shape sh (the embedding first when en->s->first). */
+    int (*build_layers)(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
+    /* Appends the head plan (only called on a last stage with sh->n_logits > 0). */
+    int (*build_head)(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
+};
+
+const struct family_plan *family_plan_get(enum family f);
+
+/* The head every family shares: logits = rms(h[need_logit], output_norm) · headᵀ. */
+int engine_build_head_default(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
+
+/* Device addresses of layer l's recurrent state (slot 0; slots follow at state_bytes each) and of
+ * its K and V pools. */
+uint64_t engine_state_addr(const struct engine *en, int l);
+uint64_t engine_kpool_addr(const struct engine *en, int l);
+uint64_t engine_vpool_addr(const struct engine *en, int l);
 
 #endif

@@ -12,6 +12,16 @@
 
 #define PLAN_PUSH_MAX 128
 
+/* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
+ * kind to pick their implementation, so a family's plan builder is the same for every kind. */
+enum plan_kind {
+    PLAN_BATCH, /* matrix-vector kernels serving every column in one read of each weight */
+    PLAN_WIDE,  /* tiled matrix products and kernels parallel over the columns */
+    PLAN_SPEC,  /* speculative verify: chained columns with per-column state snapshots */
+    PLAN_COUNT
+};
+const char *plan_kind_name(enum plan_kind k); /* "batch", "wide", "spec" */
+
 struct dispatch {
     const struct gpu_pipeline *pipe;
     uint8_t push[PLAN_PUSH_MAX]; /* push-constant bytes, laid out as the shader's block */
@@ -26,6 +36,7 @@ struct dispatch {
 struct plan {
     struct dispatch *d;
     int n, cap;
+    enum plan_kind kind; /* set before the builder runs; kept by plan_free */
 };
 
 /* Appends a dispatch; the plan grows as needed. Returns the new dispatch (zeroed but for the

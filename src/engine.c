@@ -7,33 +7,21 @@
 
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 
-static int scratch_dim(const struct model_desc *d)
-{
-    int qd = d->n_heads * d->head_dim * (d->family == FAMILY_QWEN35 ? 2 : 1);
-    int m = MAX(3 * d->hidden, d->ffn);
-    m = MAX(m, 2 * d->ffn);
-    m = MAX(m, qd);
-    if (d->family == FAMILY_QWEN35) m = MAX(m, 2 * d->dn_nk * d->dn_dk + d->dn_nv * d->dn_dv);
-    return m;
-}
-
-/* Recurrent state bytes of layer l for one slot. */
-static uint64_t state_bytes_per_slot(const struct model_desc *d, int l)
-{
-    switch (d->kind[l]) {
-    case LAYER_CONV: return (uint64_t)(d->conv_cache - 1) * (uint64_t)d->hidden * 4;
-    case LAYER_DELTANET: {
-        uint64_t conv_ch = (uint64_t)(2 * d->dn_nk * d->dn_dk + d->dn_nv * d->dn_dv);
-        return ((uint64_t)d->dn_nv * d->dn_dk * d->dn_dv + (uint64_t)(d->dn_conv - 1) * conv_ch) * 4;
-    }
-    default: return 0;
-    }
-}
+uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
+uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
+uint64_t engine_vpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][1]; }
 
 int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e)
 {
     memset(en, 0, sizeof *en);
+    const struct family_plan *fp = family_plan_get(d->family);
+    if (!fp)
+        return err_set(e, ST_USAGE, "%s: the %s engine is not supported yet (only --load-only works for it)",
+                       d->source, family_name(d->family));
+    struct engine_dims dims;
+    fp->dims(d, &dims);
+    en->fp = fp;
     en->g = g;
     en->d = d;
     en->s = s;
@@ -44,14 +32,12 @@ int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, co
     en->max_logits = max_logits;
     en->blocks_per_slot = (max_pos + KV_BLOCK - 1) / KV_BLOCK;
     uint64_t H = (uint64_t)d->hidden, C = (uint64_t)max_cols;
-    uint64_t qd = (uint64_t)d->n_heads * d->head_dim * (d->family == FAMILY_QWEN35 ? 2 : 1);
-    uint64_t kvd = (uint64_t)d->n_kv_heads * d->head_dim;
-    uint64_t sd = (uint64_t)scratch_dim(d);
+    uint64_t qd = (uint64_t)MAX(dims.q, 1), kvd = (uint64_t)MAX(dims.kv, 1), sd = (uint64_t)MAX(dims.scratch, 1);
 
     uint64_t state = 0, kv = 0;
     for (int l = s->a; l < s->b; l++) {
         en->state_off[l] = state;
-        state += ALIGN256(state_bytes_per_slot(d, l) * (uint64_t)n_slots);
+        state += ALIGN256(fp->state_bytes(d, l) * (uint64_t)n_slots);
         if (d->kind[l] == LAYER_ATTN) {
             uint64_t pool = (uint64_t)n_slots * en->blocks_per_slot * KV_BLOCK * kvd * 4;
             en->kv_off[l][0] = kv;
@@ -69,10 +55,10 @@ int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, co
         {&en->xn, C * H * 4, GPU_MEM_DEVICE, "normed input"},
         {&en->t1, C * sd * 4, GPU_MEM_DEVICE, "scratch"},
         {&en->t2, C * sd * 4, GPU_MEM_DEVICE, "scratch"},
-        {&en->q, C * MAX(qd, 1) * 4, GPU_MEM_DEVICE, "q"},
-        {&en->k, C * MAX(kvd, 1) * 4, GPU_MEM_DEVICE, "k"},
-        {&en->v, C * MAX(kvd, 1) * 4, GPU_MEM_DEVICE, "v"},
-        {&en->att, C * MAX(qd, 1) * 4, GPU_MEM_DEVICE, "attention output"},
+        {&en->q, C * qd * 4, GPU_MEM_DEVICE, "q"},
+        {&en->k, C * kvd * 4, GPU_MEM_DEVICE, "k"},
+        {&en->v, C * kvd * 4, GPU_MEM_DEVICE, "v"},
+        {&en->att, C * qd * 4, GPU_MEM_DEVICE, "attention output"},
         {&en->logits, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4, GPU_MEM_DEVICE, "logits"},
         {&en->cols, C * sizeof(struct col_meta), GPU_MEM_DEVICE, "column table"},
         {&en->runs, C * sizeof(struct run_meta), GPU_MEM_DEVICE, "run table"},
@@ -118,12 +104,21 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
     if (shape->cols > en->max_cols || shape->n_logits > en->max_logits)
         return err_set(e, ST_RUNTIME, "step of %d columns / %d logits exceeds the engine's %d / %d", shape->cols,
                        shape->n_logits, en->max_cols, en->max_logits);
-    switch (en->d->family) {
-    case FAMILY_LFM2: return lfm2_build(en, shape, layers, head, e);
-    default:
-        return err_set(e, ST_USAGE, "%s: the %s engine is not supported yet (only --load-only works for it)",
-                       en->d->source, family_name(en->d->family));
-    }
+    layers->kind = shape->plan;
+    int st = en->fp->build_layers(en, shape, layers, e);
+    if (st || !head || !en->s->last || shape->n_logits == 0) return st;
+    head->kind = shape->plan;
+    return en->fp->build_head(en, shape, head, e);
+}
+
+int engine_build_head_default(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
+{
+    const struct shard *s = en->s;
+    int st = k_rmsnorm(en->g, p, weights_global(en->w, s, G_FINAL_NORM), en->hidden.addr, en->xn.addr,
+                       en->logit_idx.addr, sh->n_logits, en->d->eps, en->d->norm_plus1, -1, "output_norm", "head.", e);
+    if (st) return st;
+    return k_matmul(en->g, p, weights_global(en->w, s, G_HEAD), en->xn.addr, en->logits.addr, sh->n_logits, false,
+                    -1, "lm_head", "head.", e);
 }
 
 int engine_step(struct engine *en, const struct step_shape *shape, const struct plan *layers,

@@ -100,7 +100,7 @@ static int run(const struct options *o, struct err *e)
     struct dev_weights w = {0};
     struct profile p = {0};
     struct profile base = {0};
-    if (!st && (o->golden || !o->load_only) && m.d.family != FAMILY_LFM2)
+    if (!st && (o->golden || !o->load_only) && !family_plan_get(m.d.family))
         st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
                      o->golden ? "--golden" : "profiling", family_name(m.d.family));
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);

@@ -280,7 +280,7 @@ int gguf_need_u32(const struct model_source *src, const char *arch, const char *
 int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
                      struct err *e)
 {
-    int st, v;
+    int st, v = 0;
     if ((st = gguf_need_u32(src, arch, "block_count", 1, MODEL_MAX_LAYERS, &d->n_layers, e)) ||
         (st = gguf_need_u32(src, arch, "embedding_length", 1, 1 << 20, &d->hidden, e)) ||
         (st = gguf_need_u32(src, arch, "attention.head_count", 1, 1 << 12, &d->n_heads, e)))

@@ -35,10 +35,18 @@ void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *o
     d->bytes = bytes;
 }
 
+const char *plan_kind_name(enum plan_kind k)
+{
+    static const char *const names[PLAN_COUNT] = {"batch", "wide", "spec"};
+    return k < PLAN_COUNT ? names[k] : "?";
+}
+
 void plan_free(struct plan *p)
 {
+    enum plan_kind kind = p->kind;
     free(p->d);
     memset(p, 0, sizeof *p);
+    p->kind = kind;
 }
 
 void plan_record(struct gpu *g, const struct plan *p, int ts_base)

@@ -32,7 +32,7 @@ static int conv_block(struct engine *en, struct plan *p, const struct step_shape
     struct k_norm norm = {lw(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
     TRY(k_matmul_norm(g, p, lw(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
                       "conv.in_proj", "", e));
-    TRY(k_shortconv(g, p, lw(en, l, W_CONV), en->t1.addr, en->state.addr + en->state_off[l], en->t2.addr,
+    TRY(k_shortconv(g, p, lw(en, l, W_CONV), en->t1.addr, engine_state_addr(en, l), en->t2.addr,
                     en->runs.addr, sh->n_runs, l, "conv.conv", e));
     return k_matmul(g, p, lw(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l, "conv.out_proj",
                     "", e);
@@ -47,7 +47,7 @@ static int attn_block(struct engine *en, struct plan *p, const struct step_shape
                             .theta = d->rope_theta, .eps = d->eps, .scale = 1.0f / sqrtf((float)d->head_dim),
                             .plus1 = d->norm_plus1, .interleaved = !d->rope_neox, .no_norm = false,
                             .max_blocks = en->blocks_per_slot};
-    uint64_t kpool = en->kv.addr + en->kv_off[l][0], vpool = en->kv.addr + en->kv_off[l][1];
+    uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
     int C = sh->cols;
     TRY(k_matmul_norm(g, p, lw(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "", e));
@@ -68,19 +68,35 @@ static int ffn_block(struct engine *en, struct plan *p, const struct step_shape 
                     e);
 }
 
-int lfm2_build(struct engine *en, const struct step_shape *sh, struct plan *layers, struct plan *head,
-               struct err *e)
+static int lfm2_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
 {
     const struct shard *s = en->s;
     if (s->first)
-        TRY(k_embed(en->g, layers, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
+        TRY(k_embed(en->g, p, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
     for (int l = s->a; l < s->b; l++) {
-        TRY(en->d->kind[l] == LAYER_CONV ? conv_block(en, layers, sh, l, e) : attn_block(en, layers, sh, l, e));
-        TRY(ffn_block(en, layers, sh, l, e));
+        TRY(en->d->kind[l] == LAYER_CONV ? conv_block(en, p, sh, l, e) : attn_block(en, p, sh, l, e));
+        TRY(ffn_block(en, p, sh, l, e));
     }
-    if (!head || !s->last || sh->n_logits == 0) return ST_OK;
-    TRY(k_rmsnorm(en->g, head, weights_global(en->w, s, G_FINAL_NORM), en->hidden.addr, en->xn.addr,
-                  en->logit_idx.addr, sh->n_logits, en->d->eps, en->d->norm_plus1, -1, "output_norm", "head.", e));
-    return k_matmul(en->g, head, weights_global(en->w, s, G_HEAD), en->xn.addr, en->logits.addr, sh->n_logits, false,
-                    -1, "lm_head", "head.", e);
+    return ST_OK;
 }
+
+static void lfm2_dims(const struct model_desc *d, struct engine_dims *out)
+{
+    out->scratch = MAX(3 * d->hidden, d->ffn); /* [B|C|X]; the SwiGLU output */
+    out->q = d->n_heads * d->head_dim;
+    out->kv = d->n_kv_heads * d->head_dim;
+}
+
+/* A conv layer keeps the last conv_cache - 1 values of u = B⊙X per channel. */
+static uint64_t lfm2_state_bytes(const struct model_desc *d, int l)
+{
+    return d->kind[l] == LAYER_CONV ? (uint64_t)(d->conv_cache - 1) * (uint64_t)d->hidden * 4 : 0;
+}
+
+const struct family_plan plan_lfm2 = {
+    .family = FAMILY_LFM2,
+    .dims = lfm2_dims,
+    .state_bytes = lfm2_state_bytes,
+    .build_layers = lfm2_layers,
+    .build_head = engine_build_head_default,
+};
