@@ -42,6 +42,9 @@ struct engine {
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
+    /* Sampled timing (profiler): a timestamped step brackets only dispatches i (layers then head)
+     * with i % ts_stride == ts_phase. 0 / 0 (engine_init): every dispatch. */
+    int ts_stride, ts_phase;
 };
 
 /* The geometry of one step. */
