@@ -287,14 +287,27 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
  * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step; ST_OK
  * otherwise. */
 #define COMPARE_NOISE_US 1.0
+/* A comparison fails CI, so its noise rule is a rank test over the reps, free of any assumption
+ * about the noise's shape: a change counts only when the one-sided Mann–Whitney p-value is below
+ * COMPARE_ALPHA (one false alarm in a thousand rows of pure noise). With fewer than
+ * COMPARE_MIN_REPS reps on a side no p-value can get that low and the row says so. The ± printed
+ * beside each delta is COMPARE_NOISE_K standard errors of the difference of the medians. */
+#define COMPARE_ALPHA 0.001
+#define COMPARE_MIN_REPS 7
+#define COMPARE_NOISE_K 2.0
+
+/* One-sided Mann–Whitney (Wilcoxon rank-sum) test: the probability, if x and y came from one
+ * distribution, of a rank sum of y as large as observed (ties share ranks). Exact for nx, ny <= 25,
+ * normal approximation with continuity correction above. 1 when either side is empty. */
+double rank_test_greater(const double *x, int nx, const double *y, int ny);
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e);
 /* The same, as Markdown when markdown is set, and with json_path != NULL also written as JSON
  * ({base, current, threshold_pct, rows: [{name, base_us, current_us, delta_us, delta_pct,
- * noise_us, verdict, reason}], regression}). A row is a regression only when its median change is
- * above threshold_pct AND above COMPARE_NOISE_US AND above the two runs' noise: EST_NOISE_K ×
- * the error of the difference of the medians (struct est); a change above the threshold but inside
- * the noise is printed "within noise" and does not fail. */
+ * noise_us, p_value, verdict, reason}], regression}). A row is a regression only when its median
+ * change is above threshold_pct AND above COMPARE_NOISE_US AND beyond the two runs' noise (rank
+ * test p < COMPARE_ALPHA); a change above the threshold but inside the noise is printed "within
+ * noise" and does not fail. */
 int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
                          double threshold_pct, bool markdown, const char *json_path,
                          struct err *e);

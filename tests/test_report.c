@@ -60,6 +60,35 @@ static void test_timing(void)
     T_CHECK(t.n_reps == 0 && t.reps == NULL && t.mean == 0, "empty timing");
 }
 
+/* The rank test's exact tail on hand-checkable cases. */
+static void test_rank_test(void)
+{
+    double x[10], y[10];
+    for (int i = 0; i < 10; i++) {
+        x[i] = i;
+        y[i] = 100 + i;
+    }
+    /* fully separated 10 vs 10: one arrangement of C(20, 10) = 184756 */
+    T_CHECK(fabs(rank_test_greater(x, 10, y, 10) - 1.0 / 184756) < 1e-12, "separated p %g",
+            rank_test_greater(x, 10, y, 10));
+    T_CHECK(rank_test_greater(y, 10, x, 10) == 1.0, "other way p %g", rank_test_greater(y, 10, x, 10));
+    /* 2 vs 2, y = {3, 4} above x = {1, 2}: 1 of C(4, 2) = 6 */
+    T_CHECK(fabs(rank_test_greater(x + 1, 2, (double[]){3, 4}, 2) - 1.0 / 6) < 1e-12, "2v2");
+    /* interleaved: p about one half */
+    double a[6] = {1, 3, 5, 7, 9, 11}, b[6] = {2, 4, 6, 8, 10, 12};
+    double pv = rank_test_greater(a, 6, b, 6);
+    T_CHECK(pv > 0.3 && pv < 0.6, "interleaved p %g", pv);
+    T_CHECK(rank_test_greater(a, 0, b, 6) == 1.0, "empty side");
+    /* the normal approximation above 25 a side agrees with separation being very unlikely */
+    double big_x[30], big_y[30];
+    for (int i = 0; i < 30; i++) {
+        big_x[i] = i;
+        big_y[i] = i + 0.5;
+    }
+    pv = rank_test_greater(big_x, 30, big_y, 30);
+    T_CHECK(pv > 0.2 && pv < 0.6, "shift by half a step, 30 a side: p %g", pv);
+}
+
 static void test_totals_and_kinds(const struct profile *p)
 {
     int n_reps = p->busy_us.n_reps;
@@ -481,6 +510,7 @@ int main(void)
     struct profile p;
     synth_profile(&p, 7, 5);
     test_timing();
+    test_rank_test();
     test_totals_and_kinds(&p);
     test_gap_probe();
     test_text(&p);
