@@ -5,7 +5,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "progress.h"
 
 
 /* Seeded N(0,1) values for hidden_in of a stage that does not start at layer 0 (never zeros). */
@@ -61,13 +62,6 @@ static void columns_make(struct columns *c, int n_slots, int per, int pos, int v
             c->idx[i] = (uint32_t)i;
         }
     }
-}
-
-static void progress(int done, int total)
-{
-    if (!isatty(2) || total < 8) return;
-    fprintf(stderr, "\rwarm-up %d/%d", done, total);
-    if (done == total) fprintf(stderr, "\r\033[K");
 }
 
 struct profile_request profile_request_default(void)
@@ -132,7 +126,10 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
     p->dispatches = calloc((size_t)n, sizeof *p->dispatches);
     if (!samples || !walls || !starts || !ticks || !got || !p->dispatches)
         st = err_set(e, ST_RUNTIME, "out of host memory");
+    struct progress pr;
+    progress_begin(&pr, "profiled reps", (uint64_t)steps, "reps", 1);
     for (int r = 0; !st && r < steps; r++) {
+        progress_update(&pr, (uint64_t)r);
         en->ts_stride = stride;
         en->ts_phase = r % stride;
         st = engine_step(en, c->sh, layers, head, c->io, 1, true, false, &walls[r], e);
@@ -145,6 +142,7 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
                 starts[i] = (double)(ticks[2 * i] - ticks[0]) * g->timestamp_period * 1e-3;
         }
     }
+    progress_end(&pr);
     en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
         const struct dispatch *d = i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
@@ -210,10 +208,15 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
     int reps = c->reps, st = ST_OK;
     double *w = calloc((size_t)4 * reps, sizeof *w);
     if (!w) return err_set(e, ST_RUNTIME, "out of host memory");
-    for (int r = 0; !st && r < reps; r++)
+    struct progress pr;
+    progress_begin(&pr, "gap probe", (uint64_t)reps, "reps", 1);
+    for (int r = 0; !st && r < reps; r++) {
+        progress_update(&pr, (uint64_t)r);
         for (int k = 0; !st && k < (c->head ? 4 : 2); k++)
             st = engine_step(c->en, c->sh, c->layers, k >= 2 ? c->head : NULL, c->io, 1 + k % 2, false, false,
                              &w[k * reps + r], e);
+    }
+    progress_end(&pr);
     if (!st) {
         struct timing t[4];
         for (int k = 0; k < 4; k++) t[k] = timing_from(&w[k * reps], c->head || k < 2 ? reps : 0);
@@ -383,7 +386,10 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
     for (int k = 0; !st && k < a->n_rows; k++)
         if (a->rows[k].attributable) plan_variant(&all, &a->rows[k], sh, n_sh, &var[k]);
     /* per rep: the plain list once and ATTRIB_REPEAT times, then every variant */
+    struct progress pr;
+    progress_begin(&pr, "attribution", (uint64_t)reps, "reps", 1);
     for (int r = 0; !st && r < reps; r++) {
+        progress_update(&pr, (uint64_t)r);
         st = engine_step(c->en, c->sh, &all, NULL, c->io, 1, false, false, &w[r], e);
         if (!st) st = engine_step(c->en, c->sh, &all, NULL, c->io, ATTRIB_REPEAT, false, false, &w[reps + r], e);
         for (int k = 0; !st && k < a->n_rows; k++)
@@ -391,6 +397,7 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
                 st = engine_step(c->en, c->sh, &var[k], NULL, c->io, ATTRIB_REPEAT, false, false,
                                  &w[(2 + k) * reps + r], e);
     }
+    progress_end(&pr);
     if (!st) {
         double *d = calloc((size_t)reps, sizeof *d);
         CHECK(d);
@@ -442,6 +449,8 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     if (!st) st = columns_alloc(&cols, rq->cols, n_slots, d->hidden, e);
     if (!st) st = columns_alloc(&wcols, n_slots, n_slots, d->hidden, e);
     /* warm-up: decode steps at positions 0..pos-1, one column per slot, so KV and state are real */
+    struct progress pr;
+    progress_begin(&pr, "warm-up", (uint64_t)rq->pos, "steps", 1);
     for (int t = 0; !st && t < rq->pos; t++) {
         columns_make(&wcols, n_slots, 1, t, d->vocab, false);
         for (int i = 0; i < n_slots; i++) wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
@@ -449,8 +458,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
         struct step_io io = {.cols = wcols.cols, .runs = wcols.runs, .logit_idx = wcols.idx,
                              .hidden_in = s->first ? NULL : wcols.hidden};
         st = engine_step(&en, &warm, &wplan, NULL, &io, 1, false, false, NULL, e);
-        progress(t + 1, rq->pos);
+        progress_update(&pr, (uint64_t)t + 1);
     }
+    progress_end(&pr);
     if (!st) {
         columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits);
         if (!s->first) fill_hidden(cols.hidden, (size_t)rq->cols * d->hidden, &rng);
