@@ -98,7 +98,8 @@ static struct profile_request request_of(const struct options *o, int cols, enum
     rq.reps = o->reps;
     rq.timing = o->timing;
     rq.sample_stride = o->sample_stride;
-    rq.gap_probe = o->gap_probe || o->n_cols > 1 || o->n_plans > 1; /* the crossover's step time */
+    /* the crossover's step time is the probe's 1× wall; the attribution sits beside the probe */
+    rq.gap_probe = o->gap_probe || o->n_cols > 1 || o->n_plans > 1 || o->attribution;
     rq.attribution = o->attribution == 2 ? ATTRIBUTION_OP : o->attribution ? ATTRIBUTION_KIND : ATTRIBUTION_OFF;
     rq.seed = o->seed;
     rq.argline = o->argline;
