@@ -184,7 +184,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         if (ck) rows[n++] = make_row(base->by_kind[i].kind, &base->by_kind[i].us, &ck->us, threshold_pct, false);
     }
     bool ts = base->device.has_timestamps;
-    int total = n;
+    int total = n, kinds = n; /* rows [0, kinds) are the common kinds: they and the total decide */
     rows[n++] = make_row(ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)", ts ? &base->busy_us : &base->wall_us,
                          ts ? &cur->busy_us : &cur->wall_us, threshold_pct, false);
     if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0)
@@ -217,7 +217,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     int n_slower = 0, n_noise = 0;
     for (int i = 0; i < n; i++) {
         print_row(out, &rows[i], markdown);
-        if (i != total && rows[i].verdict == ROW_SLOWER) n_slower++;
+        if (i < kinds && rows[i].verdict == ROW_SLOWER) n_slower++;
         n_noise += rows[i].verdict == ROW_NOISE;
     }
     if (markdown) fprintf(out, "\n");
