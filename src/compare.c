@@ -210,6 +210,20 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
                 cur->device.driver);
+    /* the runs' own copy-bandwidth measurement: a device that itself ran slower (a shared machine,
+     * other clocks) slows every row alike, and no rule over one run's reps can tell that apart */
+    double bw_change = base->device.copy_gbps > 0 && cur->device.copy_gbps > 0
+                           ? 100.0 * (cur->device.copy_gbps / base->device.copy_gbps - 1.0)
+                           : 0.0;
+    if (fabs(bw_change) > threshold_pct)
+        fprintf(out, "WARNING: the device's copy bandwidth differs by %+.0f%% between the runs (base %.3g GB/s, "
+                     "current %.3g GB/s): the device itself ran at another speed, so a change below may be the "
+                     "device's, not the code's\n",
+                bw_change, base->device.copy_gbps, cur->device.copy_gbps);
+    if (base->timing != cur->timing)
+        fprintf(out, "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
+                     "differently)\n",
+                timing_mode_name(base->timing), timing_mode_name(cur->timing));
     /* "µ" is two bytes: the µs headers get one more byte of width to stay aligned */
     if (!markdown)
         fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs", "delta µs", "± µs",

@@ -460,6 +460,10 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->wall_us = get_timing(r, root, "", "wall_us");
     v = cJSON_GetObjectItemCaseSensitive(root, "tok_s");
     p->tok_s = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    v = cJSON_GetObjectItemCaseSensitive(root, "timing"); /* optional: files before issue 13 */
+    p->timing = cJSON_IsString(v) && !strcmp(v->valuestring, "sampled") ? TIMING_SAMPLED
+                : cJSON_IsString(v) && !strcmp(v->valuestring, "none")  ? TIMING_NONE
+                                                                         : TIMING_FULL;
 
     const cJSON *ds = get_arr(r, root, "", "dispatches");
     int n = cJSON_GetArraySize(ds);
