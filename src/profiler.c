@@ -110,6 +110,22 @@ struct step_ctx {
     int reps;
 };
 
+/* Dispatch i of the step (layers, then head) and its tags in the profile. */
+static const struct dispatch *step_dispatch(const struct plan *layers, const struct plan *head, int i)
+{
+    return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
+}
+
+static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i)
+{
+    pd->index = i;
+    snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
+    snprintf(pd->op, sizeof pd->op, "%s", d->op);
+    pd->layer = d->layer;
+    memcpy(pd->groups, d->groups, sizeof pd->groups);
+    pd->bytes = d->bytes;
+}
+
 /* Per-dispatch timestamps. Full: every dispatch in each of `reps` steps. Sampled (stride k > 1):
  * reps·k steps, step r bracketing dispatches i with i % k == r % k, so every dispatch gets `reps`
  * samples while each step carries 1/k of the timestamps. */
@@ -145,16 +161,9 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
     progress_end(&pr);
     en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
-        const struct dispatch *d = i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
-        struct prof_dispatch *pd = &p->dispatches[i];
-        pd->index = i;
-        snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
-        snprintf(pd->op, sizeof pd->op, "%s", d->op);
-        pd->layer = d->layer;
-        memcpy(pd->groups, d->groups, sizeof pd->groups);
-        pd->bytes = d->bytes;
-        pd->us = timing_from(&samples[(size_t)i * reps], got[i]);
-        pd->start_us = starts[i];
+        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i);
+        p->dispatches[i].us = timing_from(&samples[(size_t)i * reps], got[i]);
+        p->dispatches[i].start_us = starts[i];
     }
     if (!st) {
         p->n_dispatches = n;
@@ -176,16 +185,7 @@ static int profile_tags(const struct step_ctx *c, struct profile *p, struct err 
     int n = c->layers->n + (c->head ? c->head->n : 0);
     p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
     if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
-    for (int i = 0; i < n; i++) {
-        const struct dispatch *d = i < c->layers->n ? &c->layers->d[i] : &c->head->d[i - c->layers->n];
-        struct prof_dispatch *pd = &p->dispatches[i];
-        pd->index = i;
-        snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
-        snprintf(pd->op, sizeof pd->op, "%s", d->op);
-        pd->layer = d->layer;
-        memcpy(pd->groups, d->groups, sizeof pd->groups);
-        pd->bytes = d->bytes;
-    }
+    for (int i = 0; i < n; i++) tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i);
     p->n_dispatches = n;
     return ST_OK;
 }
@@ -429,6 +429,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
                 const struct profile_request *rq, struct profile *p, struct err *e)
 {
     memset(p, 0, sizeof *p);
+    if (rq->cols < 1 || rq->reps < 1 || rq->pos < 0 || rq->slots < 0 || (rq->slots && rq->cols % rq->slots))
+        return err_set(e, ST_USAGE, "profile request: %d columns, %d slots, pos %d, %d reps: expected columns >= 1 "
+                       "divisible by the slots, pos >= 0, reps >= 1", rq->cols, rq->slots, rq->pos, rq->reps);
     fill_profile_header(g, d, s, rq, p);
     int n_slots = rq->slots ? rq->slots : rq->cols, per = rq->cols / n_slots;
     bool head_on = rq->logits && s->last;
