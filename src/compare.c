@@ -199,8 +199,6 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
                      "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of the difference "
                      "of the medians, from the MADs of the reps.\n\n",
                 threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
-        fprintf(out, "| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
-        fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");
     } else {
         fprintf(out,
                 "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs and beyond "
@@ -224,6 +222,10 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         fprintf(out, "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
                      "differently)\n",
                 timing_mode_name(base->timing), timing_mode_name(cur->timing));
+    if (markdown) {
+        fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
+        fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");
+    }
     /* "µ" is two bytes: the µs headers get one more byte of width to stay aligned */
     if (!markdown)
         fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs", "delta µs", "± µs",
