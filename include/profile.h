@@ -92,8 +92,8 @@ struct prof_attrib {
 
 struct prof_attribution {
     bool ran;
-    bool by_op;            /* rows are kind × op */
-    int repeat;            /* the plan recorded this many times per measured step */
+    bool by_op;               /* rows are kind × op */
+    int repeat;               /* the plan recorded this many times per measured step */
     struct prof_attrib *rows; /* n_rows, owned */
     int n_rows;
     struct timing base_us; /* wall of the plain step (the baseline of every row) */
@@ -110,7 +110,8 @@ enum verdict {
     VERDICT_PER_DISPATCH, /* gaps above 25 % of the marginal pass beyond noise */
     VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps */
 };
-const char *verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-dispatch", "inconclusive" */
+const char *
+verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-dispatch", "inconclusive" */
 
 /* The gap probe: host wall of submit + wait with the plan recorded 1× and 2× in one command buffer
  * and no timestamps, over --reps probe reps. Statistic: the median on both sides of every
@@ -119,9 +120,9 @@ const char *verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-disp
  * schema; the *_est fields hold value and error. */
 struct gap_probe {
     bool ran;
-    int n_reps;                /* probe reps (one sample of each wall per rep) */
-    struct timing w1, w2;      /* walls, plan 1× and 2× (owned) */
-    struct timing hw1, hw2;    /* the same with the head appended (owned; empty without head) */
+    int n_reps;             /* probe reps (one sample of each wall per rep) */
+    struct timing w1, w2;   /* walls, plan 1× and 2× (owned) */
+    struct timing hw1, hw2; /* the same with the head appended (owned; empty without head) */
     enum verdict verdict;
     struct est marginal, gaps, fixed, lm_head, ts_add; /* value ± error of the derived terms */
     double ts_pair_us;         /* ts_add per timestamped dispatch: the cost of one timestamp pair */
@@ -150,12 +151,12 @@ struct gap_probe {
 /* Inputs of the gap-probe arithmetic: timings of the probe and the timestamped run (any may be
  * empty: n_reps 0). */
 struct gap_probe_in {
-    const struct timing *w1, *w2;     /* probe walls without the head */
-    const struct timing *hw1, *hw2;   /* with the head (NULL: no head) */
-    const struct timing *busy;        /* the layer plan's timestamp sum per rep */
-    const struct timing *head_sum;    /* the head's timestamp sum per rep */
-    const struct timing *wall_ts;     /* wall of the timestamped step (for "timestamps add") */
-    int n_timestamped;                /* timestamp pairs in that step (per-pair cost) */
+    const struct timing *w1, *w2;   /* probe walls without the head */
+    const struct timing *hw1, *hw2; /* with the head (NULL: no head) */
+    const struct timing *busy;      /* the layer plan's timestamp sum per rep */
+    const struct timing *head_sum;  /* the head's timestamp sum per rep */
+    const struct timing *wall_ts;   /* wall of the timestamped step (for "timestamps add") */
+    int n_timestamped;              /* timestamp pairs in that step (per-pair cost) */
     uint64_t head_bytes_real, vocab, hidden;
 };
 
@@ -309,14 +310,13 @@ int compare_profiles(FILE *out, const struct profile *base, const struct profile
  * test p < COMPARE_ALPHA); a change above the threshold but inside the noise is printed "within
  * noise" and does not fail. */
 int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
-                         double threshold_pct, bool markdown, const char *json_path,
-                         struct err *e);
+                         double threshold_pct, bool markdown, const char *json_path, struct err *e);
 
 /* --cols with a list, or --plans: one row per width × plan, then the summary table. */
 struct crossover_row {
     int cols;
     char plan[16];
-    bool ok;            /* false: the plan failed; why holds the message */
+    bool ok; /* false: the plan failed; why holds the message */
     char why[256];
     struct est step_us; /* the gap probe's 1× wall (with the head when it ran): no timestamps */
     double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */

@@ -16,23 +16,24 @@ enum attribution_mode {
 };
 
 struct profile_request {
-    enum plan_kind plan;  /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
-    int cols, pos;        /* columns of the step; its position (warm-up fills 0 .. pos-1) */
-    int slots;            /* 0: decode shape (one column per slot); N: prefill shape */
-    bool logits;          /* every column wants a logit (the head runs on a last stage) */
-    int reps;             /* profiled repetitions (also the gap probe's and attribution's) */
+    enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
+    int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
+    int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
+    bool logits;         /* every column wants a logit (the head runs on a last stage) */
+    int reps;            /* profiled repetitions (also the gap probe's and attribution's) */
     enum timing_mode timing;
-    int sample_stride;    /* TIMING_SAMPLED: 0 picks one (about 8) */
+    int sample_stride; /* TIMING_SAMPLED: 0 picks one (about 8) */
     bool gap_probe;
     enum attribution_mode attribution;
-    uint64_t seed;        /* seeds hidden_in of a stage that does not start at layer 0 */
-    const char *argline;  /* the command line, for the JSON ("" when none) */
+    uint64_t seed;       /* seeds hidden_in of a stage that does not start at layer 0 */
+    const char *argline; /* the command line, for the JSON ("" when none) */
 };
 
 /* The request's defaults: batch plan, 16 columns, pos 64, decode shape, 10 reps, full timing. */
 struct profile_request profile_request_default(void);
 
-int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-                const struct profile_request *rq, struct profile *p, struct err *e);
+int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
+                struct err *e);
 
 #endif

@@ -77,30 +77,34 @@ struct cmp_row {
     const char *reason;
 };
 
-static struct cmp_row make_row(const char *name, const struct timing *b, const struct timing *c, double threshold_pct,
-                               bool info)
+static struct cmp_row make_row(const char *name, const struct timing *b, const struct timing *c,
+                               double threshold_pct, bool info)
 {
     struct cmp_row r = {.base = est_median(b), .cur = est_median(c), .p = 1.0};
     snprintf(r.name, sizeof r.name, "%s", name);
     r.delta = est_sub(r.cur, r.base);
     r.pct = r.base.v > 0 ? 100.0 * r.delta.v / r.base.v : NAN;
-    bool over = fabs(r.delta.v) > COMPARE_NOISE_US && (r.base.v <= 0 || fabs(r.pct) > threshold_pct);
+    bool over =
+        fabs(r.delta.v) > COMPARE_NOISE_US && (r.base.v <= 0 || fabs(r.pct) > threshold_pct);
     if (info) {
         r.verdict = ROW_INFO;
         r.reason = "information only";
     } else if (!over) {
         r.verdict = ROW_SAME;
-        r.reason = fabs(r.delta.v) <= COMPARE_NOISE_US ? "change under the 1 µs floor" : "change under the threshold";
+        r.reason = fabs(r.delta.v) <= COMPARE_NOISE_US ? "change under the 1 µs floor"
+                                                       : "change under the threshold";
     } else if (b->n_reps < COMPARE_MIN_REPS || c->n_reps < COMPARE_MIN_REPS) {
         r.verdict = ROW_NOISE;
         r.reason = "too few reps to tell change from noise (the rank test needs 7 a side)";
     } else if ((r.p = r.delta.v > 0 ? rank_test_greater(b->reps, b->n_reps, c->reps, c->n_reps)
-                                    : rank_test_greater(c->reps, c->n_reps, b->reps, b->n_reps)) >= COMPARE_ALPHA) {
+                                    : rank_test_greater(c->reps, c->n_reps, b->reps, b->n_reps)) >=
+               COMPARE_ALPHA) {
         r.verdict = ROW_NOISE;
         r.reason = "change above the threshold but within noise of the reps (rank test)";
     } else {
         r.verdict = r.delta.v > 0 ? ROW_SLOWER : ROW_FASTER;
-        r.reason = r.delta.v > 0 ? "slower beyond threshold, floor and noise" : "faster beyond threshold, floor and noise";
+        r.reason = r.delta.v > 0 ? "slower beyond threshold, floor and noise"
+                                 : "faster beyond threshold, floor and noise";
     }
     return r;
 }
@@ -108,27 +112,36 @@ static struct cmp_row make_row(const char *name, const struct timing *b, const s
 static const char *row_mark(enum row_verdict v)
 {
     switch (v) {
-    case ROW_SLOWER: return "SLOWER";
-    case ROW_FASTER: return "faster";
-    case ROW_NOISE: return "within noise";
-    default: return "";
+    case ROW_SLOWER:
+        return "SLOWER";
+    case ROW_FASTER:
+        return "faster";
+    case ROW_NOISE:
+        return "within noise";
+    default:
+        return "";
     }
 }
 
 static void print_row(FILE *out, const struct cmp_row *r, bool markdown)
 {
     char pct[32];
-    if (isfinite(r->pct)) snprintf(pct, sizeof pct, "%+.1f%%", r->pct);
-    else snprintf(pct, sizeof pct, "n/a");
+    if (isfinite(r->pct))
+        snprintf(pct, sizeof pct, "%+.1f%%", r->pct);
+    else
+        snprintf(pct, sizeof pct, "n/a");
     double noise = COMPARE_NOISE_K * r->delta.u;
     if (markdown) {
-        fprintf(out, "| `%s` | %.1f | %.1f | %+.1f | %.1f | %s | %s |\n", r->name, r->base.v, r->cur.v, r->delta.v,
-                noise, pct, row_mark(r->verdict));
+        fprintf(out, "| `%s` | %.1f | %.1f | %+.1f | %.1f | %s | %s |\n", r->name, r->base.v,
+                r->cur.v, r->delta.v, noise, pct, row_mark(r->verdict));
         return;
     }
-    fprintf(out, "  %-32s %11.1f %11.1f %+10.1f %8.1f %9s", r->name, r->base.v, r->cur.v, r->delta.v, noise, pct);
-    if (r->verdict == ROW_INFO) fprintf(out, "  (%s)\n", r->reason);
-    else fprintf(out, "%s%s\n", r->verdict == ROW_SAME ? "" : "  ", row_mark(r->verdict));
+    fprintf(out, "  %-32s %11.1f %11.1f %+10.1f %8.1f %9s", r->name, r->base.v, r->cur.v,
+            r->delta.v, noise, pct);
+    if (r->verdict == ROW_INFO)
+        fprintf(out, "  (%s)\n", r->reason);
+    else
+        fprintf(out, "%s%s\n", r->verdict == ROW_SAME ? "" : "  ", row_mark(r->verdict));
 }
 
 static cJSON *row_json(const struct cmp_row *r)
@@ -141,8 +154,11 @@ static cJSON *row_json(const struct cmp_row *r)
     cJSON_AddItemToObject(o, "delta_pct", report_json_number(r->pct));
     cJSON_AddItemToObject(o, "noise_us", report_json_number(COMPARE_NOISE_K * r->delta.u));
     cJSON_AddItemToObject(o, "p_value", report_json_number(r->p));
-    const char *v = r->verdict == ROW_SLOWER ? "slower" : r->verdict == ROW_FASTER ? "faster"
-                  : r->verdict == ROW_NOISE  ? "within_noise" : r->verdict == ROW_INFO ? "info" : "same";
+    const char *v = r->verdict == ROW_SLOWER   ? "slower"
+                    : r->verdict == ROW_FASTER ? "faster"
+                    : r->verdict == ROW_NOISE  ? "within_noise"
+                    : r->verdict == ROW_INFO   ? "info"
+                                               : "same";
     cJSON_AddStringToObject(o, "verdict", v);
     cJSON_AddStringToObject(o, "reason", r->reason);
     return o;
@@ -168,8 +184,7 @@ int compare_profiles(FILE *out, const struct profile *base, const struct profile
 }
 
 int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
-                         double threshold_pct, bool markdown, const char *json_path,
-                         struct err *e)
+                         double threshold_pct, bool markdown, const char *json_path, struct err *e)
 {
     if (!(threshold_pct >= 0) || !isfinite(threshold_pct))
         return err_set(e, ST_USAGE, "--threshold %g: expected a percentage >= 0", threshold_pct);
@@ -181,12 +196,15 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     CHECK(rows);
     for (int i = 0; i < base->n_kinds; i++) {
         const struct prof_kind *ck = find_kind(cur, base->by_kind[i].kind);
-        if (ck) rows[n++] = make_row(base->by_kind[i].kind, &base->by_kind[i].us, &ck->us, threshold_pct, false);
+        if (ck)
+            rows[n++] = make_row(base->by_kind[i].kind, &base->by_kind[i].us, &ck->us,
+                                 threshold_pct, false);
     }
     bool ts = base->device.has_timestamps;
     int total = n, kinds = n; /* rows [0, kinds) are the common kinds: they and the total decide */
-    rows[n++] = make_row(ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)", ts ? &base->busy_us : &base->wall_us,
-                         ts ? &cur->busy_us : &cur->wall_us, threshold_pct, false);
+    rows[n++] = make_row(ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)",
+                         ts ? &base->busy_us : &base->wall_us, ts ? &cur->busy_us : &cur->wall_us,
+                         threshold_pct, false);
     if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0)
         rows[n++] = make_row("LM head", &base->head_us, &cur->head_us, threshold_pct, false);
     if (ts) {
@@ -195,14 +213,19 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     }
 
     if (markdown) {
-        fprintf(out, "### compare: medians in µs/step\n\nSlower = more than %.1f%%, more than %.0f µs and beyond "
-                     "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of the difference "
-                     "of the medians, from the MADs of the reps.\n\n",
+        fprintf(out,
+                "### compare: medians in µs/step\n\nSlower = more than %.1f%%, more than %.0f µs "
+                "and beyond "
+                "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of "
+                "the difference "
+                "of the medians, from the MADs of the reps.\n\n",
                 threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
     } else {
         fprintf(out,
-                "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs and beyond "
-                "the noise (rank test over the reps, p < %g; ± = %.0f × the error of the difference) ==\n",
+                "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs "
+                "and beyond "
+                "the noise (rank test over the reps, p < %g; ± = %.0f × the error of the "
+                "difference) ==\n",
                 threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
     }
     if (strcmp(base->device.driver, cur->device.driver) != 0)
@@ -214,13 +237,17 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
                            ? 100.0 * (cur->device.copy_gbps / base->device.copy_gbps - 1.0)
                            : 0.0;
     if (fabs(bw_change) > threshold_pct)
-        fprintf(out, "WARNING: the device's copy bandwidth differs by %+.0f%% between the runs (base %.3g GB/s, "
-                     "current %.3g GB/s): the device itself ran at another speed, so a change below may be the "
-                     "device's, not the code's\n",
+        fprintf(out,
+                "WARNING: the device's copy bandwidth differs by %+.0f%% between the runs (base "
+                "%.3g GB/s, "
+                "current %.3g GB/s): the device itself ran at another speed, so a change below may "
+                "be the "
+                "device's, not the code's\n",
                 bw_change, base->device.copy_gbps, cur->device.copy_gbps);
     if (base->timing != cur->timing)
-        fprintf(out, "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
-                     "differently)\n",
+        fprintf(out,
+                "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
+                "differently)\n",
                 timing_mode_name(base->timing), timing_mode_name(cur->timing));
     if (markdown) {
         fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
@@ -228,8 +255,8 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     }
     /* "µ" is two bytes: the µs headers get one more byte of width to stay aligned */
     if (!markdown)
-        fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs", "delta µs", "± µs",
-                "delta %");
+        fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs",
+                "delta µs", "± µs", "delta %");
     int n_slower = 0, n_noise = 0;
     for (int i = 0; i < n; i++) {
         print_row(out, &rows[i], markdown);
@@ -243,11 +270,15 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     bool total_slower = rows[total].verdict == ROW_SLOWER;
     bool regressed = total_slower || n_slower > 0;
     if (regressed)
-        fprintf(out, "REGRESSION: %s%d kind(s) slower than the baseline beyond threshold, floor and noise\n",
-                total_slower ? "total slower, " : "", n_slower);
+        fprintf(
+            out,
+            "REGRESSION: %s%d kind(s) slower than the baseline beyond threshold, floor and noise\n",
+            total_slower ? "total slower, " : "", n_slower);
     else if (n_noise)
-        fprintf(out, "no regression: %d change(s) above the threshold are within noise (rerun with more --reps to "
-                     "tell)\n",
+        fprintf(out,
+                "no regression: %d change(s) above the threshold are within noise (rerun with more "
+                "--reps to "
+                "tell)\n",
                 n_noise);
     else
         fprintf(out, "no regression\n");
@@ -260,7 +291,8 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         cJSON_AddItemToObject(root, "threshold_pct", report_json_number(threshold_pct));
         cJSON_AddItemToObject(root, "noise_floor_us", report_json_number(COMPARE_NOISE_US));
         cJSON *arr = cJSON_AddArrayToObject(root, "rows");
-        for (int i = 0; i < n; i++) cJSON_AddItemToArray(arr, row_json(&rows[i]));
+        for (int i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, row_json(&rows[i]));
         cJSON_AddBoolToObject(root, "regression", regressed);
         int wst = report_json_save(json_path, "--json", root, true, e);
         if (wst) st = wst;

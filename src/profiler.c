@@ -8,7 +8,6 @@
 
 #include "progress.h"
 
-
 /* Seeded N(0,1) values for hidden_in of a stage that does not start at layer 0 (never zeros). */
 static void fill_hidden(float *h, size_t n, uint64_t *state)
 {
@@ -45,7 +44,8 @@ static int columns_alloc(struct columns *c, int cols, int n_runs, int hidden, st
     c->runs = calloc((size_t)n_runs, sizeof *c->runs);
     c->idx = calloc((size_t)cols, sizeof *c->idx);
     c->hidden = malloc((size_t)cols * hidden * sizeof(float));
-    if (!c->cols || !c->runs || !c->idx || !c->hidden) return err_set(e, ST_RUNTIME, "out of host memory");
+    if (!c->cols || !c->runs || !c->idx || !c->hidden)
+        return err_set(e, ST_RUNTIME, "out of host memory");
     return ST_OK;
 }
 
@@ -53,12 +53,16 @@ static int columns_alloc(struct columns *c, int cols, int n_runs, int hidden, st
 static void columns_make(struct columns *c, int n_slots, int per, int pos, int vocab, bool logits)
 {
     for (int s = 0; s < n_slots; s++) {
-        c->runs[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * per), .n_cols = (uint32_t)per,
+        c->runs[s] = (struct run_meta){.slot = (uint32_t)s,
+                                       .first_col = (uint32_t)(s * per),
+                                       .n_cols = (uint32_t)per,
                                        .pos0 = (uint32_t)pos};
         for (int j = 0; j < per; j++) {
             int i = s * per + j;
-            c->cols[i] = (struct col_meta){.token = (uint32_t)((1000 + i) % vocab), .pos = (uint32_t)(pos + j),
-                                           .slot = (uint32_t)s, .need_logit = logits};
+            c->cols[i] = (struct col_meta){.token = (uint32_t)((1000 + i) % vocab),
+                                           .pos = (uint32_t)(pos + j),
+                                           .slot = (uint32_t)s,
+                                           .need_logit = logits};
             c->idx[i] = (uint32_t)i;
         }
     }
@@ -66,7 +70,11 @@ static void columns_make(struct columns *c, int n_slots, int per, int pos, int v
 
 struct profile_request profile_request_default(void)
 {
-    return (struct profile_request){.plan = PLAN_BATCH, .cols = 16, .pos = 64, .reps = 10, .timing = TIMING_FULL,
+    return (struct profile_request){.plan = PLAN_BATCH,
+                                    .cols = 16,
+                                    .pos = 64,
+                                    .reps = 10,
+                                    .timing = TIMING_FULL,
                                     .argline = ""};
 }
 
@@ -79,8 +87,8 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
     snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
     uint32_t v = g->props.apiVersion;
-    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
-             VK_API_VERSION_PATCH(v));
+    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v),
+             VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
     p->device.timestamp_period_ns = g->timestamp_period;
     p->device.timestamp_valid_bits = g->timestamp_valid_bits;
     p->device.has_timestamps = g->timestamp_valid_bits > 0;
@@ -89,7 +97,8 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->model.hidden = d->hidden;
     p->model.vocab = d->vocab;
     snprintf(p->model.dtype, sizeof p->model.dtype, "%s", dtype_name(d->dtype));
-    for (char *c = p->model.dtype; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    for (char *c = p->model.dtype; *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     snprintf(p->model.source, sizeof p->model.source, "%.511s", d->source);
     p->shard.a = s->a;
     p->shard.b = s->b;
@@ -111,7 +120,8 @@ struct step_ctx {
 };
 
 /* Dispatch i of the step (layers, then head) and its tags in the profile. */
-static const struct dispatch *step_dispatch(const struct plan *layers, const struct plan *head, int i)
+static const struct dispatch *step_dispatch(const struct plan *layers, const struct plan *head,
+                                            int i)
 {
     return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
 }
@@ -129,13 +139,15 @@ static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int
 /* Per-dispatch timestamps. Full: every dispatch in each of `reps` steps. Sampled (stride k > 1):
  * reps·k steps, step r bracketing dispatches i with i % k == r % k, so every dispatch gets `reps`
  * samples while each step carries 1/k of the timestamps. */
-static int profile_dispatches(const struct step_ctx *c, int stride, struct profile *p, struct err *e)
+static int profile_dispatches(const struct step_ctx *c, int stride, struct profile *p,
+                              struct err *e)
 {
     struct engine *en = c->en;
     struct gpu *g = en->g;
     const struct plan *layers = c->layers, *head = c->head;
     int n = layers->n + (head ? head->n : 0), reps = c->reps, steps = reps * stride, st = ST_OK;
-    double *samples = calloc((size_t)n * reps, sizeof *samples), *walls = calloc((size_t)steps, sizeof *walls);
+    double *samples = calloc((size_t)n * reps, sizeof *samples),
+           *walls = calloc((size_t)steps, sizeof *walls);
     double *starts = calloc((size_t)n, sizeof *starts);
     uint64_t *ticks = calloc((size_t)2 * n, sizeof *ticks);
     int *got = calloc((size_t)n, sizeof *got);
@@ -151,8 +163,10 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
         st = engine_step(en, c->sh, layers, head, c->io, 1, true, false, &walls[r], e);
         if (!st && stride == 1) st = gpu_read_timestamps(g, 0, (uint32_t)(2 * n), ticks, e);
         for (int i = r % stride; !st && i < n; i += stride) {
-            if (stride > 1 && (st = gpu_read_timestamps(g, (uint32_t)(2 * i), 2, &ticks[2 * i], e))) break;
-            double dt = ticks[2 * i + 1] >= ticks[2 * i] ? (double)(ticks[2 * i + 1] - ticks[2 * i]) : 0;
+            if (stride > 1 && (st = gpu_read_timestamps(g, (uint32_t)(2 * i), 2, &ticks[2 * i], e)))
+                break;
+            double dt =
+                ticks[2 * i + 1] >= ticks[2 * i] ? (double)(ticks[2 * i + 1] - ticks[2 * i]) : 0;
             samples[(size_t)i * reps + got[i]++] = dt * g->timestamp_period * 1e-3;
             if (stride == 1 && r == steps - 1)
                 starts[i] = (double)(ticks[2 * i] - ticks[0]) * g->timestamp_period * 1e-3;
@@ -185,7 +199,8 @@ static int profile_tags(const struct step_ctx *c, struct profile *p, struct err 
     int n = c->layers->n + (c->head ? c->head->n : 0);
     p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
     if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
-    for (int i = 0; i < n; i++) tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i);
+    for (int i = 0; i < n; i++)
+        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i);
     p->n_dispatches = n;
     return ST_OK;
 }
@@ -202,7 +217,8 @@ static int profile_walls(const struct step_ctx *c, struct profile *p, struct err
     return st;
 }
 
-/* The gap probe over c->reps reps; the four walls are taken interleaved so drift hits them alike. */
+/* The gap probe over c->reps reps; the four walls are taken interleaved so drift hits them alike.
+ */
 static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
 {
     int reps = c->reps, st = ST_OK;
@@ -213,25 +229,35 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
     for (int r = 0; !st && r < reps; r++) {
         progress_update(&pr, (uint64_t)r);
         for (int k = 0; !st && k < (c->head ? 4 : 2); k++)
-            st = engine_step(c->en, c->sh, c->layers, k >= 2 ? c->head : NULL, c->io, 1 + k % 2, false, false,
-                             &w[k * reps + r], e);
+            st = engine_step(c->en, c->sh, c->layers, k >= 2 ? c->head : NULL, c->io, 1 + k % 2,
+                             false, false, &w[k * reps + r], e);
     }
     progress_end(&pr);
     if (!st) {
         struct timing t[4];
-        for (int k = 0; k < 4; k++) t[k] = timing_from(&w[k * reps], c->head || k < 2 ? reps : 0);
+        for (int k = 0; k < 4; k++)
+            t[k] = timing_from(&w[k * reps], c->head || k < 2 ? reps : 0);
         uint64_t head_bytes = 0;
-        for (int i = 0; c->head && i < c->head->n; i++) head_bytes += c->head->d[i].bytes;
+        for (int i = 0; c->head && i < c->head->n; i++)
+            head_bytes += c->head->d[i].bytes;
         int n = c->layers->n + (c->head ? c->head->n : 0);
         int stride = p->timing == TIMING_SAMPLED && p->sample_stride > 0 ? p->sample_stride : 1;
         struct gap_probe_in in = {
-            .w1 = &t[0], .w2 = &t[1], .hw1 = c->head ? &t[2] : NULL, .hw2 = c->head ? &t[3] : NULL,
-            .busy = &p->busy_us, .head_sum = &p->head_us,
-            .wall_ts = p->timing == TIMING_NONE ? NULL : &p->wall_us, .n_timestamped = (n + stride - 1) / stride,
-            .head_bytes_real = head_bytes, .vocab = (uint64_t)c->en->d->vocab, .hidden = (uint64_t)c->en->d->hidden,
+            .w1 = &t[0],
+            .w2 = &t[1],
+            .hw1 = c->head ? &t[2] : NULL,
+            .hw2 = c->head ? &t[3] : NULL,
+            .busy = &p->busy_us,
+            .head_sum = &p->head_us,
+            .wall_ts = p->timing == TIMING_NONE ? NULL : &p->wall_us,
+            .n_timestamped = (n + stride - 1) / stride,
+            .head_bytes_real = head_bytes,
+            .vocab = (uint64_t)c->en->d->vocab,
+            .hidden = (uint64_t)c->en->d->hidden,
         };
         gap_probe_compute_reps(&p->gap_probe, &in);
-        for (int k = 0; k < 4; k++) timing_free(&t[k]);
+        for (int k = 0; k < 4; k++)
+            timing_free(&t[k]);
     }
     free(w);
     return st;
@@ -257,7 +283,8 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
 /* Appends a copy of dispatch d (tags and outputs included). */
 static struct dispatch *plan_append(struct plan *p, const struct dispatch *d)
 {
-    struct dispatch *x = plan_add(p, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+    struct dispatch *x =
+        plan_add(p, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
     *x = *d;
     return x;
 }
@@ -271,9 +298,10 @@ struct shadow {
 /* The engine buffers a dispatch may write; the profiler shadows those outputs point into. */
 static int shadows_list(struct engine *en, struct shadow *sh)
 {
-    const struct gpu_buf *bufs[] = {&en->hidden, &en->xn, &en->t1,     &en->t2,    &en->q,  &en->k,
+    const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,  &en->t1,     &en->t2,    &en->q, &en->k,
                                     &en->v,      &en->att, &en->logits, &en->state, &en->kv};
-    for (size_t i = 0; i < ARRAY_LEN(bufs); i++) sh[i] = (struct shadow){.real = bufs[i]};
+    for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
+        sh[i] = (struct shadow){.real = bufs[i]};
     return (int)ARRAY_LEN(bufs);
 }
 
@@ -316,15 +344,16 @@ static bool same_group(const struct dispatch *d, const struct prof_attrib *r)
 }
 
 /* C_K: the list with group r's dispatches repeated half a plan later, redirected. */
-static void plan_variant(const struct plan *c, const struct prof_attrib *r, struct shadow *sh, int n_sh,
-                         struct plan *out)
+static void plan_variant(const struct plan *c, const struct prof_attrib *r, struct shadow *sh,
+                         int n_sh, struct plan *out)
 {
     int n = c->n;
     out->kind = c->kind;
     for (int j = 0; j < n; j++) {
         plan_append(out, &c->d[j]);
         for (int i = 0; i < n; i++)
-            if ((i + n / 2) % n == j && same_group(&c->d[i], r)) redirect(plan_append(out, &c->d[i]), sh, n_sh);
+            if ((i + n / 2) % n == j && same_group(&c->d[i], r))
+                redirect(plan_append(out, &c->d[i]), sh, n_sh);
     }
 }
 
@@ -338,7 +367,8 @@ static int attribution_groups(const struct plan *c, bool by_op, struct shadow *s
     for (int i = 0; i < c->n; i++) {
         const struct dispatch *d = &c->d[i];
         int k = 0;
-        while (k < a->n_rows && !(strcmp(a->rows[k].kind, d->kind) == 0 && (!by_op || !strcmp(a->rows[k].op, d->op))))
+        while (k < a->n_rows && !(strcmp(a->rows[k].kind, d->kind) == 0 &&
+                                  (!by_op || !strcmp(a->rows[k].op, d->op))))
             k++;
         struct prof_attrib *r = &a->rows[k];
         if (k == a->n_rows) {
@@ -373,8 +403,10 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
     struct plan *var = NULL;
     struct shadow sh[16];
     int n_sh = shadows_list(c->en, sh), reps = c->reps, st = ST_OK;
-    for (int i = 0; i < c->layers->n; i++) plan_append(&all, &c->layers->d[i]);
-    for (int i = 0; c->head && i < c->head->n; i++) plan_append(&all, &c->head->d[i]);
+    for (int i = 0; i < c->layers->n; i++)
+        plan_append(&all, &c->layers->d[i]);
+    for (int i = 0; c->head && i < c->head->n; i++)
+        plan_append(&all, &c->head->d[i]);
     st = attribution_groups(&all, by_op, sh, n_sh, a, e);
     double *w = NULL;
     if (!st) st = shadows_make(c->en->g, sh, n_sh, e);
@@ -391,7 +423,9 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
     for (int r = 0; !st && r < reps; r++) {
         progress_update(&pr, (uint64_t)r);
         st = engine_step(c->en, c->sh, &all, NULL, c->io, 1, false, false, &w[r], e);
-        if (!st) st = engine_step(c->en, c->sh, &all, NULL, c->io, ATTRIB_REPEAT, false, false, &w[reps + r], e);
+        if (!st)
+            st = engine_step(c->en, c->sh, &all, NULL, c->io, ATTRIB_REPEAT, false, false,
+                             &w[reps + r], e);
         for (int k = 0; !st && k < a->n_rows; k++)
             if (a->rows[k].attributable)
                 st = engine_step(c->en, c->sh, &var[k], NULL, c->io, ATTRIB_REPEAT, false, false,
@@ -403,7 +437,8 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
         CHECK(d);
         for (int k = 0; k < a->n_rows; k++) {
             if (!a->rows[k].attributable) continue;
-            for (int r = 0; r < reps; r++) d[r] = (w[(2 + k) * reps + r] - w[reps + r]) / ATTRIB_REPEAT;
+            for (int r = 0; r < reps; r++)
+                d[r] = (w[(2 + k) * reps + r] - w[reps + r]) / ATTRIB_REPEAT;
             a->rows[k].us = timing_from(d, reps);
         }
         free(d);
@@ -418,27 +453,36 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
         a->repeat = ATTRIB_REPEAT;
         attribution_compute(p, marginal);
     }
-    for (int k = 0; var && k < a->n_rows; k++) plan_free(&var[k]);
+    for (int k = 0; var && k < a->n_rows; k++)
+        plan_free(&var[k]);
     free(var);
     free(w);
     plan_free(&all);
     return st;
 }
 
-int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-                const struct profile_request *rq, struct profile *p, struct err *e)
+int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
+                struct err *e)
 {
     memset(p, 0, sizeof *p);
-    if (rq->cols < 1 || rq->reps < 1 || rq->pos < 0 || rq->slots < 0 || (rq->slots && rq->cols % rq->slots))
-        return err_set(e, ST_USAGE, "profile request: %d columns, %d slots, pos %d, %d reps: expected columns >= 1 "
-                       "divisible by the slots, pos >= 0, reps >= 1", rq->cols, rq->slots, rq->pos, rq->reps);
+    if (rq->cols < 1 || rq->reps < 1 || rq->pos < 0 || rq->slots < 0 ||
+        (rq->slots && rq->cols % rq->slots))
+        return err_set(
+            e, ST_USAGE,
+            "profile request: %d columns, %d slots, pos %d, %d reps: expected columns >= 1 "
+            "divisible by the slots, pos >= 0, reps >= 1",
+            rq->cols, rq->slots, rq->pos, rq->reps);
     fill_profile_header(g, d, s, rq, p);
     int n_slots = rq->slots ? rq->slots : rq->cols, per = rq->cols / n_slots;
     bool head_on = rq->logits && s->last;
-    struct step_shape sh = {.cols = rq->cols, .n_runs = n_slots, .n_logits = head_on ? rq->cols : 0,
-                            .prefill = per > 1, .plan = rq->plan};
-    struct step_shape warm = {.cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false,
-                              .plan = PLAN_BATCH};
+    struct step_shape sh = {.cols = rq->cols,
+                            .n_runs = n_slots,
+                            .n_logits = head_on ? rq->cols : 0,
+                            .prefill = per > 1,
+                            .plan = rq->plan};
+    struct step_shape warm = {
+        .cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false, .plan = PLAN_BATCH};
     struct engine en;
     struct plan layers = {0}, head = {0}, wplan = {0};
     struct columns cols = {0}, wcols = {0};
@@ -446,7 +490,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     double bw = 0;
     int st = gpu_copy_bandwidth(g, 5, &bw, e);
     p->device.copy_gbps = bw * 1e-9;
-    if (!st) st = engine_init(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per, head_on ? rq->cols : 0, e);
+    if (!st)
+        st = engine_init(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
+                         head_on ? rq->cols : 0, e);
     if (!st) st = engine_build(&en, &sh, &layers, head_on ? &head : NULL, e);
     if (!st) st = engine_build(&en, &warm, &wplan, NULL, e);
     if (!st) st = columns_alloc(&cols, rq->cols, n_slots, d->hidden, e);
@@ -456,9 +502,12 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     progress_begin(&pr, "warm-up", (uint64_t)rq->pos, "steps", 1);
     for (int t = 0; !st && t < rq->pos; t++) {
         columns_make(&wcols, n_slots, 1, t, d->vocab, false);
-        for (int i = 0; i < n_slots; i++) wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
+        for (int i = 0; i < n_slots; i++)
+            wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
         if (!s->first) fill_hidden(wcols.hidden, (size_t)n_slots * d->hidden, &rng);
-        struct step_io io = {.cols = wcols.cols, .runs = wcols.runs, .logit_idx = wcols.idx,
+        struct step_io io = {.cols = wcols.cols,
+                             .runs = wcols.runs,
+                             .logit_idx = wcols.idx,
                              .hidden_in = s->first ? NULL : wcols.hidden};
         st = engine_step(&en, &warm, &wplan, NULL, &io, 1, false, false, NULL, e);
         progress_update(&pr, (uint64_t)t + 1);
@@ -467,13 +516,20 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     if (!st) {
         columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits);
         if (!s->first) fill_hidden(cols.hidden, (size_t)rq->cols * d->hidden, &rng);
-        struct step_io io = {.cols = cols.cols, .runs = cols.runs, .logit_idx = cols.idx,
+        struct step_io io = {.cols = cols.cols,
+                             .runs = cols.runs,
+                             .logit_idx = cols.idx,
                              .hidden_in = s->first ? NULL : cols.hidden};
-        struct step_ctx c = {.en = &en, .sh = &sh, .layers = &layers, .head = head_on ? &head : NULL, .io = &io,
+        struct step_ctx c = {.en = &en,
+                             .sh = &sh,
+                             .layers = &layers,
+                             .head = head_on ? &head : NULL,
+                             .io = &io,
                              .reps = rq->reps};
         if (p->timing != TIMING_NONE) {
             int n = layers.n + (head_on ? head.n : 0);
-            int stride = p->timing == TIMING_SAMPLED ? (rq->sample_stride > 0 ? rq->sample_stride : 8) : 1;
+            int stride =
+                p->timing == TIMING_SAMPLED ? (rq->sample_stride > 0 ? rq->sample_stride : 8) : 1;
             st = profile_dispatches(&c, MAX(1, MIN(stride, n)), p, e);
             if (!st) {
                 profile_totals(p);
@@ -486,10 +542,12 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
         }
         if (!st) {
             p->floor_bytes = profile_floor_bytes(p);
-            p->floor_us = p->device.copy_gbps > 0 ? p->floor_bytes / (p->device.copy_gbps * 1e3) : 0;
+            p->floor_us =
+                p->device.copy_gbps > 0 ? p->floor_bytes / (p->device.copy_gbps * 1e3) : 0;
         }
         if (!st && rq->gap_probe) st = gap_probe(&c, p, e);
-        if (!st && rq->attribution != ATTRIBUTION_OFF) st = attribution(&c, rq->attribution == ATTRIBUTION_OP, p, e);
+        if (!st && rq->attribution != ATTRIBUTION_OFF)
+            st = attribution(&c, rq->attribution == ATTRIBUTION_OP, p, e);
     }
     plan_free(&layers);
     plan_free(&head);

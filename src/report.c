@@ -105,7 +105,8 @@ static double u_tail_exact(int m, int n, double u_obs)
     double *cur = calloc((size_t)(n + 1) * (umax + 1), sizeof(double));
     CHECK(prev && cur);
 #define F(a, j, u) (a)[(size_t)(j) * (umax + 1) + (u)]
-    for (int j = 0; j <= n; j++) F(prev, j, 0) = 1; /* i = 0: one arrangement, U = 0 */
+    for (int j = 0; j <= n; j++)
+        F(prev, j, 0) = 1; /* i = 0: one arrangement, U = 0 */
     for (int i = 1; i <= m; i++) {
         memset(cur, 0, (size_t)(n + 1) * (umax + 1) * sizeof(double));
         F(cur, 0, 0) = 1;
@@ -143,10 +144,14 @@ double rank_test_greater(const double *x, int nx, const double *y, int ny)
 const char *verdict_name(enum verdict v)
 {
     switch (v) {
-    case VERDICT_SUBMIT_POLL: return "submit-poll";
-    case VERDICT_PER_DISPATCH: return "per-dispatch";
-    case VERDICT_INCONCLUSIVE: return "inconclusive";
-    default: return "unknown";
+    case VERDICT_SUBMIT_POLL:
+        return "submit-poll";
+    case VERDICT_PER_DISPATCH:
+        return "per-dispatch";
+    case VERDICT_INCONCLUSIVE:
+        return "inconclusive";
+    default:
+        return "unknown";
     }
 }
 
@@ -158,11 +163,16 @@ const char *timing_mode_name(enum timing_mode m)
 const char *fmt_sig3(char *buf, size_t size, double v)
 {
     double a = fabs(v);
-    if (!isfinite(v)) snprintf(buf, size, "?");
-    else if (a >= 99.95) snprintf(buf, size, "%.0f", v);
-    else if (a >= 9.995) snprintf(buf, size, "%.1f", v);
-    else if (a >= 0.9995 || a == 0) snprintf(buf, size, "%.2f", v);
-    else snprintf(buf, size, "%.*f", 2 - (int)floor(log10(a)), v);
+    if (!isfinite(v))
+        snprintf(buf, size, "?");
+    else if (a >= 99.95)
+        snprintf(buf, size, "%.0f", v);
+    else if (a >= 9.995)
+        snprintf(buf, size, "%.1f", v);
+    else if (a >= 0.9995 || a == 0)
+        snprintf(buf, size, "%.2f", v);
+    else
+        snprintf(buf, size, "%.*f", 2 - (int)floor(log10(a)), v);
     return buf;
 }
 
@@ -241,7 +251,8 @@ static struct timing sum_group(const struct profile *p, const char *kind, const 
     return t;
 }
 
-static struct timing sum_dispatches(const struct profile *p, const char *kind, bool head, int *count)
+static struct timing sum_dispatches(const struct profile *p, const char *kind, bool head,
+                                    int *count)
 {
     return sum_group(p, kind, NULL, head, count);
 }
@@ -259,7 +270,8 @@ static double gbps_of(double bytes, double us)
 
 static void set_tok_s(struct profile *p)
 {
-    double t = p->device.has_timestamps && p->busy_us.n_reps ? p->busy_us.median : p->wall_us.median;
+    double t =
+        p->device.has_timestamps && p->busy_us.n_reps ? p->busy_us.median : p->wall_us.median;
     p->tok_s = safe_div(p->shape.cols * 1e6, t);
 }
 
@@ -381,10 +393,17 @@ void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
 {
     memset(g, 0, sizeof *g);
     struct probe_figs f = {
-        .w1 = est_exact(w1_min_us), .w2 = est_exact(w2_min_us), .busy = est_exact(kernel_sum_us),
-        .hw1 = est_exact(hw1_min_us), .hw2 = est_exact(hw2_min_us),
-        .hsum = est_exact(head_kernel_sum_us), .has_busy = true, .head = head,
-        .has_hsum = head_kernel_sum_us > 0, .head_bytes_real = head_bytes_real, .vocab = vocab,
+        .w1 = est_exact(w1_min_us),
+        .w2 = est_exact(w2_min_us),
+        .busy = est_exact(kernel_sum_us),
+        .hw1 = est_exact(hw1_min_us),
+        .hw2 = est_exact(hw2_min_us),
+        .hsum = est_exact(head_kernel_sum_us),
+        .has_busy = true,
+        .head = head,
+        .has_hsum = head_kernel_sum_us > 0,
+        .head_bytes_real = head_bytes_real,
+        .vocab = vocab,
         .hidden = hidden,
     };
     probe_arith(g, &f);
@@ -400,11 +419,16 @@ void gap_probe_compute_reps(struct gap_probe *g, const struct gap_probe_in *in)
     memset(g, 0, sizeof *g);
     bool head = in->hw1 && in->hw2;
     struct probe_figs f = {
-        .w1 = est_median(in->w1), .w2 = est_median(in->w2),
-        .has_busy = has_reps(in->busy), .head = head, .has_hsum = has_reps(in->head_sum),
+        .w1 = est_median(in->w1),
+        .w2 = est_median(in->w2),
+        .has_busy = has_reps(in->busy),
+        .head = head,
+        .has_hsum = has_reps(in->head_sum),
         .has_wall_ts = has_reps(in->wall_ts) && in->n_timestamped > 0,
-        .n_timestamped = in->n_timestamped, .head_bytes_real = in->head_bytes_real,
-        .vocab = in->vocab, .hidden = in->hidden,
+        .n_timestamped = in->n_timestamped,
+        .head_bytes_real = in->head_bytes_real,
+        .vocab = in->vocab,
+        .hidden = in->hidden,
     };
     if (f.has_busy) f.busy = est_median(in->busy);
     if (f.has_hsum) f.hsum = est_median(in->head_sum);
@@ -435,7 +459,9 @@ uint64_t profile_floor_bytes(const struct profile *p)
         uint64_t most = d->bytes;
         for (int j = 0; j < p->n_dispatches; j++) {
             const struct prof_dispatch *o = &p->dispatches[j];
-            if (o->layer != d->layer || strcmp(o->op, d->op) != 0 || prof_kind_is_head(o->kind) != prof_kind_is_head(d->kind)) continue;
+            if (o->layer != d->layer || strcmp(o->op, d->op) != 0 ||
+                prof_kind_is_head(o->kind) != prof_kind_is_head(d->kind))
+                continue;
             if (j < i) seen = true;
             most = MAX(most, o->bytes);
         }
@@ -492,9 +518,11 @@ static const char *verdict_text(enum verdict v)
         return "dead time is NOT per-dispatch ⇒ it is submit/poll latency. Fusion buys nothing; do "
                "not write a fused kernel.";
     case VERDICT_INCONCLUSIVE:
-        return "inconclusive: the dead time is within noise of the 25 % line, so no recommendation; "
+        return "inconclusive: the dead time is within noise of the 25 % line, so no "
+               "recommendation; "
                "rerun with more --reps";
-    default: return "unknown: without timestamps the kernel-time sum is unknown";
+    default:
+        return "unknown: without timestamps the kernel-time sum is unknown";
     }
 }
 
@@ -502,14 +530,19 @@ static const char *verdict_text(enum verdict v)
 static const char *wall_meaning(const struct profile *p)
 {
     if (!p->device.has_timestamps || p->timing == TIMING_NONE)
-        return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
+        return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the "
+               "plan's own "
                "barriers (no timestamps)";
     if (p->timing == TIMING_SAMPLED)
-        return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
-               "barriers, plus a timestamp pair on every sampled dispatch; the gap probe times the plan without "
+        return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the "
+               "plan's own "
+               "barriers, plus a timestamp pair on every sampled dispatch; the gap probe times the "
+               "plan without "
                "timestamps";
-    return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's own "
-           "barriers, plus a timestamp pair per dispatch; the gap probe times the plan without timestamps";
+    return "wall: host submit + fence wait of ONE step: one command buffer, one submit, the plan's "
+           "own "
+           "barriers, plus a timestamp pair per dispatch; the gap probe times the plan without "
+           "timestamps";
 }
 
 /* Share of a dispatch's time in its own plan: busy for layers, head sum for head. */
@@ -556,10 +589,14 @@ static bool top_mixes(const struct profile *p, const int *idx)
 static const char *fmt_us(char *buf, size_t size, double v)
 {
     double a = fabs(v);
-    if (!isfinite(v)) snprintf(buf, size, "?");
-    else if (a >= 100) snprintf(buf, size, "%.0f", v);
-    else if (a >= 10) snprintf(buf, size, "%.1f", v);
-    else snprintf(buf, size, "%.2f", v);
+    if (!isfinite(v))
+        snprintf(buf, size, "?");
+    else if (a >= 100)
+        snprintf(buf, size, "%.0f", v);
+    else if (a >= 10)
+        snprintf(buf, size, "%.1f", v);
+    else
+        snprintf(buf, size, "%.2f", v);
     return buf;
 }
 
@@ -576,7 +613,8 @@ static const char *fmt_spread(char *buf, size_t size, const struct timing *t)
 static const char *fmt_err(char *buf, size_t size, struct est x)
 {
     char u[32];
-    snprintf(buf, size, "± %-5s%s", fmt_us(u, sizeof u, x.u), est_within_noise(x) ? " within noise" : "");
+    snprintf(buf, size, "± %-5s%s", fmt_us(u, sizeof u, x.u),
+             est_within_noise(x) ? " within noise" : "");
     return buf;
 }
 
@@ -626,8 +664,9 @@ static void text_busy(FILE *out, const struct profile *p)
                     fmt_spread(sp, sizeof sp, &p->head_us));
         fprintf(out, "  (timing: %s", timing_mode_name(p->timing));
         if (p->timing == TIMING_SAMPLED)
-            fprintf(out, ": every %d-th dispatch timestamped a step, %d steps; per-dispatch figures are "
-                         "medians of their own samples, busy sums the j-th samples",
+            fprintf(out,
+                    ": every %d-th dispatch timestamped a step, %d steps; per-dispatch figures are "
+                    "medians of their own samples, busy sums the j-th samples",
                     p->sample_stride, p->steps_timed);
         fprintf(out, ")\n");
     } else {
@@ -658,8 +697,9 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     char er[64];
     fprintf(out, "-- gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta) --\n");
     if (g->n_reps > 0) {
-        fprintf(out, "  (medians of %d reps on both sides of every subtraction; ± is the standard error "
-                     "of the difference, from the MADs; within noise: |figure| ≤ %.0f ±)\n",
+        fprintf(out,
+                "  (medians of %d reps on both sides of every subtraction; ± is the standard error "
+                "of the difference, from the MADs; within noise: |figure| ≤ %.0f ±)\n",
                 g->n_reps, EST_NOISE_K);
         text_wall_line(out, "wall 1×", &g->w1);
         text_wall_line(out, "wall 2×", &g->w2);
@@ -667,16 +707,19 @@ static void text_gap_probe(FILE *out, const struct profile *p)
         fprintf(out, "  wall 1×            %9.0f µs\n", g->wall1_us);
         fprintf(out, "  wall 2×            %9.0f µs\n", g->wall2_us);
     }
-    fprintf(out, "  marginal pass      %9.0f µs %s  = kernels + inter-dispatch cost\n", g->marginal_us,
-            fmt_err(er, sizeof er, g->marginal));
+    fprintf(out, "  marginal pass      %9.0f µs %s  = kernels + inter-dispatch cost\n",
+            g->marginal_us, fmt_err(er, sizeof er, g->marginal));
     if (ts) {
-        fprintf(out, "  kernel-time sum    %9.0f µs   (profiled above, median; excludes the LM head)\n",
+        fprintf(out,
+                "  kernel-time sum    %9.0f µs   (profiled above, median; excludes the LM head)\n",
                 g->kernel_sum_us);
-        fprintf(out, "  ⇒ inter-dispatch   %9.0f µs %s  (%.0f%% of the marginal pass)\n", g->gaps_us,
-                fmt_err(er, sizeof er, g->gaps), 100.0 * g->gaps_share);
+        fprintf(out, "  ⇒ inter-dispatch   %9.0f µs %s  (%.0f%% of the marginal pass)\n",
+                g->gaps_us, fmt_err(er, sizeof er, g->gaps), 100.0 * g->gaps_share);
         if (g->gaps_us < 0 && !est_within_noise(g->gaps))
-            fprintf(out, "     ↳ negative: the timestamps' own cost inside the kernel sum exceeds the dead "
-                         "time (see `timestamps add`)\n");
+            fprintf(
+                out,
+                "     ↳ negative: the timestamps' own cost inside the kernel sum exceeds the dead "
+                "time (see `timestamps add`)\n");
     } else {
         fprintf(out, "  kernel-time sum          n/a      (no timestamps on this device)\n");
     }
@@ -685,10 +728,12 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "  VERDICT: %s\n", verdict_text(g->verdict));
     if (ts && p->wall_us.n_reps && g->ts_pair_us != 0) {
         char pair[32];
-        fprintf(out, "  timestamps add     %9.0f µs %s  (profiled wall median %.0f µs vs %.0f µs without "
-                     "timestamps: %s µs a timestamp pair)\n",
-                g->ts_add.v, fmt_err(er, sizeof er, g->ts_add), p->wall_us.median,
-                g->head ? g->head_wall1_us : g->wall1_us, fmt_us(pair, sizeof pair, g->ts_pair_us));
+        fprintf(
+            out,
+            "  timestamps add     %9.0f µs %s  (profiled wall median %.0f µs vs %.0f µs without "
+            "timestamps: %s µs a timestamp pair)\n",
+            g->ts_add.v, fmt_err(er, sizeof er, g->ts_add), p->wall_us.median,
+            g->head ? g->head_wall1_us : g->wall1_us, fmt_us(pair, sizeof pair, g->ts_pair_us));
     }
     if (!g->head) return;
     char a[32], b[32], c[32], d[32], e2[32];
@@ -698,15 +743,18 @@ static void text_gap_probe(FILE *out, const struct profile *p)
         text_wall_line(out, "wall 2× +head", &g->hw2);
     }
     fprintf(out, "  marginal pass +head%9.0f µs\n", g->marginal_head_us);
-    fprintf(out, "  ⇒ LM head          %9.0f µs %s  (%.0f%% of a pass WITH the head)\n", g->lm_head_us,
-            fmt_err(er, sizeof er, g->lm_head), 100.0 * g->lm_head_share);
+    fprintf(out, "  ⇒ LM head          %9.0f µs %s  (%.0f%% of a pass WITH the head)\n",
+            g->lm_head_us, fmt_err(er, sizeof er, g->lm_head), 100.0 * g->lm_head_share);
     fprintf(out, "     ↳ %s GB/s if the head is f16 (%s MB) | %s GB/s if q4_0 (%s MB)\n",
             fmt_sig3(a, sizeof a, g->head_gbps_f16), fmt_sig3(b, sizeof b, g->head_bytes_f16 / 1e6),
-            fmt_sig3(c, sizeof c, g->head_gbps_q4_0), fmt_sig3(d, sizeof d, g->head_bytes_q4_0 / 1e6));
-    fprintf(out, "     ↳ %s GB/s for its real size (%s, %s MB)", fmt_sig3(a, sizeof a, g->head_gbps),
-            p->model.dtype, fmt_sig3(e2, sizeof e2, g->head_bytes_real / 1e6));
+            fmt_sig3(c, sizeof c, g->head_gbps_q4_0),
+            fmt_sig3(d, sizeof d, g->head_bytes_q4_0 / 1e6));
+    fprintf(out, "     ↳ %s GB/s for its real size (%s, %s MB)",
+            fmt_sig3(a, sizeof a, g->head_gbps), p->model.dtype,
+            fmt_sig3(e2, sizeof e2, g->head_bytes_real / 1e6));
     if (p->device.copy_gbps > 0)
-        fprintf(out, " = %.0f%% of copy bandwidth", 100.0 * safe_div(g->head_gbps, p->device.copy_gbps));
+        fprintf(out, " = %.0f%% of copy bandwidth",
+                100.0 * safe_div(g->head_gbps, p->device.copy_gbps));
     fprintf(out, "\n");
     if (est_within_noise(g->lm_head))
         fprintf(out, "     ↳ the LM head figure is within noise: its GB/s mean nothing here\n");
@@ -723,7 +771,9 @@ static void text_by_kind(FILE *out, const struct profile *p)
     fprintf(out, "-- by kernel --\n");
     fprintf(out, "  (median per step of each kind's per-rep sum; share of GPU busy's median)\n");
     if (has_head(p))
-        fprintf(out, "  (mixed denominators: kinds head.* are shares of the LM head's sum, %.1f µs, not of GPU busy)\n",
+        fprintf(out,
+                "  (mixed denominators: kinds head.* are shares of the LM head's sum, %.1f µs, not "
+                "of GPU busy)\n",
                 p->head_us.median);
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
@@ -734,7 +784,8 @@ static void text_by_kind(FILE *out, const struct profile *p)
             fprintf(out, "  %7s GB/s", fmt_sig3(bw, sizeof bw, pk->gbps));
             if (p->device.copy_gbps > 0) fprintf(out, " (%4.1f%% of copy)", 100.0 * pk->bw_share);
         }
-        fprintf(out, "  p10–p90 %s–%s\n", fmt_us(a, sizeof a, pk->us.p10), fmt_us(b, sizeof b, pk->us.p90));
+        fprintf(out, "  p10–p90 %s–%s\n", fmt_us(a, sizeof a, pk->us.p10),
+                fmt_us(b, sizeof b, pk->us.p90));
     }
 }
 
@@ -743,12 +794,15 @@ static void text_top(FILE *out, const struct profile *p)
     int *idx = top_order(p);
     fprintf(out, "-- top single dispatches --\n");
     if (top_mixes(p, idx))
-        fprintf(out, "  (mixed denominators: head.* dispatches are shares of the LM head's sum, the others of "
+        fprintf(out, "  (mixed denominators: head.* dispatches are shares of the LM head's sum, "
+                     "the others of "
                      "GPU busy)\n");
     for (int t = 0; t < n_top(p); t++) {
         const struct prof_dispatch *d = &p->dispatches[idx[t]];
         char a[32], b[32];
-        fprintf(out, "  step[%3d] %-26s gx=%-6u gy=%-3u gz=%-3u %9.1f µs (%4.1f%%)  layer=%d op=%s  p10–p90 %s–%s n=%d\n",
+        fprintf(out,
+                "  step[%3d] %-26s gx=%-6u gy=%-3u gz=%-3u %9.1f µs (%4.1f%%)  layer=%d op=%s  "
+                "p10–p90 %s–%s n=%d\n",
                 d->index, d->kind, d->groups[0], d->groups[1], d->groups[2], d->us.median,
                 100.0 * dispatch_share(p, d), d->layer, d->op, fmt_us(a, sizeof a, d->us.p10),
                 fmt_us(b, sizeof b, d->us.p90), d->us.n_reps);
@@ -760,18 +814,23 @@ static void text_attribution(FILE *out, const struct profile *p)
 {
     const struct prof_attribution *a = &p->attribution;
     char x[32], y[32], er[64];
-    fprintf(out, "-- attribution (no timestamps: step with the %s's dispatches run once more into scratch, "
-                 "minus the plain step) --\n",
-            a->by_op ? "kind × op" : "kind");
-    fprintf(out, "  (medians of %d paired reps, plan recorded %d× a step; ± standard error; ts = the timestamp "
-                 "figure; ts>diff: it exceeds the differential by more than 10 %% beyond noise)\n",
+    fprintf(
+        out,
+        "-- attribution (no timestamps: step with the %s's dispatches run once more into scratch, "
+        "minus the plain step) --\n",
+        a->by_op ? "kind × op" : "kind");
+    fprintf(out,
+            "  (medians of %d paired reps, plan recorded %d× a step; ± standard error; ts = the "
+            "timestamp "
+            "figure; ts>diff: it exceeds the differential by more than 10 %% beyond noise)\n",
             a->base_us.n_reps, a->repeat);
     for (int i = 0; i < a->n_rows; i++) {
         const struct prof_attrib *r = &a->rows[i];
         char name[96];
         snprintf(name, sizeof name, "%s%s%s", r->kind, r->op[0] ? " " : "", r->op);
         if (!r->attributable) {
-            fprintf(out, "  %-40s n=%-4d not measured: a dispatch declares no outputs\n", name, r->n);
+            fprintf(out, "  %-40s n=%-4d not measured: a dispatch declares no outputs\n", name,
+                    r->n);
             continue;
         }
         fprintf(out, "  %-40s n=%-4d diff %9s µs %s", name, r->n, fmt_us(x, sizeof x, r->diff.v),
@@ -780,8 +839,9 @@ static void text_attribution(FILE *out, const struct profile *p)
         fprintf(out, "%s\n", r->ts_inflated ? "  ts>diff" : "");
     }
     fprintf(out, "  closure: Σ diff %s µs %s vs uninstrumented marginal pass %s µs ⇒ %+.1f%% %s\n",
-            fmt_us(x, sizeof x, a->sum.v), fmt_err(er, sizeof er, a->sum), fmt_us(y, sizeof y, a->marginal.v),
-            100.0 * a->closure_share, est_within_noise(a->closure) ? "(closes within noise)" : "(does not close)");
+            fmt_us(x, sizeof x, a->sum.v), fmt_err(er, sizeof er, a->sum),
+            fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share,
+            est_within_noise(a->closure) ? "(closes within noise)" : "(does not close)");
 }
 
 void report_text(FILE *out, const struct profile *p)
@@ -809,8 +869,8 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| | |\n|---|---|\n");
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
     if (d->has_timestamps)
-        fprintf(out, "| timestamps | period %.3f ns, %u valid bits; timing %s |\n", d->timestamp_period_ns,
-                d->timestamp_valid_bits, timing_mode_name(p->timing));
+        fprintf(out, "| timestamps | period %.3f ns, %u valid bits; timing %s |\n",
+                d->timestamp_period_ns, d->timestamp_valid_bits, timing_mode_name(p->timing));
     else
         fprintf(out, "| timestamps | **not supported**: per-dispatch tables skipped |\n");
     fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
@@ -829,7 +889,8 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| wall | %.0f µs (median; %s): %s |\n", p->wall_us.median,
             fmt_spread(sp, sizeof sp, &p->wall_us), wall_meaning(p));
     fprintf(out, "| tok/s/stage | %.1f |\n", p->tok_s);
-    if (p->floor_us > 0) fprintf(out, "| floor | %.0f µs (weights ÷ copy bandwidth) |\n", p->floor_us);
+    if (p->floor_us > 0)
+        fprintf(out, "| floor | %.0f µs (weights ÷ copy bandwidth) |\n", p->floor_us);
     fprintf(out, "| command | `%s` |\n\n", p->args);
 }
 
@@ -845,15 +906,20 @@ static void md_gap_probe(FILE *out, const struct profile *p)
     bool ts = g->verdict != VERDICT_UNKNOWN;
     char a[32], b[32], c[32], d[32], sp[128];
     fprintf(out, "### gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta)\n\n");
-    fprintf(out, "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
-                 "MADs.\n\n",
-            g->n_reps);
+    fprintf(
+        out,
+        "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
+        "MADs.\n\n",
+        g->n_reps);
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
-    fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us, g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");
-    fprintf(out, "| wall 2× | %.0f | | %s |\n", g->wall2_us, g->n_reps ? fmt_spread(sp, sizeof sp, &g->w2) : "");
+    fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
+            g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");
+    fprintf(out, "| wall 2× | %.0f | | %s |\n", g->wall2_us,
+            g->n_reps ? fmt_spread(sp, sizeof sp, &g->w2) : "");
     md_row(out, "marginal pass", g->marginal, "kernels + inter-dispatch cost");
     if (ts) {
-        fprintf(out, "| kernel-time sum | %.0f | | median; excludes the LM head |\n", g->kernel_sum_us);
+        fprintf(out, "| kernel-time sum | %.0f | | median; excludes the LM head |\n",
+                g->kernel_sum_us);
         snprintf(sp, sizeof sp, "%.0f%% of the marginal pass", 100.0 * g->gaps_share);
         md_row(out, "⇒ inter-dispatch", g->gaps, sp);
     }
@@ -874,7 +940,8 @@ static void md_gap_probe(FILE *out, const struct profile *p)
             fmt_sig3(a, sizeof a, g->head_bytes_real / 1e6), fmt_sig3(b, sizeof b, g->head_gbps));
     fprintf(out, "| GB/s if f16 (%s MB) | %s |\n", fmt_sig3(c, sizeof c, g->head_bytes_f16 / 1e6),
             fmt_sig3(d, sizeof d, g->head_gbps_f16));
-    fprintf(out, "| GB/s if q4_0 (%s MB) | %s |\n\n", fmt_sig3(a, sizeof a, g->head_bytes_q4_0 / 1e6),
+    fprintf(out, "| GB/s if q4_0 (%s MB) | %s |\n\n",
+            fmt_sig3(a, sizeof a, g->head_bytes_q4_0 / 1e6),
             fmt_sig3(b, sizeof b, g->head_gbps_q4_0));
     if (g->disagree)
         fprintf(out, "**WARNING:** the head's timestamp sum and the subtraction disagree by more "
@@ -885,7 +952,9 @@ static void md_tables(FILE *out, const struct profile *p)
 {
     fprintf(out, "### by kernel\n\n");
     fprintf(out, "Median per step of each kind's per-rep sum.");
-    if (has_head(p)) fprintf(out, " Mixed denominators: kinds `head.*` are shares of the LM head's sum, not of GPU busy.");
+    if (has_head(p))
+        fprintf(out, " Mixed denominators: kinds `head.*` are shares of the LM head's sum, not of "
+                     "GPU busy.");
     fprintf(out, "\n\n");
     fprintf(out, "| kind | n | total µs | share | avg µs | GB/s | %% of copy | p10–p90 µs |\n");
     fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -898,20 +967,23 @@ static void md_tables(FILE *out, const struct profile *p)
             fprintf(out, " %s | %.1f%% |", fmt_sig3(bw, sizeof bw, pk->gbps), 100.0 * pk->bw_share);
         else
             fprintf(out, " | |");
-        fprintf(out, " %s–%s |\n", fmt_us(a, sizeof a, pk->us.p10), fmt_us(b, sizeof b, pk->us.p90));
+        fprintf(out, " %s–%s |\n", fmt_us(a, sizeof a, pk->us.p10),
+                fmt_us(b, sizeof b, pk->us.p90));
     }
     int *idx = top_order(p);
     fprintf(out, "\n### top single dispatches\n\n");
     if (top_mixes(p, idx))
-        fprintf(out, "Mixed denominators: `head.*` dispatches are shares of the LM head's sum, the others of GPU busy.\n\n");
+        fprintf(out, "Mixed denominators: `head.*` dispatches are shares of the LM head's sum, the "
+                     "others of GPU busy.\n\n");
     fprintf(out, "| step | layer | op | kind | gx | gy | gz | µs | share | p10–p90 µs |\n");
     fprintf(out, "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (int t = 0; t < n_top(p); t++) {
         const struct prof_dispatch *d = &p->dispatches[idx[t]];
         char a[32], b[32];
-        fprintf(out, "| %d | %d | %s | `%s` | %u | %u | %u | %.1f | %.1f%% | %s–%s |\n", d->index, d->layer,
-                d->op, d->kind, d->groups[0], d->groups[1], d->groups[2], d->us.median,
-                100.0 * dispatch_share(p, d), fmt_us(a, sizeof a, d->us.p10), fmt_us(b, sizeof b, d->us.p90));
+        fprintf(out, "| %d | %d | %s | `%s` | %u | %u | %u | %.1f | %.1f%% | %s–%s |\n", d->index,
+                d->layer, d->op, d->kind, d->groups[0], d->groups[1], d->groups[2], d->us.median,
+                100.0 * dispatch_share(p, d), fmt_us(a, sizeof a, d->us.p10),
+                fmt_us(b, sizeof b, d->us.p90));
     }
     fprintf(out, "\n");
     free(idx);
@@ -922,10 +994,14 @@ static void md_attribution(FILE *out, const struct profile *p)
     const struct prof_attribution *a = &p->attribution;
     char x[32], y[32], er[64];
     fprintf(out, "### attribution (no timestamps)\n\n");
-    fprintf(out, "Each row: the step with that group's dispatches run once more into scratch copies of their "
-                 "outputs, minus the plain step; medians of %d paired reps.\n\n",
+    fprintf(out,
+            "Each row: the step with that group's dispatches run once more into scratch copies of "
+            "their "
+            "outputs, minus the plain step; medians of %d paired reps.\n\n",
             a->base_us.n_reps);
-    fprintf(out, "| kind | op | n | diff µs | ± | ts µs | ts > diff |\n|---|---|---:|---:|---|---:|---|\n");
+    fprintf(
+        out,
+        "| kind | op | n | diff µs | ± | ts µs | ts > diff |\n|---|---|---:|---:|---|---:|---|\n");
     for (int i = 0; i < a->n_rows; i++) {
         const struct prof_attrib *r = &a->rows[i];
         if (!r->attributable) {
@@ -936,15 +1012,17 @@ static void md_attribution(FILE *out, const struct profile *p)
                 fmt_us(x, sizeof x, r->diff.v), fmt_err(er, sizeof er, r->diff),
                 r->ts_us > 0 ? fmt_us(y, sizeof y, r->ts_us) : "", r->ts_inflated ? "**yes**" : "");
     }
-    fprintf(out, "\n**closure:** Σ diff %s µs %s vs marginal pass %s µs (%+.1f%%)\n\n", fmt_us(x, sizeof x, a->sum.v),
-            fmt_err(er, sizeof er, a->sum), fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share);
+    fprintf(out, "\n**closure:** Σ diff %s µs %s vs marginal pass %s µs (%+.1f%%)\n\n",
+            fmt_us(x, sizeof x, a->sum.v), fmt_err(er, sizeof er, a->sum),
+            fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share);
 }
 
 void report_markdown(FILE *out, const struct profile *p)
 {
     md_header(out, p);
     if (p->gap_probe.ran) md_gap_probe(out, p);
-    if (p->device.has_timestamps && p->n_dispatches > 0 && p->timing != TIMING_NONE) md_tables(out, p);
+    if (p->device.has_timestamps && p->n_dispatches > 0 && p->timing != TIMING_NONE)
+        md_tables(out, p);
     if (p->attribution.ran) md_attribution(out, p);
 }
 
@@ -957,9 +1035,11 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
     row->cols = p->shape.cols;
     snprintf(row->plan, sizeof row->plan, "%s", p->shape.plan);
     row->ok = true;
-    if (g->ran) row->step_us = g->n_reps ? est_median(g->head ? &g->hw1 : &g->w1)
-                                         : est_exact(g->head ? g->head_wall1_us : g->wall1_us);
-    else row->step_us = est_median(&p->wall_us);
+    if (g->ran)
+        row->step_us = g->n_reps ? est_median(g->head ? &g->hw1 : &g->w1)
+                                 : est_exact(g->head ? g->head_wall1_us : g->wall1_us);
+    else
+        row->step_us = est_median(&p->wall_us);
     row->busy_us = p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
     row->tok_s = safe_div(p->shape.cols * 1e6, row->step_us.v);
     row->floor_us = p->floor_us;
@@ -969,12 +1049,16 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
 {
     const char *sep = markdown ? " | " : "  ";
     if (markdown)
-        fprintf(out, "### plan crossover\n\n| width | plan | step µs | ± | busy µs | tok/s | × floor | faster |\n"
+        fprintf(out, "### plan crossover\n\n| width | plan | step µs | ± | busy µs | tok/s | × "
+                     "floor | faster |\n"
                      "|---:|---|---:|---|---:|---:|---:|---|\n");
     else
-        fprintf(out, "-- plan crossover (step: gap probe's 1× wall, no timestamps, median; busy: kernel sum "
-                     "with the head; × floor: step ÷ weights-bytes floor) --\n  %5s  %-6s %10s %-18s %10s %12s %8s  %s\n",
-                "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
+        fprintf(
+            out,
+            "-- plan crossover (step: gap probe's 1× wall, no timestamps, median; busy: kernel sum "
+            "with the head; × floor: step ÷ weights-bytes floor) --\n  %5s  %-6s %10s %-18s %10s "
+            "%12s %8s  %s\n",
+            "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
         /* the faster plan at this width: the smallest step, and whether it wins beyond noise */
@@ -990,29 +1074,35 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
         }
         char faster[64] = "";
         bool first_of_width = true;
-        for (int j = 0; j < i; j++) first_of_width &= rows[j].cols != r->cols;
+        for (int j = 0; j < i; j++)
+            first_of_width &= rows[j].cols != r->cols;
         if (first_of_width && best) {
             if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
-                snprintf(faster, sizeof faster, "%s (within noise of %s)", best->plan, second->plan);
+                snprintf(faster, sizeof faster, "%s (within noise of %s)", best->plan,
+                         second->plan);
             else
                 snprintf(faster, sizeof faster, "%s", best->plan);
         }
         if (!r->ok) {
             if (markdown)
-                fprintf(out, "| %d | %s | failed: %s | | | | | %s |\n", r->cols, r->plan, r->why, faster);
+                fprintf(out, "| %d | %s | failed: %s | | | | | %s |\n", r->cols, r->plan, r->why,
+                        faster);
             else
-                fprintf(out, "  %5d  %-6s failed: %s%s%s\n", r->cols, r->plan, r->why, faster[0] ? "  faster: " : "", faster);
+                fprintf(out, "  %5d  %-6s failed: %s%s%s\n", r->cols, r->plan, r->why,
+                        faster[0] ? "  faster: " : "", faster);
             continue;
         }
         char st[32], er[64], bz[32], fl[32];
         snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
         if (markdown)
-            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s |\n", r->cols, r->plan, fmt_us(st, sizeof st, r->step_us.v),
-                    fmt_err(er, sizeof er, r->step_us), r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
+            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s |\n", r->cols, r->plan,
+                    fmt_us(st, sizeof st, r->step_us.v), fmt_err(er, sizeof er, r->step_us),
+                    r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
                     r->floor_us > 0 ? fl : "n/a", faster);
         else
-            fprintf(out, "  %5d%s%-6s %10s %-18s %10s %12.0f %8s  %s\n", r->cols, sep, r->plan, fmt_us(st, sizeof st, r->step_us.v),
-                    fmt_err(er, sizeof er, r->step_us), r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
+            fprintf(out, "  %5d%s%-6s %10s %-18s %10s %12.0f %8s  %s\n", r->cols, sep, r->plan,
+                    fmt_us(st, sizeof st, r->step_us.v), fmt_err(er, sizeof er, r->step_us),
+                    r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
                     r->floor_us > 0 ? fl : "n/a", faster);
     }
     if (markdown) fprintf(out, "\n");
