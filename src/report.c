@@ -1045,44 +1045,46 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
     row->floor_us = p->floor_us;
 }
 
+/* On the first row of a width: the plan with the smallest step there, and whether the runner-up
+ * is within noise of it; "" on the other rows. */
+static void faster_plan(const struct crossover_row *rows, int n, int i, char *buf, size_t size)
+{
+    const struct crossover_row *best = NULL, *second = NULL;
+    buf[0] = 0;
+    for (int j = 0; j < i; j++)
+        if (rows[j].cols == rows[i].cols) return;
+    for (int j = 0; j < n; j++) {
+        if (rows[j].cols != rows[i].cols || !rows[j].ok) continue;
+        if (!best || rows[j].step_us.v < best->step_us.v) {
+            second = best;
+            best = &rows[j];
+        } else if (!second || rows[j].step_us.v < second->step_us.v) {
+            second = &rows[j];
+        }
+    }
+    if (!best) return;
+    if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
+        snprintf(buf, size, "%s (within noise of %s)", best->plan, second->plan);
+    else
+        snprintf(buf, size, "%s", best->plan);
+}
+
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown)
 {
-    const char *sep = markdown ? " | " : "  ";
     if (markdown)
         fprintf(out, "### plan crossover\n\n| width | plan | step µs | ± | busy µs | tok/s | × "
                      "floor | faster |\n"
                      "|---:|---|---:|---|---:|---:|---:|---|\n");
     else
-        fprintf(
-            out,
-            "-- plan crossover (step: gap probe's 1× wall, no timestamps, median; busy: kernel sum "
-            "with the head; × floor: step ÷ weights-bytes floor) --\n  %5s  %-6s %10s %-18s %10s "
-            "%12s %8s  %s\n",
-            "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
+        fprintf(out,
+                "-- plan crossover (step: gap probe's 1× wall, no timestamps, median; busy: "
+                "kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
+                "  %5s  %-6s %10s %-18s %10s %12s %8s  %s\n",
+                "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
-        /* the faster plan at this width: the smallest step, and whether it wins beyond noise */
-        const struct crossover_row *best = NULL, *second = NULL;
-        for (int j = 0; j < n; j++) {
-            if (rows[j].cols != r->cols || !rows[j].ok) continue;
-            if (!best || rows[j].step_us.v < best->step_us.v) {
-                second = best;
-                best = &rows[j];
-            } else if (!second || rows[j].step_us.v < second->step_us.v) {
-                second = &rows[j];
-            }
-        }
-        char faster[64] = "";
-        bool first_of_width = true;
-        for (int j = 0; j < i; j++)
-            first_of_width &= rows[j].cols != r->cols;
-        if (first_of_width && best) {
-            if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
-                snprintf(faster, sizeof faster, "%s (within noise of %s)", best->plan,
-                         second->plan);
-            else
-                snprintf(faster, sizeof faster, "%s", best->plan);
-        }
+        char faster[64], st[32], er[64], bz[32], fl[32];
+        faster_plan(rows, n, i, faster, sizeof faster);
         if (!r->ok) {
             if (markdown)
                 fprintf(out, "| %d | %s | failed: %s | | | | | %s |\n", r->cols, r->plan, r->why,
@@ -1092,18 +1094,17 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
                         faster[0] ? "  faster: " : "", faster);
             continue;
         }
-        char st[32], er[64], bz[32], fl[32];
         snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
+        fmt_us(st, sizeof st, r->step_us.v);
+        fmt_err(er, sizeof er, r->step_us);
+        const char *busy = r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a";
+        const char *flr = r->floor_us > 0 ? fl : "n/a";
         if (markdown)
-            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s |\n", r->cols, r->plan,
-                    fmt_us(st, sizeof st, r->step_us.v), fmt_err(er, sizeof er, r->step_us),
-                    r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
-                    r->floor_us > 0 ? fl : "n/a", faster);
+            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s |\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster);
         else
-            fprintf(out, "  %5d%s%-6s %10s %-18s %10s %12.0f %8s  %s\n", r->cols, sep, r->plan,
-                    fmt_us(st, sizeof st, r->step_us.v), fmt_err(er, sizeof er, r->step_us),
-                    r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a", r->tok_s,
-                    r->floor_us > 0 ? fl : "n/a", faster);
+            fprintf(out, "  %5d  %-6s %10s %-18s %10s %12.0f %8s  %s\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster);
     }
     if (markdown) fprintf(out, "\n");
 }
