@@ -218,7 +218,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     }
     progress_end(&pr);
     if (!st) {
-        columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits);
+        columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits || o->spec);
         if (!s->first) fill_hidden(cols.hidden, (size_t)o->cols * d->hidden, &rng);
         struct step_io io = {.cols = cols.cols, .runs = cols.runs, .logit_idx = cols.idx,
                              .hidden_in = s->first ? NULL : cols.hidden};

@@ -409,8 +409,10 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| copy bandwidth | %.0f GB/s |\n", d->copy_gbps);
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
-    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, draft %d, logits=%s |\n", s->plan,
-            s->cols, s->pos, s->slots, s->draft, bool_str(s->logits));
+    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s", s->plan, s->cols,
+            s->pos, s->slots, bool_str(s->logits));
+    if (strcmp(s->plan, "spec") == 0) fprintf(out, ", drafts of %d tokens", s->draft);
+    fprintf(out, " |\n");
     if (d->has_timestamps)
         fprintf(out, "| GPU busy | %.0f µs/step (median %.0f) |\n", p->busy_us.mean,
                 p->busy_us.median);

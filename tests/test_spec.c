@@ -1,7 +1,9 @@
 /* test_spec.c - speculative steps through the engine API on lfm2-tiny, checked against its golden
  * logits: any accepted prefix j of a draft (0, part, all), a second draft verified from a rolled
  * back state (the snapshot ring wraps), a batch step after an uncommitted draft (as accepting
- * none), and engine_commit's refusals. Every step's logits are compared with transformers'. */
+ * none), and engine_commit's refusals. Every step's logits are compared with transformers'. Then
+ * a --spec profile's report and JSON name the plan, the slots and the draft. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +109,27 @@ static void refusals(void)
     plan_free(&p);
 }
 
+/* The binary: a --spec profile's header and JSON shape. */
+static void profile_json(const char *fx)
+{
+    static char out[1 << 16];
+    char cmd[2048], json[512];
+    snprintf(json, sizeof json, "%s/spec.json", t_tmpdir());
+    snprintf(cmd, sizeof cmd, "%s --model %s/lfm2-tiny --full --spec --cols 6 --slots 2 --pos 3 --reps 1 --json %s",
+             getenv("LFM2_BIN"), fx, json);
+    int rc = t_run(cmd, out, sizeof out);
+    T_CHECK(rc == 0 && strstr(out, "spec=true") && strstr(out, "plan spec: 2 slots × drafts of 3 tokens") &&
+                strstr(out, "shortconv.snap") && strstr(out, "head.matmul"),
+            "spec profile (exit %d)\n%s", rc, out);
+    cJSON *j = t_json_file(json);
+    const cJSON *plan = j ? t_json_at(j, "shape.plan") : NULL, *draft = j ? t_json_at(j, "shape.draft") : NULL;
+    const cJSON *logits = j ? t_json_at(j, "shape.logits") : NULL;
+    T_CHECK(plan && cJSON_IsString(plan) && !strcmp(plan->valuestring, "spec"), "shape.plan");
+    T_CHECK(draft && cJSON_IsNumber(draft) && draft->valueint == 3, "shape.draft");
+    T_CHECK(logits && cJSON_IsTrue(logits), "shape.logits: a verify wants every logit");
+    cJSON_Delete(j);
+}
+
 int main(int argc, char **argv)
 {
     char path[512];
@@ -145,6 +168,7 @@ int main(int argc, char **argv)
         scenario(8, 1, 1, 0, 0);  /* a draft of one */
         refusals();
     }
+    if (getenv("LFM2_BIN")) profile_json(fx);
     free(tok_copy);
     free(ref_copy);
     weights_free(&w);
