@@ -345,7 +345,8 @@ static void shortconv_ref(const struct host_weight *w, const float *bcx, const s
             double u2 = st[slot0 + cur * 2 * H + h], u1 = st[slot0 + cur * 2 * H + H + h];
             for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
                 double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
-                y[c * H + h] = bcx[c * 3 * H + H + h] * (w->val[h * 3] * u2 + w->val[h * 3 + 1] * u1 + w->val[h * 3 + 2] * u);
+                const double *k = &w->val[h * 3];
+                y[c * H + h] = bcx[c * 3 * H + H + h] * (k[0] * u2 + k[1] * u1 + k[2] * u);
                 u2 = u1;
                 u1 = u;
                 if (spec) { /* snapshot after this column: entry cur + i + 1 of the ring */

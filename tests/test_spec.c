@@ -95,8 +95,8 @@ static void scenario(int k, int K1, int j1, int K2, int j2)
 static void refusals(void)
 {
     T_CHECK(engine_reset(&en, &e) == ST_OK, "reset: %s", e.msg);
-    T_CHECK(engine_commit(&en, 0, 0, &e) == ST_USAGE && strstr(e.msg, "no uncommitted draft"), "commit without draft: %s",
-            e.msg);
+    T_CHECK(engine_commit(&en, 0, 0, &e) == ST_USAGE && strstr(e.msg, "no uncommitted draft"),
+            "commit without draft: %s", e.msg);
     T_CHECK(engine_commit(&en, S, 0, &e) == ST_USAGE && strstr(e.msg, "slot"), "commit past the slots: %s", e.msg);
     step(PLAN_SPEC, 0, 4);
     T_CHECK(engine_commit(&en, 0, 5, &e) == ST_USAGE && strstr(e.msg, "draft of 4"), "accept 5 of 4: %s", e.msg);
