@@ -7,6 +7,7 @@
  *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
+ *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv writes no snapshot (tests: a broken rollback)
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests) */
 #ifndef LFM2_TUNING_H
 #define LFM2_TUNING_H
@@ -19,6 +20,7 @@ struct tuning {
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
+    bool test_skip_snapshot;
     bool validation;
 };
 

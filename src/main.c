@@ -82,8 +82,8 @@ static void print_load(const struct gpu *g, const struct loaded *m, const struct
 /* The plans this build profiles; the others are a clear "not supported yet". */
 static int plan_check(enum plan_kind k, struct err *e)
 {
-    if (k == PLAN_BATCH) return ST_OK;
-    return err_set(e, ST_USAGE, "--%s is not supported yet (only the batch plan exists)", plan_kind_name(k));
+    if (k == PLAN_BATCH || k == PLAN_SPEC) return ST_OK;
+    return err_set(e, ST_USAGE, "--%s is not supported yet (the batch and spec plans exist)", plan_kind_name(k));
 }
 
 /* The profiler's request for one width and plan of the command line. */
@@ -94,6 +94,7 @@ static struct profile_request request_of(const struct options *o, int cols, enum
     rq.cols = cols;
     rq.pos = o->pos;
     rq.slots = o->slots;
+    if (plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
     rq.logits = o->logits;
     rq.reps = o->reps;
     rq.timing = o->timing;
@@ -160,12 +161,10 @@ static int run(const struct options *o, struct err *e)
         return st;
     }
     bool many = o->n_cols > 1 || o->n_plans > 1;
-    if (!many && !o->load_only && !o->golden) {
+    if (!many && !o->load_only) {
         int st = plan_check(o->plans[0], e);
         if (st) return st;
     }
-    if (o->golden && (o->wide || o->spec))
-        return err_set(e, ST_USAGE, "%s is not supported yet (only the batch plan exists)", o->wide ? "--wide" : "--spec");
     struct loaded m;
     int st = load_model(o, &m, e);
     struct gpu g;
@@ -183,7 +182,8 @@ static int run(const struct options *o, struct err *e)
     }
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
-    else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, stdout, e);
+    else if (!st && o->golden)
+        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->spec ? PLAN_SPEC : PLAN_BATCH, stdout, e);
     else if (!st && many) st = run_crossover(&g, &m, &w, o, e);
     else if (!st) {
         struct profile_request rq = request_of(o, o->cols, o->plans[0]);

@@ -106,7 +106,9 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->shape.cols = rq->cols;
     p->shape.pos = rq->pos;
     p->shape.slots = rq->slots ? rq->slots : rq->cols;
-    p->shape.logits = rq->logits;
+    bool spec = rq->plan == PLAN_SPEC;
+    p->shape.logits = rq->logits || (spec && s->last); /* a verify wants every column's logit */
+    p->shape.draft = spec ? rq->cols / p->shape.slots : 0;
     p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
 
@@ -475,7 +477,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
             rq->cols, rq->slots, rq->pos, rq->reps);
     fill_profile_header(g, d, s, rq, p);
     int n_slots = rq->slots ? rq->slots : rq->cols, per = rq->cols / n_slots;
-    bool head_on = rq->logits && s->last;
+    bool spec = rq->plan == PLAN_SPEC, head_on = (rq->logits || spec) && s->last;
     struct step_shape sh = {.cols = rq->cols,
                             .n_runs = n_slots,
                             .n_logits = head_on ? rq->cols : 0,
@@ -491,8 +493,8 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     int st = gpu_copy_bandwidth(g, 5, &bw, e);
     p->device.copy_gbps = bw * 1e-9;
     if (!st)
-        st = engine_init(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
-                         head_on ? rq->cols : 0, e);
+        st = engine_init_spec(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
+                              head_on ? rq->cols : 0, spec ? per : 0, e);
     if (!st) st = engine_build(&en, &sh, &layers, head_on ? &head : NULL, e);
     if (!st) st = engine_build(&en, &warm, &wplan, NULL, e);
     if (!st) st = columns_alloc(&cols, rq->cols, n_slots, d->hidden, e);
@@ -514,7 +516,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     }
     progress_end(&pr);
     if (!st) {
-        columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits);
+        columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits || spec);
         if (!s->first) fill_hidden(cols.hidden, (size_t)rq->cols * d->hidden, &rng);
         struct step_io io = {.cols = cols.cols,
                              .runs = cols.runs,

@@ -651,6 +651,11 @@ static void text_busy(FILE *out, const struct profile *p)
             "slots=%d ==\n",
             s->cols, s->pos, p->shard.a, p->shard.b, bool_str(strcmp(s->plan, "wide") == 0),
             bool_str(strcmp(s->plan, "spec") == 0), bool_str(s->logits), s->slots);
+    if (strcmp(s->plan, "spec") == 0)
+        fprintf(out,
+                "plan spec: %d slots × drafts of %d tokens; every column gets a logit and a "
+                "snapshot of every recurrent state (kinds *.snap)\n",
+                s->slots, s->draft);
     bool ts = p->device.has_timestamps && p->busy_us.n_reps > 0;
     if (ts) {
         fprintf(out, "GPU busy %.0f µs/step  wall %.0f µs  → %.1f tok/s/stage at this width",
@@ -876,8 +881,10 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
-    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s |\n", s->plan, s->cols,
+    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s", s->plan, s->cols,
             s->pos, s->slots, bool_str(s->logits));
+    if (strcmp(s->plan, "spec") == 0) fprintf(out, ", drafts of %d tokens", s->draft);
+    fprintf(out, " |\n");
     if (d->has_timestamps && p->busy_us.n_reps)
         fprintf(out, "| GPU busy | %.0f µs/step (median; %s) |\n", p->busy_us.median,
                 fmt_spread(sp, sizeof sp, &p->busy_us));

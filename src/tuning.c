@@ -32,6 +32,7 @@ const struct tuning *tuning(void)
     t.matmul_pass_cols = env_int("LFM2_MATMUL_PASS_COLS", 1, 1 << 16);
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
     t.test_drop_last_dispatch = getenv("LFM2_TEST_DROP_LAST_DISPATCH") != NULL;
+    t.test_skip_snapshot = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;
     t.validation = env_flag("LFM2_VALIDATION");
     return &t;
 }
