@@ -104,11 +104,16 @@ int compare_profiles(FILE *out, const struct profile *base, const struct profile
 
     bool regressed = false;
     int n_slower = 0;
+    const struct prof_kind *worst_b = NULL, *worst_c = NULL; /* for the exit-3 message */
     for (int i = 0; i < base->n_kinds; i++) {
         const struct prof_kind *bk = &base->by_kind[i];
         const struct prof_kind *ck = find_kind(cur, bk->kind);
         if (!ck) continue;
-        if (delta_row(out, bk->kind, bk->us.median, ck->us.median, threshold_pct)) n_slower++;
+        if (delta_row(out, bk->kind, bk->us.median, ck->us.median, threshold_pct)) {
+            n_slower++;
+            if (!worst_b || ck->us.median - bk->us.median > worst_c->us.median - worst_b->us.median)
+                worst_b = bk, worst_c = ck;
+        }
     }
     bool ts = base->device.has_timestamps;
     const char *total_name = ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)";
@@ -131,5 +136,14 @@ int compare_profiles(FILE *out, const struct profile *base, const struct profile
                 total_slower ? "total slower, " : "", n_slower);
     else
         fprintf(out, "no regression\n");
-    return regressed ? ST_REGRESSION : ST_OK;
+    if (!regressed) return ST_OK;
+    /* the one line main prints: the worst slower kind, else the total */
+    const char *what = worst_b ? worst_b->kind : total_name;
+    double b = worst_b ? worst_b->us.median : tb, c = worst_b ? worst_c->us.median : tc;
+    char pct[32] = "n/a";
+    if (b > 0) snprintf(pct, sizeof pct, "%+.1f%%", 100.0 * (c - b) / b);
+    return err_set(e, ST_REGRESSION,
+                   "regression: %s %s (median %.1f -> %.1f µs), threshold %g%%%s", what, pct, b,
+                   c, threshold_pct,
+                   n_slower + total_slower > 1 ? " (more slower rows in the table above)" : "");
 }

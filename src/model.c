@@ -221,7 +221,7 @@ int cfg_get_int(const cJSON *obj, const char *key, int lo, int hi, const char *c
                        key, json_kind(it), lo, hi);
     double x = it->valuedouble;
     if (x != floor(x))
-        return err_set(e, ST_USAGE, "%s: '%s' is %.17g, not an integer (expected an integer in "
+        return err_set(e, ST_USAGE, "%s: '%s' is %g, not an integer (expected an integer in "
                        "%d..%d)", cfg_path, key, x, lo, hi);
     if (x < lo || x > hi)
         return err_set(e, ST_USAGE, "%s: '%s' is %.17g (expected %d..%d)", cfg_path, key, x, lo,

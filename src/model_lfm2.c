@@ -85,7 +85,7 @@ static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct mod
             double x = cJSON_IsNumber(it) ? it->valuedouble : -1.0;
             if (!cJSON_IsNumber(it) || x != floor(x) || x < 0 || x >= d->n_layers)
                 return err_set(e, ST_USAGE,
-                               "%s: full_attn_idxs holds %s%.17g, expected integer layer numbers "
+                               "%s: full_attn_idxs holds %s%g, expected integer layer numbers "
                                "0..%d",
                                cfg_path, cJSON_IsNumber(it) ? "" : "a non-number ",
                                cJSON_IsNumber(it) ? x : 0.0, d->n_layers - 1);
