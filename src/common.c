@@ -27,6 +27,9 @@ static void err_fit(struct err *e, const char *fmt, va_list ap)
         }
     }
     va_end(copy);
+    /* one line: names from files (tensor names, JSON keys) may hold newlines or escapes */
+    for (char *c = e->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
 }
 
 int err_set(struct err *e, int code, const char *fmt, ...)
