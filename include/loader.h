@@ -96,6 +96,10 @@ int source_open(struct model_source *s, const char *path, struct err *e);
 void source_close(struct model_source *s);
 const struct tensor_view *source_find(const struct model_source *s, const char *name);
 
+/* Copies bytes [at, at + n) of tensor v into out with pread from its file, never through the
+ * mapping: a file that shrank since it was opened gives ST_RUNTIME and a message, not SIGBUS. */
+int tensor_read(const struct tensor_view *v, uint64_t at, uint64_t n, void *out, struct err *e);
+
 /* GGUF metadata lookups. Return NULL / false when the key is missing or of another type. */
 const struct gguf_kv *gguf_find(const struct model_source *s, const char *key);
 bool gguf_get_u32(const struct model_source *s, const char *key, uint32_t *v);   /* any int type */

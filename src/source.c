@@ -490,6 +490,37 @@ void source_close(struct model_source *s)
     memset(s, 0, sizeof *s);
 }
 
+int tensor_read(const struct tensor_view *v, uint64_t at, uint64_t n, void *out, struct err *e)
+{
+    if (at > v->n_bytes || n > v->n_bytes - at)
+        return err_set(e, ST_RUNTIME, "%s: tensor %s: bytes %llu..%llu asked of %llu", v->file,
+                       v->name, (unsigned long long)at, (unsigned long long)(at + n),
+                       (unsigned long long)v->n_bytes);
+    int fd;
+    uint64_t size;
+    int st = input_open(v->file, "the file", &fd, &size, e);
+    if (st) return ST_RUNTIME; /* it was there when it was opened */
+    uint64_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(fd, (char *)out + done, (size_t)(n - done),
+                            (off_t)(v->file_offset + at + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            int err = got < 0 ? errno : 0;
+            close(fd);
+            return err_set(e, ST_RUNTIME,
+                           "%s: reading tensor %s failed at byte %llu of %llu: %s (was the file "
+                           "changed while the tool ran?)",
+                           v->file, v->name, (unsigned long long)(at + done),
+                           (unsigned long long)v->n_bytes,
+                           err ? strerror(err) : "the file ends there now");
+        }
+        done += (uint64_t)got;
+    }
+    close(fd);
+    return ST_OK;
+}
+
 const struct tensor_view *source_find(const struct model_source *s, const char *name)
 {
     for (int i = 0; i < s->n_tensors; i++)

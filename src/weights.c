@@ -1,52 +1,24 @@
 /* weights.c - device upload of a shard's tensors. */
 #include "weights.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "input.h"
-
-/* Weights are read from their file with pread into the staging buffer, never copied out of the
- * mapping: a file that shrinks while the tool runs gives a short read (exit 1 with a message),
- * where touching the mapping past the new end would kill the tool with SIGBUS. */
+/* Weights are read from their file with pread (tensor_read) into the staging buffer, never
+ * copied out of the mapping: a file that shrinks while the tool runs gives a short read (exit 1
+ * with a message), where touching the mapping past the new end would kill the tool with SIGBUS. */
 struct file_read {
     const struct tensor_view *v;
-    int fd;
-    int failed_errno; /* first failure: errno, or -1 for end of file */
-    uint64_t failed_at;
+    int st; /* first failure, its message in err */
+    struct err err;
 };
 
 static void file_fill(void *ctx, uint64_t at, uint64_t n, void *out)
 {
     struct file_read *r = ctx;
-    uint64_t done = 0;
-    while (done < n && !r->failed_errno) {
-        ssize_t got = pread(r->fd, (char *)out + done, (size_t)(n - done),
-                            (off_t)(r->v->file_offset + at + done));
-        if (got < 0 && errno == EINTR) continue;
-        if (got <= 0) {
-            r->failed_errno = got < 0 ? errno : -1;
-            r->failed_at = at + done;
-            break;
-        }
-        done += (uint64_t)got;
-    }
-    if (done < n) memset((char *)out + done, 0, (size_t)(n - done));
-}
-
-static int file_read_status(const struct file_read *r, const char *name, struct err *e)
-{
-    if (!r->failed_errno) return ST_OK;
-    return err_set(e, ST_RUNTIME,
-                   "%s: reading tensor %s failed at byte %llu of %llu (file offset %llu): %s "
-                   "(was the model file changed while the tool ran?)",
-                   r->v->file, name, (unsigned long long)r->failed_at,
-                   (unsigned long long)r->v->n_bytes,
-                   (unsigned long long)(r->v->file_offset + r->failed_at),
-                   r->failed_errno < 0 ? "the file ends there now" : strerror(r->failed_errno));
+    if (!r->st) r->st = tensor_read(r->v, at, n, out, &r->err);
+    if (r->st) memset(out, 0, (size_t)n);
 }
 
 struct repack_ctx {
@@ -64,36 +36,22 @@ static void repack_fill(void *ctx, uint64_t at, uint64_t n, void *out)
 /* One file tensor into buf: straight through the staging buffer, or (Q8_0/Q4_0) read whole and
  * repacked while it streams. */
 static int upload_file_tensor(struct gpu *g, const struct shard_tensor *t, const struct gpu_weight *w,
-                              const struct gpu_buf *buf, int fd, struct err *e)
+                              const struct gpu_buf *buf, struct err *e)
 {
-    struct file_read r = {t->src, fd, 0, 0};
     if (t->dtype != DT_Q8_0 && t->dtype != DT_Q4_0) {
+        struct file_read r = {t->src, ST_OK, {{0}}};
         int st = gpu_upload_fn(g, buf, 0, w->bytes, file_fill, &r, e);
-        return st ? st : file_read_status(&r, t->name, e);
+        if (!st && r.st) *e = r.err;
+        return st ? st : r.st;
     }
     uint8_t *blocks = malloc(t->src->n_bytes ? t->src->n_bytes : 1);
     if (!blocks) return err_set(e, ST_RUNTIME, "out of host memory reading tensor %s (%llu bytes)", t->name,
                                 (unsigned long long)t->src->n_bytes);
-    file_fill(&r, 0, t->src->n_bytes, blocks);
-    int st = file_read_status(&r, t->name, e);
+    int st = tensor_read(t->src, 0, t->src->n_bytes, blocks, e);
     struct repack_ctx c = {t, w->rows, w->k, blocks};
     if (!st) st = gpu_upload_fn(g, buf, 0, w->bytes, repack_fill, &c, e);
     free(blocks);
     return st;
-}
-
-/* The open file of tensor t, reusing *fd while tensors come from the same file. */
-static int tensor_fd(const struct shard_tensor *t, const char **open_file, int *fd, struct err *e)
-{
-    if (*open_file && !strcmp(*open_file, t->src->file)) return ST_OK;
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-    *open_file = NULL;
-    uint64_t size;
-    int st = input_open(t->src->file, "the model file", fd, &size, e);
-    if (st) return st == ST_USAGE ? ST_RUNTIME : st; /* it was there at load: changed under us */
-    *open_file = t->src->file;
-    return ST_OK;
 }
 
 /* [rows, k] view of a tensor: 1-D -> [1, n]; ≥2-D -> [outer product, last dim]. */
@@ -134,8 +92,7 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
     if (!out->w) return err_set(e, ST_RUNTIME, "out of host memory");
     out->n = s->n;
     struct plan init = {0};
-    int st = ST_OK, fd = -1;
-    const char *open_file = NULL;
+    int st = ST_OK;
     uint64_t done = 0;
     for (int i = 0; !st && i < s->n; i++) {
         const struct shard_tensor *t = &s->t[i];
@@ -154,8 +111,8 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
             if (t->src->n_bytes != w->bytes)
                 st = err_set(e, ST_USAGE, "%s: tensor %s has %llu bytes, expected %llu", t->src->file, t->name,
                              (unsigned long long)t->src->n_bytes, (unsigned long long)w->bytes);
-            else if (!(st = tensor_fd(t, &open_file, &fd, e)))
-                st = upload_file_tensor(g, t, w, &buf, fd, e);
+            else
+                st = upload_file_tensor(g, t, w, &buf, e);
         } else {
             enum winit_mode mode = WINIT_NORMAL;
             float a = 1, b = 0;
@@ -165,7 +122,6 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
         done += w->bytes;
         show_progress(progress, "uploading", done, s->bytes > done ? s->bytes : done);
     }
-    if (fd >= 0) close(fd);
     if (!st && init.n) { /* built-in weights: one submit makes them all */
         if (!(st = gpu_cmd_begin(g, e))) {
             plan_record(g, &init, -1);
