@@ -3,6 +3,7 @@
  * checks. What differs per family lives in model_<family>.c behind struct family_ops. */
 #include "model_family.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -333,6 +334,9 @@ int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps
 {
     double v = *eps;
     int st = cfg_get_num(text, key, 0, MODEL_MAX_EPS, cfg_path, &v, e);
+    if (!st && !((float)v > 0))
+        return err_set(e, ST_USAGE, "%s: '%s' is %g, which is 0 as a float (expected at least %g)",
+                       cfg_path, key, v, (double)FLT_MIN);
     *eps = (float)v;
     return st;
 }

@@ -169,7 +169,7 @@ static int map_file(struct model_source *s, const char *path, const struct mappi
 {
     int fd;
     uint64_t size;
-    int rc = input_open(path, "the model file", &fd, &size, e);
+    int rc = input_open(path, "the file", &fd, &size, e);
     if (rc) return rc;
     const uint8_t *base = NULL;
     if (size > 0) {
