@@ -50,7 +50,7 @@ static void test_shrinking_model(const char *fixtures)
                     strstr(e.msg, "changed while the tool ran"),
                 "shrunk model: st %d \"%s\" (want ST_RUNTIME naming the file)", st, e.msg);
         weights_free(&w);
-        gpu_close(&g, NULL);
+        T_CHECK(gpu_close(&g, &e) == ST_OK, "validation after a failed upload: %s", e.msg);
     } else {
         T_CHECK(0, "gpu_open: %s", e.msg);
     }
@@ -74,7 +74,7 @@ static void test_out_of_memory(void)
     T_CHECK(st == ST_RUNTIME && strstr(e.msg, "out of device memory: asked") &&
                 strstr(e.msg, "largest allocation of"),
             "oversized allocation: %d \"%s\"", st, e.msg);
-    gpu_close(&g, NULL);
+    T_CHECK(gpu_close(&g, &e) == ST_OK, "validation: %s", e.msg);
 }
 
 int main(int argc, char **argv)
