@@ -113,4 +113,4 @@ set_tests_properties(cli_compare_fifo cli_compare_trailing cli_model_fifo PROPER
 add_test(NAME cli_json_stdout COMMAND sh -c "d=$(mktemp -d) && cd $d && $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json - > out 2> err && ! test -e ./- && grep -q '\"busy_us\"' out && grep -q 'GPU busy' err; rc=$?; cat out err | head -40; rm -rf $d; exit $rc" ${BIN})
 set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
 # out of device memory: exit 1 naming the buffer, the size asked, what is free and the heap
-cli_test(cli_out_of_device_memory cli-gpu 1 "engine block table buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)
+cli_test(cli_out_of_device_memory cli-gpu 1 "buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)
