@@ -586,8 +586,12 @@ static int describe_config(const struct model_source *src, struct model_desc *d,
                        "config.json, a .gguf file, or a built-in name)",
                        src->path);
     const cJSON *root = src->config;
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "model_type"));
-    if (!type) return err_set(e, ST_USAGE, "%s: missing string 'model_type'", cfg_path);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    const char *type = cJSON_GetStringValue(mt);
+    supported_types(false, list, sizeof list);
+    if (!type)
+        return err_set(e, ST_USAGE, "%s: %s 'model_type' (expected a string: %s)", cfg_path,
+                       mt ? "non-string" : "missing", list);
     for (int f = 0; f < FAMILY_COUNT; f++) {
         const struct family_ops *ops = all_families[f];
         for (int i = 0; ops->config_types[i]; i++) {
@@ -601,8 +605,8 @@ static int describe_config(const struct model_source *src, struct model_desc *d,
             return ops->describe_config(text, root, cfg_path, src, d, e);
         }
     }
-    supported_types(false, list, sizeof list);
-    return err_set(e, ST_USAGE, "config.json: unknown model_type '%s' (supported: %s)", type, list);
+    return err_set(e, ST_USAGE, "%s: unknown model_type '%.64s' (supported: %s)", cfg_path, type,
+                   list);
 }
 
 /* What the files say beyond the metadata: FFN width from the gate's shape, vocab from the

@@ -133,7 +133,12 @@ static int qwen35_describe_config(const cJSON *text, const cJSON *root, const ch
 static int qwen35_gguf_kinds(const struct model_source *src, struct model_desc *d, struct err *e)
 {
     const struct gguf_kv *kv = gguf_find(src, "qwen35.attention.recurrent_layers");
-    if (kv && kv->type == GGUF_ARRAY) {
+    if (kv && kv->type != GGUF_ARRAY)
+        return err_set(e, ST_USAGE,
+                       "%s: qwen35.attention.recurrent_layers has value type %d (expected an array "
+                       "of bools)",
+                       src->path, (int)kv->type);
+    if (kv) {
         if (kv->count != (uint64_t)d->n_layers)
             return err_set(e, ST_USAGE,
                            "%s: qwen35.attention.recurrent_layers has %llu entries, expected %d",

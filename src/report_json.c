@@ -503,8 +503,7 @@ int report_json_parse(const char *path, const char *text, size_t len, struct pro
 {
     memset(p, 0, sizeof *p);
     cJSON *root = NULL;
-    int st = input_json_parse(path, "the profile JSON (expected a profile written by --json)",
-                              text, len, &root, e);
+    int st = input_json_parse(path, "the profile JSON", text, len, &root, e);
     if (st) return st;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
