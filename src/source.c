@@ -266,6 +266,39 @@ static bool shard_name_ok(const char *f)
            ends_with(f, ".safetensors");
 }
 
+/* "<stem>-NNNNN-of-MMMMM.safetensors" -> NNNNN and MMMMM; false for other names. */
+static bool shard_number(const char *f, long *i, long *n)
+{
+    const char *of = strstr(f, "-of-");
+    if (!of) return false;
+    const char *p = of;
+    while (p > f && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (p == of || p == f || p[-1] != '-') return false;
+    char *end;
+    *i = strtol(p, NULL, 10);
+    *n = strtol(of + 4, &end, 10);
+    return end != of + 4 && !strcmp(end, ".safetensors");
+}
+
+/* Numbered shards ("model-00003-of-00004.safetensors") agree on the count and lie in 1..count: a
+ * shard outside the list its names give is an index error, not a file to go looking for. */
+static int check_shard_numbers(const char *index, const struct shard *sh, int n, struct err *e)
+{
+    long count = -1;
+    for (int k = 0; k < n; k++) {
+        long i, c;
+        if (!shard_number(sh[k].file, &i, &c)) continue;
+        if (count < 0) count = c;
+        if (c != count || i < 1 || i > c)
+            return err_set(e, ST_USAGE,
+                           "%s: weight_map names shard %s, which is not in the list of %ld shards "
+                           "its names give (expected %s 1..%ld of %ld)",
+                           index, sh[k].file, count, c != count ? "one count," : "numbers", count,
+                           count);
+    }
+    return ST_OK;
+}
+
 /* weight_map -> entries (sorted by tensor name) and the distinct shards in first-seen order. */
 static int list_shards(const char *index, const cJSON *map, struct map_entry **out_e, int *n_e,
                        struct shard **out_sh, int *n_sh, struct err *e)
@@ -304,6 +337,7 @@ static int list_shards(const char *index, const cJSON *map, struct map_entry **o
             g->shard = i;
     }
     free(heads);
+    if (!rc) rc = check_shard_numbers(index, sh, n_heads, e);
     if (rc) {
         free(en);
         free(sh);

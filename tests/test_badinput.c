@@ -1106,6 +1106,9 @@ static void test_index_hostile(void)
     write_index(d1, "\"a\": \"" SH1 "\", \"e\": \"" SH1 "\", \"b\": \"" SH2 "\", \"c\": \"" SH2
                     "\", \"d\": \"" SH2 "\", \"f\": \"" SH2 "\", \"g\": \"" SH2 "\"");
     expect_bad_folder(d1, "tensor b", "but it is in");
+    /* a shard outside the numbered list: 3 of 2 */
+    write_index(d1, GOOD_MAP ", \"zz\": \"model-00003-of-00002.safetensors\"");
+    expect_bad_folder(d1, "model-00003-of-00002.safetensors", "not in the list of 2 shards");
     /* a .gguf (or a path outside the folder) listed as a shard */
     const char *d2 = mkfolder("index_gguf_shard");
     snprintf(p, sizeof p, "%s/config.json", d2);
