@@ -158,6 +158,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(s, "cols", p->shape.cols);
     add_num(s, "pos", p->shape.pos);
     add_num(s, "slots", p->shape.slots);
+    add_num(s, "draft", p->shape.draft);
     cJSON_AddBoolToObject(s, "logits", p->shape.logits);
 
     cJSON_AddItemToObject(root, "busy_us", timing_json(&p->busy_us));
@@ -468,6 +469,7 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->shape.cols = (int)get_int(r, o, "shape", "cols", 0, INT32_MAX);
     p->shape.pos = (int)get_int(r, o, "shape", "pos", 0, INT32_MAX);
     p->shape.slots = (int)get_int(r, o, "shape", "slots", 0, INT32_MAX);
+    p->shape.draft = (int)opt_int(r, o, "shape", "draft", INT32_MAX); /* optional: before --spec */
     p->shape.logits = get_bool(r, o, "shape", "logits");
 
     p->busy_us = get_timing(r, root, "", "busy_us");
