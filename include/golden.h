@@ -15,4 +15,8 @@
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
                const char *path, enum plan_kind plan, FILE *out, struct err *e);
 
+/* Opens and checks the golden file against the model and shard without the GPU (main runs it
+ * before opening the device): shapes, sizes, token range, finite non-zero references. */
+int golden_validate(const char *path, const struct model_desc *d, const struct shard *s, struct err *e);
+
 #endif

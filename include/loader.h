@@ -31,6 +31,7 @@ int dtype_block_bytes(enum dtype t);       /* bytes per block */
 uint64_t dtype_bytes(enum dtype t, uint64_t n);
 
 #define TENSOR_MAX_DIMS 4
+#define TENSOR_FILE_MAX_DIMS 8 /* ranks a file may hold (above 4: folded, see below) */
 
 /* One tensor inside a mapped file. */
 struct tensor_view {
@@ -41,8 +42,13 @@ struct tensor_view {
     const uint8_t *data;           /* into the mapping; NOT aligned */
     uint64_t n_bytes;
     const char *file;              /* path of the file it lives in */
+    uint64_t file_offset;          /* where data starts in that file (weights are pread from it) */
+    int rank;                      /* dims as the file gives them (> n_dims when folded) */
+    int64_t file_shape[TENSOR_FILE_MAX_DIMS]; /* those dims, torch order */
 };
 int64_t tensor_numel(const struct tensor_view *t);
+/* "[a, b, c]": the shape as the file gives it (every dim, also of a folded rank-5 tensor). */
+void tensor_shape_str(const struct tensor_view *t, char *buf, size_t n);
 
 /* GGUF metadata value types (on-disk u32). */
 enum gguf_type {
@@ -90,9 +96,14 @@ int source_open(struct model_source *s, const char *path, struct err *e);
 void source_close(struct model_source *s);
 const struct tensor_view *source_find(const struct model_source *s, const char *name);
 
+/* Copies bytes [at, at + n) of tensor v into out with pread from its file, never through the
+ * mapping: a file that shrank since it was opened gives ST_RUNTIME and a message, not SIGBUS. */
+int tensor_read(const struct tensor_view *v, uint64_t at, uint64_t n, void *out, struct err *e);
+
 /* GGUF metadata lookups. Return NULL / false when the key is missing or of another type. */
 const struct gguf_kv *gguf_find(const struct model_source *s, const char *key);
 bool gguf_get_u32(const struct model_source *s, const char *key, uint32_t *v);   /* any int type */
+bool gguf_get_i64(const struct model_source *s, const char *key, int64_t *v);   /* any int type */
 bool gguf_get_f32(const struct model_source *s, const char *key, float *v);      /* f32 or f64 */
 bool gguf_get_str(const struct model_source *s, const char *key, char *buf, size_t n);
 /* Element i of an integer or bool array, widened to int64. */

@@ -11,6 +11,9 @@
 #include "loader.h"
 
 #define MODEL_MAX_LAYERS 128
+#define MODEL_MAX_POS (1 << 24)   /* largest max_position_embeddings / context_length read */
+#define MODEL_MAX_EPS 1.0         /* norm epsilon: above 0, at most this */
+#define MODEL_MAX_THETA 1e15      /* rope theta: above 0, at most this */
 
 enum family { FAMILY_LFM2, FAMILY_QWEN35, FAMILY_GLM_OCR, FAMILY_COUNT };
 const char *family_name(enum family f); /* "lfm2", "qwen3_5", "glm_ocr" */
@@ -86,6 +89,7 @@ struct model_desc {
     int n_heads;       /* attention query heads */
     int n_kv_heads;    /* attention kv heads */
     int head_dim;      /* attention head dim */
+    int max_pos;       /* max_position_embeddings / context_length; 0 when the files say none */
     int rope_dims;     /* rotated dims per head (64 for Qwen3.5, head_dim otherwise) */
     float rope_theta;
     bool rope_neox;    /* pairs (i, i+d/2); false: interleaved pairs (2i, 2i+1) (GLM) */

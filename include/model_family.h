@@ -57,30 +57,45 @@ bool shape_ffn(const struct model_desc *d, enum wrole r, int *n_dims, int64_t sh
 bool shape_attn(const struct model_desc *d, enum wrole r, int64_t q_rows_per_head, bool qk_norm,
                 int *n_dims, int64_t shape[4]);
 
-/* config.json accessors: false when the key is missing or of another type. */
-bool cfg_int(const cJSON *obj, const char *key, int *v);
-bool cfg_num(const cJSON *obj, const char *key, double *v);
-bool cfg_bool(const cJSON *obj, const char *key, bool *v);
-/* Integer key that must be present and in [lo, hi]; ST_USAGE naming cfg_path and key otherwise. */
+/* Typed keys. Absent (or null) optional keys leave *v as it is; a present key of the wrong type or
+ * out of range is ST_USAGE naming cfg_path, the key, the value and what was expected. */
+int cfg_get_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path,
+                bool required, int *v, struct err *e);
+/* Integer key that must be present and in [lo, hi]. */
 int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path, int *v,
                  struct err *e);
+/* Finite number in (lo, hi]. */
+int cfg_get_num(const cJSON *obj, const char *key, double lo, double hi, const char *cfg_path,
+                double *v, struct err *e);
+int cfg_get_bool(const cJSON *obj, const char *key, const char *cfg_path, bool *v, struct err *e);
+/* Object / array keys: *v NULL when absent. */
+int cfg_get_obj(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
+                struct err *e);
+int cfg_get_arr(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
+                struct err *e);
 /* The dims every config names alike: num_hidden_layers, hidden_size, num_attention_heads,
- * num_key_value_heads (required), vocab_size (optional: else from the embedding). */
+ * num_key_value_heads (required), vocab_size and max_position_embeddings (optional). */
 int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e);
-/* RoPE theta: rope_parameters.rope_theta, else rope_theta, else def. */
-float cfg_rope_theta(const cJSON *text, float def);
-/* partial_rotary_factor at the top of text or in rope_parameters, else def. */
-double cfg_partial_rotary(const cJSON *text, double def);
+/* RoPE theta: rope_parameters.rope_theta, else rope_theta, else *theta as it is; (0, 1e15]. */
+int cfg_rope_theta(const cJSON *text, const char *cfg_path, float *theta, struct err *e);
+/* partial_rotary_factor at the top of text or in rope_parameters, in (0, 1]; else *v as it is. */
+int cfg_partial_rotary(const cJSON *text, const char *cfg_path, double *v, struct err *e);
+/* Norm epsilon under `key`, in (0, 1]; else *eps as it is. */
+int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps, struct err *e);
+/* tie_word_embeddings at the root, then in text_config (which wins). */
+int cfg_tied(const cJSON *root, const cJSON *text, const char *cfg_path, bool *tied, struct err *e);
 /* Same for GGUF: "<arch>.<key>" integer in [lo, hi], required. */
 int gguf_need_u32(const struct model_source *src, const char *arch, const char *key, int lo, int hi,
                   int *v, struct err *e);
 
-/* Same from GGUF: <arch>.block_count, embedding_length, attention.head_count (required), vocab_size
- * (optional). */
+/* Same from GGUF: <arch>.block_count, embedding_length, attention.head_count (required),
+ * vocab_size and context_length (optional; a present one must be a valid integer). */
 int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
                      struct err *e);
-/* Overrides eps and theta with <arch>.attention.layer_norm_rms_epsilon / rope.freq_base if set. */
-void gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d);
+/* Overrides eps and theta with <arch>.attention.layer_norm_rms_epsilon / rope.freq_base if set
+ * (f32/f64 in (0, 1] and (0, 1e15]; anything else is ST_USAGE). */
+int gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d,
+                   struct err *e);
 
 /* The view bound to canonical (layer, role) in src, or NULL. layer < 0: global role. */
 const struct tensor_view *model_find_view(const struct model_source *src,

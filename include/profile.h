@@ -270,6 +270,10 @@ void report_markdown(FILE *out, const struct profile *p);
  * file is missing, not JSON, or lacks a field. */
 int report_json_write(const char *path, const struct profile *p, struct err *e);
 int report_json_read(const char *path, struct profile *p, struct err *e);
+/* The same from text[0..len) (path names it in messages). Strict: one JSON object, unique keys,
+ * integers where integers are meant, optional fields of the right type, bounded counts. */
+int report_json_parse(const char *path, const char *text, size_t len, struct profile *p,
+                      struct err *e);
 /* Prints root (pretty or compact) to path and deletes root; errors name `flag` and path. Shared by
  * --json and --trace. */
 struct cJSON;

@@ -1,6 +1,8 @@
 /* cli.c - command-line parsing. */
 #include "cli.h"
 
+#include "input.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +51,9 @@ void cli_usage(FILE *out)
             "  --list-devices    list Vulkan devices and exit\n"
             "  --list-models     list built-in models and exit\n"
             "output:\n"
-            "  --json FILE       write the profile as JSON (schema in README); with --compare A\n"
-            "                    --current B, the comparison as JSON\n"
+            "  --json FILE       write the profile as JSON (schema in README); - is stdout (the\n"
+            "                    text report then goes to stderr); with --compare A --current B,\n"
+            "                    the comparison as JSON\n"
             "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
             "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
             "  --compare BASE    compare against a saved --json baseline (exit 3 on regression)\n"
@@ -154,6 +157,22 @@ static int parse_dtype(const char *v, enum dtype *t, struct err *e)
             return ST_OK;
         }
     return err_set(e, ST_USAGE, "--dtype %s: expected bf16, f16, q8_0, q4_0 or f32", v ? v : "(missing)");
+}
+
+/* Flags that would be silently ignored together, and two outputs on one file: exit 2. */
+static int cli_check_conflicts(const struct options *o, struct err *e)
+{
+    const char *out_flag = o->json ? "--json" : o->trace ? "--trace" : o->compare ? "--compare" : NULL;
+    if (o->load_only && (o->golden || out_flag))
+        return err_set(e, ST_USAGE, "--load-only and %s: --load-only only loads the shard and reports the upload "
+                       "(drop one of them)", o->golden ? "--golden" : out_flag);
+    if (o->golden && out_flag)
+        return err_set(e, ST_USAGE, "--golden and %s: a golden run checks numbers and writes no profile (drop one "
+                       "of them)", out_flag);
+    if (o->json && o->trace && output_same(o->json, o->trace))
+        return err_set(e, ST_USAGE, "--json %s and --trace %s name the same file (expected two different files)",
+                       o->json, o->trace);
+    return ST_OK;
 }
 
 int cli_parse(int argc, char **argv, struct options *o, struct err *e)
@@ -278,5 +297,5 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                        o->slots, o->cols);
     if (o->current && !o->compare) return err_set(e, ST_USAGE, "--current needs --compare BASE.json");
     if (o->layers_set && o->full) return err_set(e, ST_USAGE, "--layers and --full: give one");
-    return ST_OK;
+    return cli_check_conflicts(o, e);
 }

@@ -6,12 +6,38 @@
 #include <string.h>
 #include <time.h>
 
+/* A message longer than e->msg keeps its start and its end, with " ... " between: the end is
+ * where the reason is (an OS error, what was expected), and long paths would otherwise push it
+ * out. */
+static void err_fit(struct err *e, const char *fmt, va_list ap)
+{
+    va_list copy;
+    va_copy(copy, ap);
+    int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    if (n >= (int)sizeof e->msg) {
+        char *full = malloc((size_t)n + 1);
+        if (full) {
+            vsnprintf(full, (size_t)n + 1, fmt, copy);
+            static const char mid[] = " ... ";
+            size_t head = 300, tail = sizeof e->msg - 1 - head - (sizeof mid - 1);
+            memcpy(e->msg, full, head);
+            memcpy(e->msg + head, mid, sizeof mid - 1);
+            memcpy(e->msg + head + sizeof mid - 1, full + (size_t)n - tail, tail + 1);
+            free(full);
+        }
+    }
+    va_end(copy);
+    /* one line: names from files (tensor names, JSON keys) may hold newlines or escapes */
+    for (char *c = e->msg; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+}
+
 int err_set(struct err *e, int code, const char *fmt, ...)
 {
     if (e) {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        err_fit(e, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -20,20 +46,13 @@ int err_set(struct err *e, int code, const char *fmt, ...)
 int err_wrap(struct err *e, int code, const char *fmt, ...)
 {
     if (e) {
-        char old[sizeof e->msg];
+        char old[sizeof e->msg], prefix[sizeof e->msg];
         memcpy(old, e->msg, sizeof old);
         va_list ap;
         va_start(ap, fmt);
-        int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        vsnprintf(prefix, sizeof prefix, fmt, ap);
         va_end(ap);
-        if (n >= 0 && (size_t)n + 2 < sizeof e->msg) {
-            e->msg[n] = ':';
-            e->msg[n + 1] = ' ';
-            size_t room = sizeof e->msg - (size_t)n - 2;
-            size_t len = strnlen(old, room - 1);
-            memcpy(e->msg + n + 2, old, len);
-            e->msg[n + 2 + len] = 0;
-        }
+        err_set(e, code, "%s: %s", prefix, old);
     }
     return code;
 }

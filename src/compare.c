@@ -298,6 +298,17 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         int wst = report_json_save(json_path, "--json", root, true, e);
         if (wst) st = wst;
     }
+    if (st == ST_REGRESSION) { /* the one line main prints: the worst slower kind, else the total */
+        const struct cmp_row *w = total_slower ? &rows[total] : NULL;
+        for (int i = 0; i < kinds; i++)
+            if (rows[i].verdict == ROW_SLOWER && (!w || w == &rows[total] || rows[i].delta.v > w->delta.v))
+                w = &rows[i];
+        char pct[32] = "n/a";
+        if (isfinite(w->pct)) snprintf(pct, sizeof pct, "%+.1f%%", w->pct);
+        err_set(e, ST_REGRESSION, "regression: %s %s (median %.1f -> %.1f µs), threshold %g%%%s", w->name, pct,
+                w->base.v, w->cur.v, threshold_pct,
+                n_slower + total_slower > 1 ? " (more slower rows in the table above)" : "");
+    }
     free(rows);
     return st;
 }

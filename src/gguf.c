@@ -255,7 +255,7 @@ static int read_tensor_info(struct reader *r, struct model_source *s, struct ten
         numel *= ne[i];
         t->shape[n_dims - 1 - i] = (int64_t)ne[i]; /* torch order: ne[0] is innermost */
     }
-    t->n_dims = (int)n_dims;
+    t->n_dims = t->rank = (int)n_dims;
     if ((rc = get_u32(r, &type, "tensor type")) || (rc = lookup_type(r, t->name, type, &t->dtype)))
         return rc;
     uint64_t row = n_dims ? ne[0] : 1;
@@ -271,6 +271,42 @@ static int read_tensor_info(struct reader *r, struct model_source *s, struct ten
                        "%s: tensor %s: byte size overflows (expected a representable size)",
                        r->path, t->name);
     return get_u64(r, offset, "tensor offset");
+}
+
+struct extent {
+    uint64_t begin, end; /* data section bytes [begin, end) */
+    int i;
+};
+
+static int cmp_extent(const void *a, const void *b)
+{
+    const struct extent *x = a, *y = b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    return (x->end > y->end) - (x->end < y->end);
+}
+
+/* No two tensors share a byte (empty tensors hold none). Sorted by offset: linear after the sort. */
+static int check_overlap(const struct reader *r, const struct model_source *s,
+                         const uint64_t *offsets)
+{
+    struct extent *x = malloc((size_t)MAX(s->n_tensors, 1) * sizeof *x);
+    if (!x) return err_set(r->e, ST_RUNTIME, "%s: out of memory", r->path);
+    int n = 0;
+    for (int i = 0; i < s->n_tensors; i++)
+        if (s->tensors[i].n_bytes)
+            x[n++] = (struct extent){offsets[i], offsets[i] + s->tensors[i].n_bytes, i};
+    qsort(x, (size_t)n, sizeof *x, cmp_extent);
+    int rc = ST_OK;
+    for (int k = 1; k < n && !rc; k++)
+        if (x[k].begin < x[k - 1].end)
+            rc = err_set(r->e, ST_USAGE,
+                         "%s: tensor %s (data bytes %llu..%llu) overlaps tensor %s (data bytes "
+                         "%llu..%llu) (expected each tensor its own bytes)",
+                         r->path, s->tensors[x[k].i].name, (unsigned long long)x[k].begin,
+                         (unsigned long long)x[k].end, s->tensors[x[k - 1].i].name,
+                         (unsigned long long)x[k - 1].begin, (unsigned long long)x[k - 1].end);
+    free(x);
+    return rc;
 }
 
 /* Every tensor's bytes lie in the data section, at an aligned offset. */
@@ -293,6 +329,7 @@ static int place_tensors(const struct reader *r, struct model_source *s, const u
                            r->path, t->name, (unsigned long long)t->n_bytes,
                            (unsigned long long)off, (unsigned long long)r->size);
         t->data = r->base + start + off;
+        t->file_offset = start + off;
     }
     return ST_OK;
 }
@@ -301,6 +338,8 @@ static int read_tensors(struct reader *r, struct model_source *s, uint64_t n_t, 
 {
     const char *file = src_strndup(s, r->path, strlen(r->path));
     s->tensors = calloc((size_t)MAX(n_t, 1), sizeof *s->tensors);
+    struct source_priv *pv = s->priv;
+    if (pv) pv->cap_tensors = (int)MAX(n_t, 1);
     uint64_t *offsets = malloc((size_t)MAX(n_t, 1) * sizeof *offsets);
     const char **names = malloc((size_t)MAX(n_t, 1) * sizeof *names);
     int rc = file && s->tensors && offsets && names
@@ -315,6 +354,7 @@ static int read_tensors(struct reader *r, struct model_source *s, uint64_t n_t, 
     }
     if (!rc) rc = check_unique(r->path, "tensor name", names, s->n_tensors, r->e);
     if (!rc) rc = place_tensors(r, s, offsets, align);
+    if (!rc) rc = check_overlap(r, s, offsets);
     free(offsets);
     free(names);
     return rc;
@@ -352,6 +392,11 @@ int gguf_parse(const char *path, const uint8_t *base, uint64_t size, struct mode
     struct reader r = {path, base, size, 0, e};
     uint64_t n_t = 0, n_kv = 0;
     uint32_t align = GGUF_DEFAULT_ALIGN;
+    if (s->n_tensors || s->kv)
+        return err_set(e, ST_USAGE,
+                       "%s: a GGUF file cannot join other model files (expected one .gguf on its "
+                       "own, or safetensors shards)",
+                       path);
     s->kind = SOURCE_GGUF;
     int rc = read_header(&r, s, &n_t, &n_kv);
     if (!rc) rc = read_metadata(&r, s, n_kv);
@@ -413,6 +458,12 @@ bool gguf_get_u32(const struct model_source *s, const char *key, uint32_t *v)
         return false;
     *v = (uint32_t)x;
     return true;
+}
+
+bool gguf_get_i64(const struct model_source *s, const char *key, int64_t *v)
+{
+    const struct gguf_kv *kv = gguf_find(s, key);
+    return kv && kv->type != GGUF_ARRAY && int_at(kv->type, kv->data, v);
 }
 
 bool gguf_get_f32(const struct model_source *s, const char *key, float *v)

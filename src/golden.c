@@ -2,12 +2,14 @@
 #include "golden.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tuning.h"
 
 #define GOLDEN_TOL 1e-3
+#define GOLDEN_MAX_COLS 4096 /* S*T: the prefill shape runs them in one step, like --cols 4096 */
 
 struct golden {
     struct model_source src;
@@ -37,7 +39,31 @@ static int golden_tensor(const struct model_source *src, const char *name, enum 
     }
     *out = malloc(v->n_bytes ? v->n_bytes : 1);
     if (!*out) return err_set(e, ST_RUNTIME, "out of host memory reading %s", name);
-    memcpy(*out, v->data, v->n_bytes);
+    return tensor_read(v, 0, v->n_bytes, *out, e); /* pread: a shrunk file is an error, not SIGBUS */
+}
+
+/* A reference (or input) must be finite, and each sequence's reference not all zero: a check
+ * against NaN or zeros cannot fail, so such a golden is a bad file. */
+static int golden_check_values(const char *path, const char *name, const float *v, size_t n_seq,
+                               size_t per_seq, struct err *e)
+{
+    for (size_t sq = 0; sq < n_seq; sq++) {
+        double max = 0;
+        for (size_t i = 0; i < per_seq; i++) {
+            float x = v[sq * per_seq + i];
+            if (!isfinite(x))
+                return err_set(e, ST_USAGE,
+                               "%s: tensor '%s' holds %g at sequence %zu, element %zu (expected "
+                               "finite reference values)",
+                               path, name, (double)x, sq, i);
+            max = fmax(max, fabs(x));
+        }
+        if (!(max > 0))
+            return err_set(e, ST_USAGE,
+                           "%s: tensor '%s' is all zeros in sequence %zu (expected a real "
+                           "reference: a check against zeros cannot fail)",
+                           path, name, sq);
+    }
     return ST_OK;
 }
 
@@ -58,8 +84,17 @@ static int golden_open(struct golden *gd, const char *path, const struct model_d
     const struct tensor_view *tok = source_find(&gd->src, "tokens");
     if (!tok || tok->n_dims != 2 || tok->dtype != DT_I32 || tok->shape[0] < 1 || tok->shape[1] < 2)
         return err_set(e, ST_USAGE, "%s: not a golden file (expected tensor 'tokens' I32 [S, T], T >= 2)", path);
-    gd->S = (int)tok->shape[0];
-    gd->T = (int)tok->shape[1];
+    /* bounded before anything is allocated: the prefill shape runs all S*T columns in one step */
+    int64_t S = tok->shape[0], T = tok->shape[1];
+    int max_t = d->max_pos > 0 ? d->max_pos : GOLDEN_MAX_COLS;
+    if (S > GOLDEN_MAX_COLS || T > max_t || S * T > GOLDEN_MAX_COLS)
+        return err_set(e, ST_USAGE,
+                       "%s: tokens is [%lld, %lld]: too large (expected S*T <= %d columns, the "
+                       "most one step holds, and T <= %d%s)",
+                       path, (long long)S, (long long)T, GOLDEN_MAX_COLS, max_t,
+                       d->max_pos > 0 ? ", the model's max_position_embeddings" : "");
+    gd->S = (int)S;
+    gd->T = (int)T;
     int n_hidden = 0;
     for (int i = 0; i < gd->src.n_tensors; i++) n_hidden += !strncmp(gd->src.tensors[i].name, "hidden.", 7);
     if (n_hidden != d->n_layers + 1)
@@ -77,14 +112,27 @@ static int golden_open(struct golden *gd, const char *path, const struct model_d
         snprintf(name, sizeof name, "hidden.%d", s->a);
         if ((st = golden_tensor(&gd->src, name, DT_F32, 3, hs, (void **)&gd->in, e))) return st;
     }
+    if (gd->in && (st = golden_check_values(path, name, gd->in, (size_t)gd->S, (size_t)gd->T * d->hidden, e)))
+        return st;
     if (s->last) {
         snprintf(gd->ref_name, sizeof gd->ref_name, "logits");
         gd->width = d->vocab;
-        return golden_tensor(&gd->src, "logits", DT_F32, 3, ls, (void **)&gd->ref, e);
+        st = golden_tensor(&gd->src, "logits", DT_F32, 3, ls, (void **)&gd->ref, e);
+    } else {
+        snprintf(gd->ref_name, sizeof gd->ref_name, "hidden.%d", s->b);
+        gd->width = d->hidden;
+        st = golden_tensor(&gd->src, gd->ref_name, DT_F32, 3, hs, (void **)&gd->ref, e);
     }
-    snprintf(gd->ref_name, sizeof gd->ref_name, "hidden.%d", s->b);
-    gd->width = d->hidden;
-    return golden_tensor(&gd->src, gd->ref_name, DT_F32, 3, hs, (void **)&gd->ref, e);
+    if (st) return st;
+    return golden_check_values(path, gd->ref_name, gd->ref, (size_t)gd->S, (size_t)gd->T * gd->width, e);
+}
+
+int golden_validate(const char *path, const struct model_desc *d, const struct shard *s, struct err *e)
+{
+    struct golden gd;
+    int st = golden_open(&gd, path, d, s, e);
+    golden_free(&gd);
+    return st;
 }
 
 /* The plans of one step width (n columns a slot) and plan kind, built once and reused by every
@@ -201,7 +249,9 @@ static void golden_check(FILE *out, const struct golden *gd, const float *res, c
         ref_max = fmax(ref_max, fabs(r));
         diff_max = fmax(diff_max, fabs(o - r));
     }
-    double rel = finite ? diff_max / fmax(ref_max, 1e-30) : NAN;
+    /* never against a zero or non-finite max|ref| (golden_open refuses such files; a zero stretch
+     * of a sequence fails here rather than passing on 0/0) */
+    double rel = finite && ref_max > 0 && isfinite(ref_max) ? diff_max / ref_max : NAN;
     bool ok = finite && rel <= GOLDEN_TOL;
     (*checks)++;
     *passed += ok;

@@ -210,7 +210,13 @@ static int instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messe
         .enabledExtensionCount = validate ? 1 : 0,
         .ppEnabledExtensionNames = &ext,
     };
-    VK_TRY(vkCreateInstance(&ici, NULL, instance));
+    VkResult r = vkCreateInstance(&ici, NULL, instance);
+    if (r == VK_ERROR_INCOMPATIBLE_DRIVER)
+        return err_set(e, ST_RUNTIME,
+                       "no Vulkan driver found (vkCreateInstance: VK_ERROR_INCOMPATIBLE_DRIVER): "
+                       "install mesa-vulkan-drivers for the CPU device (lavapipe) or the GPU "
+                       "vendor's driver; VK_DRIVER_FILES, if set, must name a driver's JSON file");
+    if (r != VK_SUCCESS) return vk_fail(e, "vkCreateInstance", r);
     volkLoadInstanceOnly(*instance);
     if (validate) VK_TRY(vkCreateDebugUtilsMessengerEXT(*instance, &mci, NULL, messenger));
     return ST_OK;

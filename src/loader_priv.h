@@ -8,10 +8,16 @@
 /* model_source.priv: everything the views' strings live in. */
 struct source_priv {
     cJSON **json; /* parsed safetensors headers: tensor names point into them */
-    int n_json;
+    int n_json, cap_json;
     char **strs; /* owned strings: GGUF keys and names, file paths */
-    int n_strs;
+    int n_strs, cap_strs;
+    int cap_maps;
+    int cap_tensors; /* room in model_source.tensors (arrays grow by doubling: loads stay linear) */
 };
+
+/* Room for one more element in *arr (n used, *cap allocated, elem bytes each), doubling; false
+ * when out of memory. */
+bool grow_array(void **arr, int n, int *cap, size_t elem);
 
 /* NUL-terminated copy of p[0..n) owned by s (freed by source_close); NULL when out of memory. */
 const char *src_strndup(struct model_source *s, const char *p, size_t n);

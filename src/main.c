@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "engine.h"
 #include "golden.h"
+#include "input.h"
 #include "model.h"
 #include "profile.h"
 #include "profiler.h"
@@ -172,10 +173,17 @@ static int run(const struct options *o, struct err *e)
     struct dev_weights w = {0};
     struct profile p = {0};
     struct profile base = {0};
+    /* --json -: stdout carries the JSON alone, the text report goes to stderr */
+    bool json_stdout = o->json && !strcmp(o->json, "-");
+    FILE *report_out = json_stdout || (o->trace && !strcmp(o->trace, "-")) ? stderr : stdout;
     if (!st && (o->golden || !o->load_only) && !family_plan_get(m.d.family))
         st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
                      o->golden ? "--golden" : "profiling", family_name(m.d.family));
+    /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
+    if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
+    if (!st && o->json) st = output_check("--json", o->json, e);
+    if (!st && o->trace) st = output_check("--trace", o->trace, e);
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
@@ -188,10 +196,10 @@ static int run(const struct options *o, struct err *e)
     else if (!st) {
         struct profile_request rq = request_of(o, o->cols, o->plans[0]);
         st = profile_run(&g, &m.d, &m.s, &w, &rq, &p, e);
-        if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);
+        if (!st) (o->markdown ? report_markdown : report_text)(report_out, &p);
         if (!st && o->json) st = report_json_write(o->json, &p, e);
         if (!st && o->trace) st = trace_write(o->trace, &p, o->reps - 1, e);
-        if (!st && o->compare) st = compare_profiles_fmt(stdout, &base, &p, o->threshold, o->markdown, NULL, e);
+        if (!st && o->compare) st = compare_profiles_fmt(report_out, &base, &p, o->threshold, o->markdown, NULL, e);
     }
     profile_free(&p);
     profile_free(&base);

@@ -3,6 +3,7 @@
  * checks. What differs per family lives in model_<family>.c behind struct family_ops. */
 #include "model_family.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,6 +182,7 @@ static void shape_str(int n_dims, const int64_t *shape, char *buf, size_t n)
 /* Equal shapes, or a conv kernel stored as [C,1,K] where [C,K] is expected (same bytes). */
 static bool shape_matches(const struct tensor_view *v, int n_dims, const int64_t *shape)
 {
+    if (v->rank > v->n_dims) return false; /* folded: never a decoder weight */
     if (v->n_dims == 3 && n_dims == 2)
         return v->shape[0] == shape[0] && v->shape[1] == 1 && v->shape[2] == shape[1];
     if (v->n_dims != n_dims) return false;
@@ -191,45 +193,106 @@ static bool shape_matches(const struct tensor_view *v, int n_dims, const int64_t
 
 /* ------------------------------------------------------------------ config.json */
 
-bool cfg_int(const cJSON *obj, const char *key, int *v)
+/* The value of key in obj, NULL when absent or null (transformers writes None as null). */
+static const cJSON *cfg_item(const cJSON *obj, const char *key)
 {
     const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(it)) return false;
+    return cJSON_IsNull(it) ? NULL : it;
+}
+
+static const char *json_kind(const cJSON *it)
+{
+    if (cJSON_IsString(it)) return "a string";
+    if (cJSON_IsBool(it)) return "a boolean";
+    if (cJSON_IsArray(it)) return "an array";
+    if (cJSON_IsObject(it)) return "an object";
+    return "not a number";
+}
+
+int cfg_get_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path,
+                bool required, int *v, struct err *e)
+{
+    const cJSON *it = cfg_item(obj, key);
+    if (!it)
+        return required ? err_set(e, ST_USAGE, "%s: missing '%s' (expected an integer in %d..%d)",
+                                  cfg_path, key, lo, hi)
+                        : ST_OK;
+    if (!cJSON_IsNumber(it))
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an integer in %d..%d)", cfg_path,
+                       key, json_kind(it), lo, hi);
     double x = it->valuedouble;
-    if (x != floor(x) || x < -2147483648.0 || x > 2147483647.0) return false;
+    if (x != floor(x))
+        return err_set(e, ST_USAGE, "%s: '%s' is %g, not an integer (expected an integer in "
+                       "%d..%d)", cfg_path, key, x, lo, hi);
+    if (x < lo || x > hi)
+        return err_set(e, ST_USAGE, "%s: '%s' is %.17g (expected %d..%d)", cfg_path, key, x, lo,
+                       hi);
     *v = (int)x;
-    return true;
-}
-
-bool cfg_num(const cJSON *obj, const char *key, double *v)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(it)) return false;
-    *v = it->valuedouble;
-    return true;
-}
-
-bool cfg_bool(const cJSON *obj, const char *key, bool *v)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsBool(it)) return false;
-    *v = cJSON_IsTrue(it);
-    return true;
+    return ST_OK;
 }
 
 int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path, int *v,
                  struct err *e)
 {
-    if (!cfg_int(obj, key, v))
-        return err_set(e, ST_USAGE, "%s: missing or non-integer '%s'", cfg_path, key);
-    if (*v < lo || *v > hi)
-        return err_set(e, ST_USAGE, "%s: '%s' is %d, expected %d..%d", cfg_path, key, *v, lo, hi);
+    return cfg_get_int(obj, key, lo, hi, cfg_path, true, v, e);
+}
+
+int cfg_get_num(const cJSON *obj, const char *key, double lo, double hi, const char *cfg_path,
+                double *v, struct err *e)
+{
+    const cJSON *it = cfg_item(obj, key);
+    if (!it) return ST_OK;
+    if (!cJSON_IsNumber(it))
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected a number above %g, at most %g)",
+                       cfg_path, key, json_kind(it), lo, hi);
+    double x = it->valuedouble;
+    if (!(x > lo && x <= hi))
+        return err_set(e, ST_USAGE, "%s: '%s' is %g (expected a number above %g, at most %g)",
+                       cfg_path, key, x, lo, hi);
+    *v = x;
+    return ST_OK;
+}
+
+int cfg_get_bool(const cJSON *obj, const char *key, const char *cfg_path, bool *v, struct err *e)
+{
+    const cJSON *it = cfg_item(obj, key);
+    if (!it) return ST_OK;
+    if (!cJSON_IsBool(it))
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected true or false)", cfg_path, key,
+                       json_kind(it));
+    *v = cJSON_IsTrue(it);
+    return ST_OK;
+}
+
+int cfg_get_obj(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
+                struct err *e)
+{
+    const cJSON *it = cfg_item(obj, key);
+    *v = NULL;
+    if (!it) return ST_OK;
+    if (!cJSON_IsObject(it))
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an object)", cfg_path, key,
+                       cJSON_IsNumber(it) ? "a number" : json_kind(it));
+    *v = it;
+    return ST_OK;
+}
+
+int cfg_get_arr(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
+                struct err *e)
+{
+    const cJSON *it = cfg_item(obj, key);
+    *v = NULL;
+    if (!it) return ST_OK;
+    if (!cJSON_IsArray(it))
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an array)", cfg_path, key,
+                       cJSON_IsNumber(it) ? "a number" : json_kind(it));
+    *v = it;
     return ST_OK;
 }
 
 int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e)
 {
-    int st, v;
+    int st;
     if ((st = cfg_need_int(text, "num_hidden_layers", 1, MODEL_MAX_LAYERS, cfg_path, &d->n_layers,
                            e)) ||
         (st = cfg_need_int(text, "hidden_size", 1, 1 << 20, cfg_path, &d->hidden, e)) ||
@@ -240,63 +303,121 @@ int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *
     if (d->n_heads % d->n_kv_heads)
         return err_set(e, ST_USAGE, "%s: %d attention heads are not a multiple of %d kv heads",
                        cfg_path, d->n_heads, d->n_kv_heads);
-    if (cfg_int(text, "vocab_size", &v) && v > 0) d->vocab = v;
+    if ((st = cfg_get_int(text, "vocab_size", 1, INT32_MAX, cfg_path, false, &d->vocab, e)) ||
+        (st = cfg_get_int(text, "max_position_embeddings", 1, MODEL_MAX_POS, cfg_path, false,
+                          &d->max_pos, e)))
+        return st;
     return ST_OK;
 }
 
-float cfg_rope_theta(const cJSON *text, float def)
+int cfg_rope_theta(const cJSON *text, const char *cfg_path, float *theta, struct err *e)
 {
-    double v;
-    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(text, "rope_parameters");
-    if (cJSON_IsObject(rp) && cfg_num(rp, "rope_theta", &v)) return (float)v;
-    if (cfg_num(text, "rope_theta", &v)) return (float)v;
-    return def;
+    double v = *theta;
+    const cJSON *rp;
+    int st = cfg_get_obj(text, "rope_parameters", cfg_path, &rp, e);
+    if (!st) st = cfg_get_num(text, "rope_theta", 0, MODEL_MAX_THETA, cfg_path, &v, e);
+    if (!st && rp) st = cfg_get_num(rp, "rope_theta", 0, MODEL_MAX_THETA, cfg_path, &v, e);
+    *theta = (float)v;
+    return st;
 }
 
-double cfg_partial_rotary(const cJSON *text, double def)
+int cfg_partial_rotary(const cJSON *text, const char *cfg_path, double *v, struct err *e)
 {
-    double v;
-    if (cfg_num(text, "partial_rotary_factor", &v)) return v;
-    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(text, "rope_parameters");
-    if (cJSON_IsObject(rp) && cfg_num(rp, "partial_rotary_factor", &v)) return v;
-    return def;
+    const cJSON *rp;
+    int st = cfg_get_obj(text, "rope_parameters", cfg_path, &rp, e);
+    if (!st && rp) st = cfg_get_num(rp, "partial_rotary_factor", 0, 1, cfg_path, v, e);
+    if (!st) st = cfg_get_num(text, "partial_rotary_factor", 0, 1, cfg_path, v, e);
+    return st;
+}
+
+int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps, struct err *e)
+{
+    double v = *eps;
+    int st = cfg_get_num(text, key, 0, MODEL_MAX_EPS, cfg_path, &v, e);
+    if (!st && !((float)v > 0))
+        return err_set(e, ST_USAGE, "%s: '%s' is %g, which is 0 as a float (expected at least %g)",
+                       cfg_path, key, v, (double)FLT_MIN);
+    *eps = (float)v;
+    return st;
+}
+
+int cfg_tied(const cJSON *root, const cJSON *text, const char *cfg_path, bool *tied, struct err *e)
+{
+    int st = cfg_get_bool(root, "tie_word_embeddings", cfg_path, tied, e);
+    if (!st && text != root) st = cfg_get_bool(text, "tie_word_embeddings", cfg_path, tied, e);
+    return st;
+}
+
+static int gguf_get_int(const struct model_source *src, const char *arch, const char *key, int lo,
+                        int hi, bool required, int *v, struct err *e)
+{
+    char full[128];
+    int64_t x;
+    snprintf(full, sizeof full, "%s.%s", arch, key);
+    const struct gguf_kv *kv = gguf_find(src, full);
+    if (!kv)
+        return required ? err_set(e, ST_USAGE,
+                                  "%s: missing GGUF key '%s' (expected an integer in %d..%d)",
+                                  src->path, full, lo, hi)
+                        : ST_OK;
+    if (!gguf_get_i64(src, full, &x))
+        return err_set(e, ST_USAGE,
+                       "%s: GGUF key '%s' has value type %d, not an integer (expected an integer "
+                       "in %d..%d)",
+                       src->path, full, (int)kv->type, lo, hi);
+    if (x < lo || x > hi)
+        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %lld, expected %d..%d", src->path, full,
+                       (long long)x, lo, hi);
+    *v = (int)x;
+    return ST_OK;
 }
 
 int gguf_need_u32(const struct model_source *src, const char *arch, const char *key, int lo, int hi,
                   int *v, struct err *e)
 {
-    char full[128];
-    uint32_t u;
-    snprintf(full, sizeof full, "%s.%s", arch, key);
-    if (!gguf_get_u32(src, full, &u))
-        return err_set(e, ST_USAGE, "%s: missing or non-integer GGUF key '%s'", src->path, full);
-    if (u < (uint32_t)lo || u > (uint32_t)hi)
-        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %u, expected %d..%d", src->path, full, u,
-                       lo, hi);
-    *v = (int)u;
-    return ST_OK;
+    return gguf_get_int(src, arch, key, lo, hi, true, v, e);
 }
 
 int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
                      struct err *e)
 {
-    int st, v = 0;
+    int st;
     if ((st = gguf_need_u32(src, arch, "block_count", 1, MODEL_MAX_LAYERS, &d->n_layers, e)) ||
         (st = gguf_need_u32(src, arch, "embedding_length", 1, 1 << 20, &d->hidden, e)) ||
-        (st = gguf_need_u32(src, arch, "attention.head_count", 1, 1 << 12, &d->n_heads, e)))
+        (st = gguf_need_u32(src, arch, "attention.head_count", 1, 1 << 12, &d->n_heads, e)) ||
+        (st = gguf_get_int(src, arch, "vocab_size", 1, INT32_MAX, false, &d->vocab, e)) ||
+        (st = gguf_get_int(src, arch, "context_length", 1, MODEL_MAX_POS, false, &d->max_pos, e)))
         return st;
-    if (gguf_need_u32(src, arch, "vocab_size", 1, INT32_MAX, &v, NULL) == ST_OK) d->vocab = v;
     return ST_OK;
 }
 
-void gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d)
+/* An optional float key: f32/f64 in (lo, hi]. */
+static int gguf_get_real(const struct model_source *src, const char *arch, const char *key,
+                         double lo, double hi, float *v, struct err *e)
 {
-    char key[128];
+    char full[128];
     float f;
-    snprintf(key, sizeof key, "%s.attention.layer_norm_rms_epsilon", arch);
-    if (gguf_get_f32(src, key, &f)) d->eps = f;
-    snprintf(key, sizeof key, "%s.rope.freq_base", arch);
-    if (gguf_get_f32(src, key, &f)) d->rope_theta = f;
+    snprintf(full, sizeof full, "%s.%s", arch, key);
+    const struct gguf_kv *kv = gguf_find(src, full);
+    if (!kv) return ST_OK;
+    if (!gguf_get_f32(src, full, &f))
+        return err_set(e, ST_USAGE,
+                       "%s: GGUF key '%s' has value type %d (expected f32 or f64 in (%g, %g])",
+                       src->path, full, (int)kv->type, lo, hi);
+    if (!(f > lo && f <= hi))
+        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %g (expected a number above %g, at most %g)",
+                       src->path, full, (double)f, lo, hi);
+    *v = f;
+    return ST_OK;
+}
+
+int gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d,
+                   struct err *e)
+{
+    int st = gguf_get_real(src, arch, "attention.layer_norm_rms_epsilon", 0, MODEL_MAX_EPS,
+                           &d->eps, e);
+    if (!st) st = gguf_get_real(src, arch, "rope.freq_base", 0, MODEL_MAX_THETA, &d->rope_theta, e);
+    return st;
 }
 
 /* ------------------------------------------------------------------ file names */
@@ -424,9 +545,24 @@ static int describe_gguf(const struct model_source *src, struct model_desc *d,
                          const struct family_ops **out, struct err *e)
 {
     char arch[64], list[256];
+    const struct gguf_kv *kv = gguf_find(src, "general.architecture");
+    supported_types(true, list, sizeof list);
+    if (!kv)
+        return err_set(e, ST_USAGE, "%s: GGUF file without general.architecture (expected one of %s)",
+                       src->path, list);
+    if (kv->type != GGUF_STRING)
+        return err_set(e, ST_USAGE,
+                       "%s: general.architecture has value type %d, not a string (expected one of "
+                       "%s)",
+                       src->path, (int)kv->type, list);
     if (!gguf_get_str(src, "general.architecture", arch, sizeof arch))
-        return err_set(e, ST_USAGE, "%s: GGUF file without a general.architecture string",
-                       src->path);
+        return err_set(e, ST_USAGE,
+                       "%s: general.architecture '%.40s...' is %llu bytes long (expected one of %s)",
+                       src->path, (const char *)kv->data, (unsigned long long)kv->count, list);
+    if (strlen(arch) != kv->count)
+        return err_set(e, ST_USAGE,
+                       "%s: general.architecture contains a NUL byte (expected one of %s)",
+                       src->path, list);
     for (int f = 0; f < FAMILY_COUNT; f++) {
         const struct family_ops *ops = all_families[f];
         if (ops->gguf_arch && !strcmp(ops->gguf_arch, arch)) {
@@ -435,7 +571,6 @@ static int describe_gguf(const struct model_source *src, struct model_desc *d,
             return ops->describe_gguf(src, d, e);
         }
     }
-    supported_types(true, list, sizeof list);
     return err_set(e, ST_USAGE, "%s: unknown general.architecture '%s' (supported: %s)", src->path,
                    arch, list);
 }
@@ -443,7 +578,7 @@ static int describe_gguf(const struct model_source *src, struct model_desc *d,
 static int describe_config(const struct model_source *src, struct model_desc *d,
                            const struct family_ops **out, struct err *e)
 {
-    char cfg_path[600], list[256];
+    char cfg_path[4200], list[256];
     snprintf(cfg_path, sizeof cfg_path, "%s/config.json", src->path);
     if (!src->config)
         return err_set(e, ST_USAGE,
@@ -451,21 +586,27 @@ static int describe_config(const struct model_source *src, struct model_desc *d,
                        "config.json, a .gguf file, or a built-in name)",
                        src->path);
     const cJSON *root = src->config;
-    const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(root, "model_type"));
-    if (!type) return err_set(e, ST_USAGE, "%s: missing string 'model_type'", cfg_path);
+    const cJSON *mt = cJSON_GetObjectItemCaseSensitive(root, "model_type");
+    const char *type = cJSON_GetStringValue(mt);
+    supported_types(false, list, sizeof list);
+    if (!type)
+        return err_set(e, ST_USAGE, "%s: %s 'model_type' (expected a string: %s)", cfg_path,
+                       mt ? "non-string" : "missing", list);
     for (int f = 0; f < FAMILY_COUNT; f++) {
         const struct family_ops *ops = all_families[f];
         for (int i = 0; ops->config_types[i]; i++) {
             if (strcmp(ops->config_types[i], type)) continue;
-            const cJSON *text = cJSON_GetObjectItemCaseSensitive(root, "text_config");
-            if (!cJSON_IsObject(text)) text = root;
+            const cJSON *text;
+            int st = cfg_get_obj(root, "text_config", cfg_path, &text, e);
+            if (st) return st;
+            if (!text) text = root;
             *out = ops;
             d->family = ops->family;
             return ops->describe_config(text, root, cfg_path, src, d, e);
         }
     }
-    supported_types(false, list, sizeof list);
-    return err_set(e, ST_USAGE, "config.json: unknown model_type '%s' (supported: %s)", type, list);
+    return err_set(e, ST_USAGE, "%s: unknown model_type '%.64s' (supported: %s)", cfg_path, type,
+                   list);
 }
 
 /* What the files say beyond the metadata: FFN width from the gate's shape, vocab from the
@@ -483,7 +624,7 @@ static int describe_from_tensors(const struct model_source *src, const struct fa
     if (gate == W_FFN_GATE_UP) rows = rows % 2 ? 0 : rows / 2;
     if (v->n_dims != 2 || v->shape[1] != d->hidden || rows <= 0 || rows > INT32_MAX) {
         char got[96];
-        shape_str(v->n_dims, v->shape, got, sizeof got);
+        tensor_shape_str(v, got, sizeof got);
         return err_set(e, ST_USAGE, "%s: tensor '%s' has shape %s, expected [%s, %d]", v->file,
                        v->name, got, gate == W_FFN_GATE ? "ffn" : "2*ffn", d->hidden);
     }
@@ -512,6 +653,11 @@ int model_describe(const struct model_source *src, struct model_desc *d, struct 
                                       : describe_config(src, d, &ops, e);
     if (st) return st;
     CHECK(d->n_layers >= 1 && d->n_layers <= MODEL_MAX_LAYERS);
+    if (d->n_kv_heads < 1 || d->n_heads % d->n_kv_heads)
+        return err_set(e, ST_USAGE,
+                       "%s: %d attention heads are not a multiple of %d kv heads (expected "
+                       "head_count a multiple of head_count_kv)",
+                       src->path, d->n_heads, d->n_kv_heads);
     return describe_from_tensors(src, ops, d, e);
 }
 
@@ -588,7 +734,7 @@ static int bind_one(const struct model_source *src, const struct family_ops *ops
     char got[96], want[96];
     if (!v) return err_missing(src, ops, t->layer, t->role, e);
     if (!shape_matches(v, t->n_dims, t->shape)) {
-        shape_str(v->n_dims, v->shape, got, sizeof got);
+        tensor_shape_str(v, got, sizeof got);
         shape_str(t->n_dims, t->shape, want, sizeof want);
         return err_set(e, ST_USAGE, "%s: tensor '%s' (%s) has shape %s, expected %s", v->file,
                        v->name, t->name, got, want);

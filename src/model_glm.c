@@ -43,20 +43,20 @@ static int glm_describe_config(const cJSON *text, const cJSON *root, const char 
 {
     (void)src;
     int st;
-    double v;
-    bool b;
+    double partial = 1.0;
     if ((st = cfg_common_dims(text, cfg_path, d, e)) ||
         (st = cfg_need_int(text, "head_dim", 2, 1 << 12, cfg_path, &d->head_dim, e)))
         return st;
     glm_defaults(d);
-    if (cfg_num(text, "rms_norm_eps", &v)) d->eps = (float)v;
-    d->rope_theta = cfg_rope_theta(text, d->rope_theta);
-    d->rope_dims = (int)lround(d->head_dim * cfg_partial_rotary(text, 1.0));
+    if ((st = cfg_eps(text, "rms_norm_eps", cfg_path, &d->eps, e)) ||
+        (st = cfg_rope_theta(text, cfg_path, &d->rope_theta, e)) ||
+        (st = cfg_partial_rotary(text, cfg_path, &partial, e)) ||
+        (st = cfg_tied(root, text, cfg_path, &d->tied, e)))
+        return st;
+    d->rope_dims = (int)lround(d->head_dim * partial);
     if (d->rope_dims <= 0 || d->rope_dims > d->head_dim || d->rope_dims % 2)
         return err_set(e, ST_USAGE, "%s: rotary dims %d, expected an even number in 2..%d",
                        cfg_path, d->rope_dims, d->head_dim);
-    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(root, "tie_word_embeddings", &b))
-        d->tied = b;
     return ST_OK;
 }
 

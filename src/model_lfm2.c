@@ -1,6 +1,7 @@
 /* model_lfm2.c - LFM2 / LFM2.5: short-conv and attention layers, tied head (MODELS.md). */
 #include "model_family.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,34 +58,38 @@ static int lfm2_head_dim(struct model_desc *d, const char *where, struct err *e)
 static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct model_desc *d,
                              struct err *e)
 {
-    const cJSON *types = cJSON_GetObjectItemCaseSensitive(text, "layer_types");
-    const cJSON *idxs = cJSON_GetObjectItemCaseSensitive(text, "full_attn_idxs");
-    if (cJSON_IsArray(types)) {
+    const cJSON *types, *idxs;
+    int st = cfg_get_arr(text, "layer_types", cfg_path, &types, e);
+    if (!st) st = cfg_get_arr(text, "full_attn_idxs", cfg_path, &idxs, e);
+    if (st) return st;
+    if (types) {
         if (cJSON_GetArraySize(types) != d->n_layers)
             return err_set(e, ST_USAGE, "%s: layer_types has %d entries, expected %d", cfg_path,
                            cJSON_GetArraySize(types), d->n_layers);
-        for (int l = 0; l < d->n_layers; l++) {
-            const char *t = cJSON_GetStringValue(cJSON_GetArrayItem(types, l));
+        int l = 0;
+        for (const cJSON *it = types->child; it; it = it->next, l++) {
+            const char *t = cJSON_GetStringValue(it);
             if (t && !strcmp(t, "conv"))
                 d->kind[l] = LAYER_CONV;
             else if (t && !strcmp(t, "full_attention"))
                 d->kind[l] = LAYER_ATTN;
             else
                 return err_set(e, ST_USAGE,
-                               "%s: layer_types[%d] is '%s', expected conv or full_attention",
+                               "%s: layer_types[%d] is '%.64s', expected conv or full_attention",
                                cfg_path, l, t ? t : "(not a string)");
         }
         return ST_OK;
     }
-    if (cJSON_IsArray(idxs)) {
-        const cJSON *it;
-        cJSON_ArrayForEach(it, idxs)
-        {
-            if (!cJSON_IsNumber(it) || it->valueint < 0 || it->valueint >= d->n_layers)
-                return err_set(
-                    e, ST_USAGE, "%s: full_attn_idxs holds %g, expected layer numbers 0..%d",
-                    cfg_path, cJSON_IsNumber(it) ? it->valuedouble : -1.0, d->n_layers - 1);
-            d->kind[it->valueint] = LAYER_ATTN;
+    if (idxs) {
+        for (const cJSON *it = idxs->child; it; it = it->next) {
+            double x = cJSON_IsNumber(it) ? it->valuedouble : -1.0;
+            if (!cJSON_IsNumber(it) || x != floor(x) || x < 0 || x >= d->n_layers)
+                return err_set(e, ST_USAGE,
+                               "%s: full_attn_idxs holds %s%g, expected integer layer numbers "
+                               "0..%d",
+                               cfg_path, cJSON_IsNumber(it) ? "" : "a non-number ",
+                               cJSON_IsNumber(it) ? x : 0.0, d->n_layers - 1);
+            d->kind[(int)x] = LAYER_ATTN;
         }
         return ST_OK;
     }
@@ -94,23 +99,17 @@ static int lfm2_config_kinds(const cJSON *text, const char *cfg_path, struct mod
 static int lfm2_describe_config(const cJSON *text, const cJSON *root, const char *cfg_path,
                                 const struct model_source *src, struct model_desc *d, struct err *e)
 {
-    (void)root;
     (void)src;
     int st;
     if ((st = cfg_common_dims(text, cfg_path, d, e)) || (st = lfm2_head_dim(d, cfg_path, e)))
         return st;
     lfm2_defaults(d);
-    double v;
-    int iv;
-    bool b;
-    d->rope_theta = cfg_rope_theta(text, d->rope_theta);
-    if (cfg_num(text, "norm_eps", &v)) d->eps = (float)v;
-    if (cfg_int(text, "conv_L_cache", &iv)) d->conv_cache = iv;
-    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(text, "tie_embedding", &b))
-        d->tied = b;
-    if (d->conv_cache < 2 || d->conv_cache > 16)
-        return err_set(e, ST_USAGE, "%s: conv_L_cache is %d, expected 2..16", cfg_path,
-                       d->conv_cache);
+    if ((st = cfg_rope_theta(text, cfg_path, &d->rope_theta, e)) ||
+        (st = cfg_eps(text, "norm_eps", cfg_path, &d->eps, e)) ||
+        (st = cfg_get_int(text, "conv_L_cache", 2, 16, cfg_path, false, &d->conv_cache, e)) ||
+        (st = cfg_get_bool(text, "tie_embedding", cfg_path, &d->tied, e)) ||
+        (st = cfg_tied(root, text, cfg_path, &d->tied, e)))
+        return st;
     return lfm2_config_kinds(text, cfg_path, d, e);
 }
 
@@ -131,6 +130,11 @@ static int lfm2_gguf_kinds(const struct model_source *src, struct model_desc *d,
                 return err_set(e, ST_USAGE, "%s: lfm2.attention.head_count_kv[%d] is not 0..%d",
                                src->path, l, d->n_heads);
             d->kind[l] = n ? LAYER_ATTN : LAYER_CONV;
+            if (n && d->n_kv_heads && n != d->n_kv_heads)
+                return err_set(e, ST_USAGE,
+                               "%s: lfm2.attention.head_count_kv[%d] is %lld, but an earlier "
+                               "attention layer has %d (expected one kv head count)",
+                               src->path, l, (long long)n, d->n_kv_heads);
             if (n) d->n_kv_heads = (int)n;
         }
     } else if (gguf_get_u32(src, "lfm2.attention.head_count_kv", &u) && u >= 1 &&
@@ -156,7 +160,7 @@ static int lfm2_describe_gguf(const struct model_source *src, struct model_desc 
         return st;
     lfm2_defaults(d);
     if ((st = lfm2_gguf_kinds(src, d, e))) return st;
-    gguf_norm_rope(src, "lfm2", d);
+    if ((st = gguf_norm_rope(src, "lfm2", d, e))) return st;
     if (gguf_find(src, "lfm2.shortconv.l_cache") &&
         (st = gguf_need_u32(src, "lfm2", "shortconv.l_cache", 2, 16, &d->conv_cache, e)))
         return st;

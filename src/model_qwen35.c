@@ -72,15 +72,15 @@ static int qwen35_check(struct model_desc *d, const char *where, struct err *e)
 static int qwen35_config_kinds(const cJSON *text, const char *cfg_path, struct model_desc *d,
                                struct err *e)
 {
-    const cJSON *types = cJSON_GetObjectItemCaseSensitive(text, "layer_types");
-    int interval;
-    if (!cJSON_IsArray(types)) {
-        if (cfg_int(text, "full_attention_interval", &interval)) {
-            if (interval < 1)
-                return err_set(e, ST_USAGE, "%s: full_attention_interval is %d, expected >= 1",
-                               cfg_path, interval);
-            qwen35_interval_kinds(d, interval);
-        }
+    const cJSON *types;
+    int interval = 0;
+    int st = cfg_get_arr(text, "layer_types", cfg_path, &types, e);
+    if (st) return st;
+    if (!types) {
+        if ((st = cfg_get_int(text, "full_attention_interval", 1, 1 << 20, cfg_path, false,
+                              &interval, e)))
+            return st;
+        if (interval) qwen35_interval_kinds(d, interval);
         return ST_OK;
     }
     if (cJSON_GetArraySize(types) != d->n_layers)
@@ -107,8 +107,6 @@ static int qwen35_describe_config(const cJSON *text, const cJSON *root, const ch
 {
     (void)src;
     int st;
-    double v;
-    bool b;
     if ((st = cfg_common_dims(text, cfg_path, d, e)) ||
         (st = cfg_need_int(text, "head_dim", 2, 1 << 12, cfg_path, &d->head_dim, e)))
         return st;
@@ -119,11 +117,13 @@ static int qwen35_describe_config(const cJSON *text, const cJSON *root, const ch
         (st = cfg_need_int(text, "linear_value_head_dim", 1, 1 << 12, cfg_path, &d->dn_dv, e)) ||
         (st = cfg_need_int(text, "linear_conv_kernel_dim", 1, 64, cfg_path, &d->dn_conv, e)))
         return st;
-    if (cfg_num(text, "rms_norm_eps", &v)) d->eps = (float)v;
-    d->rope_theta = cfg_rope_theta(text, d->rope_theta);
-    d->rope_dims = (int)lround(d->head_dim * cfg_partial_rotary(text, 0.25));
-    if (cfg_bool(text, "tie_word_embeddings", &b) || cfg_bool(root, "tie_word_embeddings", &b))
-        d->tied = b;
+    double partial = 0.25;
+    if ((st = cfg_eps(text, "rms_norm_eps", cfg_path, &d->eps, e)) ||
+        (st = cfg_rope_theta(text, cfg_path, &d->rope_theta, e)) ||
+        (st = cfg_partial_rotary(text, cfg_path, &partial, e)) ||
+        (st = cfg_tied(root, text, cfg_path, &d->tied, e)))
+        return st;
+    d->rope_dims = (int)lround(d->head_dim * partial);
     if ((st = qwen35_config_kinds(text, cfg_path, d, e))) return st;
     return qwen35_check(d, cfg_path, e);
 }
@@ -133,7 +133,12 @@ static int qwen35_describe_config(const cJSON *text, const cJSON *root, const ch
 static int qwen35_gguf_kinds(const struct model_source *src, struct model_desc *d, struct err *e)
 {
     const struct gguf_kv *kv = gguf_find(src, "qwen35.attention.recurrent_layers");
-    if (kv && kv->type == GGUF_ARRAY) {
+    if (kv && kv->type != GGUF_ARRAY)
+        return err_set(e, ST_USAGE,
+                       "%s: qwen35.attention.recurrent_layers has value type %d (expected an array "
+                       "of bools)",
+                       src->path, (int)kv->type);
+    if (kv) {
         if (kv->count != (uint64_t)d->n_layers)
             return err_set(e, ST_USAGE,
                            "%s: qwen35.attention.recurrent_layers has %llu entries, expected %d",
@@ -184,7 +189,7 @@ static int qwen35_describe_gguf(const struct model_source *src, struct model_des
         (st = gguf_need_u32(src, "qwen35", "rope.dimension_count", 2, d->head_dim, &d->rope_dims,
                             e)))
         return st;
-    gguf_norm_rope(src, "qwen35", d);
+    if ((st = gguf_norm_rope(src, "qwen35", d, e))) return st;
     if ((st = qwen35_gguf_kinds(src, d, e))) return st;
     return qwen35_check(d, src->path, e);
 }

@@ -9,11 +9,17 @@
  * attribution (null unless --attribution). The reader needs only the DESIGN.md fields. */
 #include "profile.h"
 
+#include "input.h"
+
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define JSON_MAX_EXACT 9007199254740992.0 /* 2^53: larger JSON integers are not exact */
+#define MODEL_MAX_LAYERS_JSON 100000       /* layer numbers in a profile */
 
 /* ------------------------------------------------------------------------------------------------
  * Write */
@@ -237,7 +243,8 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
     cJSON_Delete(root);
     if (!text)
         return err_set(e, ST_RUNTIME, "%s %s: out of memory formatting the JSON", flag, path);
-    FILE *f = fopen(path, "w");
+    bool to_stdout = !strcmp(path, "-"); /* "-": standard output, as Unix tools do */
+    FILE *f = to_stdout ? stdout : fopen(path, "w");
     if (!f) {
         int rc = err_set(e, ST_RUNTIME, "%s %s: cannot open for writing: %s", flag, path,
                          strerror(errno));
@@ -246,7 +253,7 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
     }
     size_t n = strlen(text);
     bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-    ok = (fclose(f) == 0) && ok;
+    ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
     cJSON_free(text);
     if (!ok) return err_set(e, ST_RUNTIME, "%s %s: write failed (disk full?)", flag, path);
     return ST_OK;
@@ -259,12 +266,19 @@ int report_json_write(const char *path, const struct profile *p, struct err *e)
 
 /* ------------------------------------------------------------------------------------------------
  * Read: each getter records the first missing or mistyped field (its dotted path) and returns a
- * default, so the reader reads straight through and checks once at the end. */
+ * default, so the reader reads straight through and checks once at the end. Counts are bounded
+ * before anything is allocated, and arrays are walked, never indexed (cJSON indexing is linear). */
+
+#define READ_MAX_REPS 100000       /* --reps at most */
+#define READ_MAX_DISPATCHES 65536  /* dispatches of one step */
+#define READ_MAX_KINDS 4096        /* by_kind rows */
+#define READ_MAX_SAMPLES (1 << 24) /* every reps[] entry of the file together */
 
 struct reader {
     const char *path;
     char missing[256]; /* first bad field, "" when all good */
     const char *want;  /* what that field should have been */
+    long samples;      /* reps[] entries read so far */
 };
 
 static const cJSON *field(struct reader *r, const cJSON *obj, const char *at, const char *name)
@@ -289,6 +303,50 @@ static double get_num(struct reader *r, const cJSON *obj, const char *at, const 
     const cJSON *v = field(r, obj, at, name);
     if (v && !cJSON_IsNumber(v)) bad(r, at, name, "a number");
     return cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+}
+
+/* An integer in [lo, hi]: 4.7 is not one. */
+static double check_int(struct reader *r, const cJSON *v, const char *at, const char *name,
+                        double lo, double hi)
+{
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo ||
+        v->valuedouble > hi) {
+        static char want[96];
+        snprintf(want, sizeof want, "an integer in %.0f..%.0f", lo, hi);
+        bad(r, at, name, want);
+        return 0;
+    }
+    return v->valuedouble;
+}
+
+static double get_int(struct reader *r, const cJSON *obj, const char *at, const char *name,
+                      double lo, double hi)
+{
+    const cJSON *v = field(r, obj, at, name);
+    return v ? check_int(r, v, at, name, lo, hi) : 0;
+}
+
+/* Optional fields: absent (or null) gives def; present with the wrong type is an error. */
+static const cJSON *opt(const cJSON *obj, const char *name)
+{
+    const cJSON *v = cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, name) : NULL;
+    return cJSON_IsNull(v) ? NULL : v;
+}
+
+static double opt_num(struct reader *r, const cJSON *obj, const char *at, const char *name,
+                      double def)
+{
+    const cJSON *v = opt(obj, name);
+    if (!v) return def;
+    if (!cJSON_IsNumber(v)) bad(r, at, name, "a number");
+    return cJSON_IsNumber(v) ? v->valuedouble : def;
+}
+
+static double opt_int(struct reader *r, const cJSON *obj, const char *at, const char *name,
+                      double hi)
+{
+    const cJSON *v = opt(obj, name);
+    return v ? check_int(r, v, at, name, 0, hi) : 0;
 }
 
 static bool get_bool(struct reader *r, const cJSON *obj, const char *at, const char *name)
@@ -320,6 +378,20 @@ static const cJSON *get_arr(struct reader *r, const cJSON *obj, const char *at, 
     return cJSON_IsArray(v) ? v : NULL;
 }
 
+/* Entries of an array, or -1 (and the field marked bad) when there are more than max. */
+static int array_len(struct reader *r, const cJSON *arr, const char *at, const char *name, int max)
+{
+    int n = 0;
+    for (const cJSON *it = arr ? arr->child : NULL; it; it = it->next)
+        if (++n > max) {
+            static char want[64];
+            snprintf(want, sizeof want, "at most %d entries", max);
+            bad(r, at, name, want);
+            return -1;
+        }
+    return n;
+}
+
 static struct timing get_timing(struct reader *r, const cJSON *obj, const char *at,
                                 const char *name)
 {
@@ -329,15 +401,22 @@ static struct timing get_timing(struct reader *r, const cJSON *obj, const char *
     double mean = get_num(r, o, here, "mean"), median = get_num(r, o, here, "median");
     double min = get_num(r, o, here, "min");
     const cJSON *reps = get_arr(r, o, here, "reps");
-    int n = cJSON_GetArraySize(reps);
+    int n = array_len(r, reps, here, "reps", READ_MAX_REPS);
+    if (n > 0 && r->samples + n > READ_MAX_SAMPLES) {
+        bad(r, here, "reps", "at most 16777216 samples in the whole file");
+        n = -1;
+    }
+    struct timing t = {0};
+    if (n < 0 || r->missing[0]) return t; /* the read fails anyway: allocate nothing */
+    r->samples += n;
     double *s = malloc((size_t)(n > 0 ? n : 1) * sizeof(double));
     CHECK(s);
-    for (int i = 0; i < n; i++) {
-        const cJSON *v = cJSON_GetArrayItem(reps, i);
+    int i = 0;
+    for (const cJSON *v = reps->child; v; v = v->next, i++) {
         if (!cJSON_IsNumber(v)) bad(r, here, "reps[]", "numbers");
         s[i] = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
     }
-    struct timing t = timing_from(s, n);
+    t = timing_from(s, n);
     free(s);
     /* keep the written statistics: they are what the writer reported */
     t.mean = mean;
@@ -350,20 +429,18 @@ static void read_dispatch(struct reader *r, const cJSON *o, int i, struct prof_d
 {
     char at[64];
     snprintf(at, sizeof at, "dispatches[%d]", i);
-    d->index = (int)get_num(r, o, at, "index");
+    d->index = (int)get_int(r, o, at, "index", 0, INT32_MAX);
     get_str(r, o, at, "kind", d->kind, sizeof d->kind);
-    d->layer = (int)get_num(r, o, at, "layer");
+    d->layer = (int)get_int(r, o, at, "layer", -1, MODEL_MAX_LAYERS_JSON);
     get_str(r, o, at, "op", d->op, sizeof d->op);
     const cJSON *g = get_arr(r, o, at, "groups");
-    if (g && cJSON_GetArraySize(g) != 3) bad(r, at, "groups", "3 numbers");
-    for (int k = 0; k < 3 && g; k++) {
-        const cJSON *v = cJSON_GetArrayItem(g, k);
-        d->groups[k] = cJSON_IsNumber(v) ? (uint32_t)v->valuedouble : 0;
-    }
-    d->bytes = (uint64_t)get_num(r, o, at, "bytes");
+    if (g && array_len(r, g, at, "groups", 3) != 3) bad(r, at, "groups", "3 integers");
+    int k = 0;
+    for (const cJSON *v = g ? g->child : NULL; v && k < 3; v = v->next, k++)
+        d->groups[k] = (uint32_t)check_int(r, v, at, "groups", 0, UINT32_MAX);
+    d->bytes = (uint64_t)get_int(r, o, at, "bytes", 0, JSON_MAX_EXACT);
     d->us = get_timing(r, o, at, "us");
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(o, "start_us"); /* optional */
-    d->start_us = cJSON_IsNumber(st) ? st->valuedouble : 0.0;
+    d->start_us = opt_num(r, o, at, "start_us", 0.0);
 }
 
 static void read_kind(struct reader *r, const cJSON *o, int i, struct prof_kind *k)
@@ -371,14 +448,12 @@ static void read_kind(struct reader *r, const cJSON *o, int i, struct prof_kind 
     char at[64];
     snprintf(at, sizeof at, "by_kind[%d]", i);
     get_str(r, o, at, "kind", k->kind, sizeof k->kind);
-    k->n = (int)get_num(r, o, at, "n");
+    k->n = (int)get_int(r, o, at, "n", 0, INT32_MAX);
     k->us = get_timing(r, o, at, "us");
     k->share = get_num(r, o, at, "share");
     k->gbps = get_num(r, o, at, "gbps");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "bw_share"); /* optional */
-    k->bw_share = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
-    v = cJSON_GetObjectItemCaseSensitive(o, "bytes");
-    k->bytes = cJSON_IsNumber(v) ? (uint64_t)v->valuedouble : 0;
+    k->bw_share = opt_num(r, o, at, "bw_share", 0.0);
+    k->bytes = (uint64_t)opt_int(r, o, at, "bytes", JSON_MAX_EXACT);
 }
 
 static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *p)
@@ -414,9 +489,9 @@ static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *
     g->head_gbps = get_num(r, h, "lm_head", "gbps");
     g->head_gbps_f16 = get_num(r, h, "lm_head", "gbps_f16");
     g->head_gbps_q4_0 = get_num(r, h, "lm_head", "gbps_q4_0");
-    g->head_bytes_real = (uint64_t)get_num(r, h, "lm_head", "bytes");
-    g->head_bytes_f16 = (uint64_t)get_num(r, h, "lm_head", "bytes_f16");
-    g->head_bytes_q4_0 = (uint64_t)get_num(r, h, "lm_head", "bytes_q4_0");
+    g->head_bytes_real = (uint64_t)get_int(r, h, "lm_head", "bytes", 0, JSON_MAX_EXACT);
+    g->head_bytes_f16 = (uint64_t)get_int(r, h, "lm_head", "bytes_f16", 0, JSON_MAX_EXACT);
+    g->head_bytes_q4_0 = (uint64_t)get_int(r, h, "lm_head", "bytes_q4_0", 0, JSON_MAX_EXACT);
     g->disagree = get_bool(r, h, "lm_head", "disagree");
 }
 
@@ -431,109 +506,71 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     get_str(r, o, "device", "driver", p->device.driver, sizeof p->device.driver);
     get_str(r, o, "device", "api", p->device.api, sizeof p->device.api);
     p->device.timestamp_period_ns = get_num(r, o, "device", "timestamp_period_ns");
-    p->device.timestamp_valid_bits = (uint32_t)get_num(r, o, "device", "timestamp_valid_bits");
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "has_timestamps"); /* optional */
+    p->device.timestamp_valid_bits = (uint32_t)get_int(r, o, "device", "timestamp_valid_bits", 0, 64);
+    const cJSON *v = opt(o, "has_timestamps"); /* optional */
+    if (v && !cJSON_IsBool(v)) bad(r, "device", "has_timestamps", "true or false");
     p->device.has_timestamps = v ? cJSON_IsTrue(v) : p->device.timestamp_valid_bits > 0;
-    v = cJSON_GetObjectItemCaseSensitive(o, "copy_gbps");
-    p->device.copy_gbps = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    p->device.copy_gbps = opt_num(r, o, "device", "copy_gbps", 0.0);
 
     o = get_obj(r, root, "", "model");
     get_str(r, o, "model", "family", p->model.family, sizeof p->model.family);
-    p->model.n_layers = (int)get_num(r, o, "model", "n_layers");
-    p->model.hidden = (int)get_num(r, o, "model", "hidden");
-    p->model.vocab = (int)get_num(r, o, "model", "vocab");
+    p->model.n_layers = (int)get_int(r, o, "model", "n_layers", 0, MODEL_MAX_LAYERS_JSON);
+    p->model.hidden = (int)get_int(r, o, "model", "hidden", 0, INT32_MAX);
+    p->model.vocab = (int)get_int(r, o, "model", "vocab", 0, INT32_MAX);
     get_str(r, o, "model", "dtype", p->model.dtype, sizeof p->model.dtype);
     get_str(r, o, "model", "source", p->model.source, sizeof p->model.source);
 
     o = get_obj(r, root, "", "shard");
-    p->shard.a = (int)get_num(r, o, "shard", "a");
-    p->shard.b = (int)get_num(r, o, "shard", "b");
+    p->shard.a = (int)get_int(r, o, "shard", "a", 0, MODEL_MAX_LAYERS_JSON);
+    p->shard.b = (int)get_int(r, o, "shard", "b", 0, MODEL_MAX_LAYERS_JSON);
 
     o = get_obj(r, root, "", "shape");
     get_str(r, o, "shape", "plan", p->shape.plan, sizeof p->shape.plan);
-    p->shape.cols = (int)get_num(r, o, "shape", "cols");
-    p->shape.pos = (int)get_num(r, o, "shape", "pos");
-    p->shape.slots = (int)get_num(r, o, "shape", "slots");
-    v = cJSON_GetObjectItemCaseSensitive(o, "draft"); /* optional: files from before the spec plan */
-    p->shape.draft = cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
+    p->shape.cols = (int)get_int(r, o, "shape", "cols", 0, INT32_MAX);
+    p->shape.pos = (int)get_int(r, o, "shape", "pos", 0, INT32_MAX);
+    p->shape.slots = (int)get_int(r, o, "shape", "slots", 0, INT32_MAX);
+    p->shape.draft = (int)opt_int(r, o, "shape", "draft", INT32_MAX); /* optional: before --spec */
     p->shape.logits = get_bool(r, o, "shape", "logits");
 
     p->busy_us = get_timing(r, root, "", "busy_us");
     p->head_us = get_timing(r, root, "", "head_us");
     p->wall_us = get_timing(r, root, "", "wall_us");
-    v = cJSON_GetObjectItemCaseSensitive(root, "tok_s");
-    p->tok_s = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    p->tok_s = opt_num(r, root, "", "tok_s", 0.0);
     v = cJSON_GetObjectItemCaseSensitive(root, "timing"); /* optional: files before issue 13 */
     p->timing = cJSON_IsString(v) && !strcmp(v->valuestring, "sampled") ? TIMING_SAMPLED
                 : cJSON_IsString(v) && !strcmp(v->valuestring, "none")  ? TIMING_NONE
                                                                          : TIMING_FULL;
 
     const cJSON *ds = get_arr(r, root, "", "dispatches");
-    int n = cJSON_GetArraySize(ds);
+    int n = array_len(r, ds, "", "dispatches", READ_MAX_DISPATCHES);
+    if (n < 0 || r->missing[0]) return;
     p->dispatches = calloc((size_t)(n > 0 ? n : 1), sizeof *p->dispatches);
     CHECK(p->dispatches);
     p->n_dispatches = n;
-    for (int i = 0; i < n; i++)
-        read_dispatch(r, cJSON_GetArrayItem(ds, i), i, &p->dispatches[i]);
+    int i = 0;
+    for (const cJSON *it = ds->child; it && !r->missing[0]; it = it->next, i++)
+        read_dispatch(r, it, i, &p->dispatches[i]);
 
     const cJSON *ks = get_arr(r, root, "", "by_kind");
-    n = cJSON_GetArraySize(ks);
+    n = array_len(r, ks, "", "by_kind", READ_MAX_KINDS);
+    if (n < 0 || r->missing[0]) return;
     p->by_kind = calloc((size_t)(n > 0 ? n : 1), sizeof *p->by_kind);
     CHECK(p->by_kind);
     p->n_kinds = n;
-    for (int i = 0; i < n; i++)
-        read_kind(r, cJSON_GetArrayItem(ks, i), i, &p->by_kind[i]);
+    i = 0;
+    for (const cJSON *it = ks->child; it && !r->missing[0]; it = it->next, i++)
+        read_kind(r, it, i, &p->by_kind[i]);
 
     read_gap_probe(r, root, p);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n - 1, f);
-        if (n < cap - 1) break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return NULL;
-    }
-    if (buf) buf[n] = 0;
-    *len = n;
-    return buf;
-}
-
-int report_json_read(const char *path, struct profile *p, struct err *e)
+int report_json_parse(const char *path, const char *text, size_t len, struct profile *p,
+                      struct err *e)
 {
     memset(p, 0, sizeof *p);
-    size_t len = 0;
-    char *text = slurp(path, &len);
-    if (!text)
-        return err_set(e, ST_USAGE, "%s: cannot read the profile JSON: %s", path, strerror(errno));
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (!root) {
-        const char *where = cJSON_GetErrorPtr();
-        long off = where && where >= text && where <= text + len ? (long)(where - text) : -1;
-        free(text);
-        return err_set(e, ST_USAGE,
-                       "%s: not valid JSON (near byte %ld); expected a profile written "
-                       "by --json",
-                       path, off);
-    }
-    free(text);
+    cJSON *root = NULL;
+    int st = input_json_parse(path, "the profile JSON", text, len, &root, e);
+    if (st) return st;
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);
         return err_set(e, ST_USAGE,
@@ -552,4 +589,16 @@ int report_json_read(const char *path, struct profile *p, struct err *e)
                        path, r.missing, r.want);
     }
     return ST_OK;
+}
+
+int report_json_read(const char *path, struct profile *p, struct err *e)
+{
+    memset(p, 0, sizeof *p);
+    char *text = NULL;
+    size_t len = 0;
+    int st = input_read(path, "the profile JSON", INPUT_JSON_MAX, &text, &len, e);
+    if (st) return st;
+    st = report_json_parse(path, text, len, p, e);
+    free(text);
+    return st;
 }

@@ -123,7 +123,11 @@ static int parse_shape(const char *path, const char *name, const cJSON *j, struc
                            "%s: tensor %s: element count of its shape overflows 64 bits (expected "
                            "a representable size)",
                            path, name);
+        if (rank == TENSOR_FILE_MAX_DIMS)
+            return err_set(e, ST_USAGE, "%s: tensor %s has more than %d dims (expected at most %d)",
+                           path, name, TENSOR_FILE_MAX_DIMS, TENSOR_FILE_MAX_DIMS);
         n *= x;
+        v->file_shape[rank] = (int64_t)x;
         if (rank < TENSOR_MAX_DIMS)
             v->shape[rank] = (int64_t)x;
         else
@@ -131,6 +135,7 @@ static int parse_shape(const char *path, const char *name, const cJSON *j, struc
         rank++;
     }
     v->n_dims = MIN(rank, TENSOR_MAX_DIMS);
+    v->rank = rank;
     *numel = n;
     return ST_OK;
 }
@@ -329,6 +334,7 @@ int safetensors_parse(const char *path, const uint8_t *base, uint64_t size, stru
     }
     for (int i = 0; i < n_t && !rc; i++) {
         t[i].v.data = base + 8 + n + t[i].begin;
+        t[i].v.file_offset = 8 + n + t[i].begin;
         t[i].v.file = file;
         if (src_add_tensor(s, &t[i].v) != 0) rc = err_set(e, ST_RUNTIME, "%s: out of memory", path);
     }

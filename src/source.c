@@ -4,6 +4,8 @@
  * mapping into tensor views. */
 #include "loader_priv.h"
 
+#include "input.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -62,6 +64,16 @@ int64_t tensor_numel(const struct tensor_view *t)
     return n;
 }
 
+void tensor_shape_str(const struct tensor_view *t, char *buf, size_t n)
+{
+    int rank = t->rank > t->n_dims ? MIN(t->rank, TENSOR_FILE_MAX_DIMS) : t->n_dims;
+    const int64_t *dims = t->rank > t->n_dims ? t->file_shape : t->shape;
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? ", " : "", (long long)dims[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
 /* ---- storage owned by a source ------------------------------------------------------------------
  */
 
@@ -71,13 +83,23 @@ static struct source_priv *priv_of(struct model_source *s)
     return s->priv;
 }
 
+bool grow_array(void **arr, int n, int *cap, size_t elem)
+{
+    if (n < *cap) return true;
+    if (*cap > INT32_MAX / 2) return false;
+    int want = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, (size_t)want * elem);
+    if (!p) return false;
+    *arr = p;
+    *cap = want;
+    return true;
+}
+
 const char *src_strndup(struct model_source *s, const char *p, size_t n)
 {
     struct source_priv *pv = priv_of(s);
-    if (!pv) return NULL;
-    char **strs = realloc(pv->strs, (size_t)(pv->n_strs + 1) * sizeof *strs);
-    if (!strs) return NULL;
-    pv->strs = strs;
+    if (!pv || !grow_array((void **)&pv->strs, pv->n_strs, &pv->cap_strs, sizeof *pv->strs))
+        return NULL;
     char *c = malloc(n + 1);
     if (!c) return NULL;
     if (n) memcpy(c, p, n);
@@ -89,21 +111,19 @@ const char *src_strndup(struct model_source *s, const char *p, size_t n)
 int src_keep_json(struct model_source *s, cJSON *json)
 {
     struct source_priv *pv = priv_of(s);
-    cJSON **js = pv ? realloc(pv->json, (size_t)(pv->n_json + 1) * sizeof *js) : NULL;
-    if (!js) {
+    if (!pv || !grow_array((void **)&pv->json, pv->n_json, &pv->cap_json, sizeof *pv->json)) {
         cJSON_Delete(json);
         return -1;
     }
-    pv->json = js;
     pv->json[pv->n_json++] = json;
     return 0;
 }
 
 int src_add_tensor(struct model_source *s, const struct tensor_view *t)
 {
-    struct tensor_view *ts = realloc(s->tensors, (size_t)(s->n_tensors + 1) * sizeof *ts);
-    if (!ts) return -1;
-    s->tensors = ts;
+    struct source_priv *pv = priv_of(s);
+    if (!pv || !grow_array((void **)&s->tensors, s->n_tensors, &pv->cap_tensors, sizeof *t))
+        return -1;
     s->tensors[s->n_tensors++] = *t;
     return 0;
 }
@@ -147,37 +167,30 @@ int find_duplicate(const char *const *names, int n, int *i, int *j)
 static int map_file(struct model_source *s, const char *path, const struct mapping **out,
                     struct err *e)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable file)", path,
-                       strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return err_set(e, ST_USAGE, "%s: not a regular file (expected a model file)", path);
-    }
+    int fd;
+    uint64_t size;
+    int rc = input_open(path, "the file", &fd, &size, e);
+    if (rc) return rc;
     const uint8_t *base = NULL;
-    if (st.st_size > 0) {
-        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (size > 0) {
+        void *p = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p == MAP_FAILED) {
             int code = errno == ENOMEM ? ST_RUNTIME : ST_USAGE;
             close(fd);
-            return err_set(e, code, "%s: mmap of %lld bytes failed: %s", path,
-                           (long long)st.st_size, strerror(errno));
+            return err_set(e, code, "%s: mmap of %llu bytes failed: %s", path,
+                           (unsigned long long)size, strerror(errno));
         }
         base = p;
     }
     close(fd);
-    struct mapping *maps = realloc(s->maps, (size_t)(s->n_maps + 1) * sizeof *maps);
+    struct source_priv *pv = priv_of(s);
     char *copy = strdup(path);
-    if (!maps || !copy) {
+    if (!pv || !copy || !grow_array((void **)&s->maps, s->n_maps, &pv->cap_maps, sizeof *s->maps)) {
         free(copy);
-        if (maps) s->maps = maps;
-        if (base) munmap((void *)base, (size_t)st.st_size);
+        if (base) munmap((void *)base, (size_t)size);
         return err_set(e, ST_RUNTIME, "%s: out of memory", path);
     }
-    s->maps = maps;
-    s->maps[s->n_maps] = (struct mapping){copy, base, (uint64_t)st.st_size};
+    s->maps[s->n_maps] = (struct mapping){copy, base, size};
     *out = &s->maps[s->n_maps++];
     return ST_OK;
 }
@@ -199,50 +212,10 @@ static int open_file(struct model_source *s, const char *path, struct err *e)
                 : safetensors_parse(path, m->base, m->size, s, e);
 }
 
-/* Reads a whole JSON file; *out is its tree (the caller owns it). */
-static int read_json(const char *path, cJSON **out, struct err *e)
+/* Reads a whole JSON file (capped, strict); *out is its tree (the caller owns it). */
+static int read_json(const char *path, const char *what, cJSON **out, struct err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return err_set(e, ST_USAGE, "%s: cannot open: %s (expected a readable JSON file)", path,
-                       strerror(errno));
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 65536;
-            char *b = realloc(buf, cap);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                return err_set(e, ST_RUNTIME, "%s: out of memory", path);
-            }
-            buf = b;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    bool io_error = ferror(f);
-    fclose(f);
-    if (io_error) {
-        free(buf);
-        return err_set(e, ST_USAGE, "%s: read error (expected a readable JSON file)", path);
-    }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithLengthOpts(buf, n, &end, false);
-    size_t at = end ? (size_t)(end - buf) : 0;
-    free(buf);
-    if (!j)
-        return err_set(e, ST_USAGE, "%s: invalid JSON near byte %zu (expected a JSON object)", path,
-                       at);
-    if (!cJSON_IsObject(j)) {
-        cJSON_Delete(j);
-        return err_set(e, ST_USAGE, "%s: top level is not a JSON object (expected a JSON object)",
-                       path);
-    }
-    *out = j;
-    return ST_OK;
+    return input_json_object(path, what, out, e);
 }
 
 static bool file_exists(const char *path)
@@ -254,115 +227,221 @@ static bool file_exists(const char *path)
 /* ---- sharded checkpoints
  * ------------------------------------------------------------------------- */
 
+/* One weight_map entry: tensor -> shard file. Sorted copies give linear-time lookups both ways
+ * (300 k tensors load in a blink, not in a quadratic crawl). */
+struct map_entry {
+    const char *tensor, *file;
+    int order; /* position in weight_map */
+    int shard; /* index into the shard list */
+};
+
 struct shard {
     const char *file; /* as named in weight_map */
     int first, end;   /* its tensors in s->tensors */
 };
 
-static int find_shard(const struct shard *sh, int n, const char *file)
+static int cmp_entry_file(const void *a, const void *b)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(sh[i].file, file) == 0) return i;
-    return -1;
+    const struct map_entry *x = a, *y = b;
+    int c = strcmp(x->file, y->file);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
-/* Lists the distinct shards of weight_map in first-seen order. */
-static int list_shards(const char *index, const cJSON *map, struct shard **out, int *n_out,
-                       struct err *e)
+static int cmp_entry_tensor(const void *a, const void *b)
 {
-    struct shard *sh = NULL;
-    int n = 0;
-    const cJSON *it;
-    cJSON_ArrayForEach(it, map)
-    {
-        if (!cJSON_IsString(it) || !it->valuestring[0] || strstr(it->valuestring, "..")) {
-            free(sh);
+    return strcmp(((const struct map_entry *)a)->tensor, ((const struct map_entry *)b)->tensor);
+}
+
+static int cmp_shard_first(const void *a, const void *b)
+{
+    const struct map_entry *x = *(const struct map_entry *const *)a;
+    const struct map_entry *y = *(const struct map_entry *const *)b;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* A shard is a plain .safetensors file name in the folder: no folders, no "..", no GGUF. */
+static bool shard_name_ok(const char *f)
+{
+    return f[0] && f[0] != '.' && !strchr(f, '/') && strlen(f) < 256 &&
+           ends_with(f, ".safetensors");
+}
+
+/* "<stem>-NNNNN-of-MMMMM.safetensors" -> NNNNN and MMMMM; false for other names. */
+static bool shard_number(const char *f, long *i, long *n)
+{
+    const char *of = strstr(f, "-of-");
+    if (!of) return false;
+    const char *p = of;
+    while (p > f && p[-1] >= '0' && p[-1] <= '9') p--;
+    if (p == of || p == f || p[-1] != '-') return false;
+    char *end;
+    *i = strtol(p, NULL, 10);
+    *n = strtol(of + 4, &end, 10);
+    return end != of + 4 && !strcmp(end, ".safetensors");
+}
+
+/* Numbered shards ("model-00003-of-00004.safetensors") agree on the count and lie in 1..count: a
+ * shard outside the list its names give is an index error, not a file to go looking for. */
+static int check_shard_numbers(const char *index, const struct shard *sh, int n, struct err *e)
+{
+    long count = -1;
+    for (int k = 0; k < n; k++) {
+        long i, c;
+        if (!shard_number(sh[k].file, &i, &c)) continue;
+        if (count < 0) count = c;
+        if (c != count || i < 1 || i > c)
             return err_set(e, ST_USAGE,
-                           "%s: weight_map entry for tensor %s is not a shard file name (expected "
-                           "a file name in the folder)",
-                           index, it->string);
-        }
-        if (find_shard(sh, n, it->valuestring) >= 0) continue;
-        struct shard *g = realloc(sh, (size_t)(n + 1) * sizeof *g);
-        if (!g) {
-            free(sh);
-            return err_set(e, ST_RUNTIME, "%s: out of memory", index);
-        }
-        sh = g;
-        sh[n++] = (struct shard){it->valuestring, 0, 0};
+                           "%s: weight_map names shard %s, which is not in the list of %ld shards "
+                           "its names give (expected %s 1..%ld of %ld)",
+                           index, sh[k].file, count, c != count ? "one count," : "numbers", count,
+                           count);
     }
-    *out = sh;
-    *n_out = n;
     return ST_OK;
 }
 
-/* Each tensor once across shards, and each weight_map entry present in the shard it names. */
-static int check_shards(struct model_source *s, const char *index, const cJSON *map,
+/* weight_map -> entries (sorted by tensor name) and the distinct shards in first-seen order. */
+static int list_shards(const char *index, const cJSON *map, struct map_entry **out_e, int *n_e,
+                       struct shard **out_sh, int *n_sh, struct err *e)
+{
+    int n = 0;
+    for (const cJSON *it = map->child; it; it = it->next) n++;
+    struct map_entry *en = malloc((size_t)n * sizeof *en);
+    const struct map_entry **heads = malloc((size_t)n * sizeof *heads);
+    struct shard *sh = NULL;
+    int rc = en && heads ? ST_OK : err_set(e, ST_RUNTIME, "%s: out of memory", index);
+    int k = 0;
+    for (const cJSON *it = map->child; it && !rc; it = it->next, k++) {
+        if (!cJSON_IsString(it) || !shard_name_ok(it->valuestring))
+            rc = err_set(e, ST_USAGE,
+                         "%s: weight_map entry for tensor %.200s is %s%.200s%s (expected the name "
+                         "of a .safetensors file in the folder)",
+                         index, it->string, cJSON_IsString(it) ? "\"" : "not a string",
+                         cJSON_IsString(it) ? it->valuestring : "", cJSON_IsString(it) ? "\"" : "");
+        else
+            en[k] = (struct map_entry){it->string, it->valuestring, k, -1};
+    }
+    int n_heads = 0;
+    if (!rc) {
+        qsort(en, (size_t)n, sizeof *en, cmp_entry_file);
+        for (int i = 0; i < n; i++)
+            if (i == 0 || strcmp(en[i - 1].file, en[i].file)) heads[n_heads++] = &en[i];
+        qsort(heads, (size_t)n_heads, sizeof *heads, cmp_shard_first);
+        sh = malloc((size_t)n_heads * sizeof *sh);
+        if (!sh) rc = err_set(e, ST_RUNTIME, "%s: out of memory", index);
+    }
+    for (int i = 0; i < n_heads && !rc; i++) {
+        sh[i] = (struct shard){heads[i]->file, 0, 0};
+        /* heads[i] starts its group in the file-sorted array: mark the whole group */
+        for (struct map_entry *g = (struct map_entry *)heads[i];
+             g < en + n && !strcmp(g->file, heads[i]->file); g++)
+            g->shard = i;
+    }
+    free(heads);
+    if (!rc) rc = check_shard_numbers(index, sh, n_heads, e);
+    if (rc) {
+        free(en);
+        free(sh);
+        return rc;
+    }
+    qsort(en, (size_t)n, sizeof *en, cmp_entry_tensor);
+    *out_e = en;
+    *n_e = n;
+    *out_sh = sh;
+    *n_sh = n_heads;
+    return ST_OK;
+}
+
+/* Each tensor once across shards, each shard tensor listed in weight_map under its own shard,
+ * and each weight_map entry present in the shard it names. */
+static int check_shards(struct model_source *s, const char *index, struct map_entry *en, int n_e,
                         const struct shard *sh, int n_sh, struct err *e)
 {
     const char **names = malloc((size_t)MAX(s->n_tensors, 1) * sizeof *names);
-    if (!names) return err_set(e, ST_RUNTIME, "%s: out of memory", index);
+    bool *seen = calloc((size_t)MAX(n_e, 1), sizeof *seen);
+    if (!names || !seen) {
+        free(names);
+        free(seen);
+        return err_set(e, ST_RUNTIME, "%s: out of memory", index);
+    }
     for (int i = 0; i < s->n_tensors; i++)
         names[i] = s->tensors[i].name;
     int a = 0, b = 0, dup = find_duplicate(names, s->n_tensors, &a, &b);
     free(names);
-    if (dup < 0) return err_set(e, ST_RUNTIME, "%s: out of memory", index);
-    if (dup)
-        return err_set(e, ST_USAGE,
-                       "%s: tensor %s is in both %s and %s (expected each tensor in one shard)",
-                       index, s->tensors[a].name, s->tensors[a].file, s->tensors[b].file);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, map)
-    {
-        const struct shard *h = &sh[find_shard(sh, n_sh, it->valuestring)];
-        bool found = false;
-        for (int i = h->first; i < h->end && !found; i++)
-            found = strcmp(s->tensors[i].name, it->string) == 0;
-        if (!found)
-            return err_set(e, ST_USAGE,
-                           "%s: weight_map puts tensor %s in %s, but that shard has no such tensor "
-                           "(expected the index to match its shards)",
-                           index, it->string, h->file);
+    int rc = ST_OK;
+    if (dup < 0) rc = err_set(e, ST_RUNTIME, "%s: out of memory", index);
+    if (dup > 0)
+        rc = err_set(e, ST_USAGE,
+                     "%s: tensor %s is in both %s and %s (expected each tensor in one shard)",
+                     index, s->tensors[a].name, s->tensors[a].file, s->tensors[b].file);
+    for (int k = 0; k < n_sh && !rc; k++) {
+        for (int i = sh[k].first; i < sh[k].end && !rc; i++) {
+            struct map_entry key = {.tensor = s->tensors[i].name};
+            struct map_entry *m = bsearch(&key, en, (size_t)n_e, sizeof *en, cmp_entry_tensor);
+            if (!m)
+                rc = err_set(e, ST_USAGE,
+                             "%s: shard %s holds tensor %s, which weight_map does not list "
+                             "(expected the index to list every tensor of its shards)",
+                             index, sh[k].file, s->tensors[i].name);
+            else if (m->shard != k)
+                rc = err_set(e, ST_USAGE,
+                             "%s: weight_map puts tensor %s in %s, but it is in %s (expected the "
+                             "index to match its shards)",
+                             index, m->tensor, m->file, sh[k].file);
+            else
+                seen[m - en] = true;
+        }
     }
-    return ST_OK;
+    for (int i = 0; i < n_e && !rc; i++)
+        if (!seen[i])
+            rc = err_set(e, ST_USAGE,
+                         "%s: weight_map puts tensor %s in %s, but that shard has no such tensor "
+                         "(expected the index to match its shards)",
+                         index, en[i].tensor, en[i].file);
+    free(seen);
+    return rc;
+}
+
+/* One shard of an index: safetensors whatever its bytes say (never GGUF). */
+static int open_shard(struct model_source *s, const char *index, const char *file, const char *path,
+                      struct err *e)
+{
+    if (!file_exists(path))
+        return err_set(e, ST_USAGE,
+                       "%s: weight_map names shard %s, which does not exist (expected %s)", index,
+                       file, path);
+    const struct mapping *m = NULL;
+    int rc = map_file(s, path, &m, e);
+    return rc ? rc : safetensors_parse(path, m->base, m->size, s, e);
 }
 
 static int open_sharded(struct model_source *s, const char *dir, const char *index, struct err *e)
 {
     cJSON *root = NULL;
-    int rc = read_json(index, &root, e);
+    int rc = read_json(index, "the index", &root, e);
     if (rc) return rc;
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(root, "weight_map");
     struct shard *sh = NULL;
-    int n_sh = 0;
+    struct map_entry *en = NULL;
+    int n_sh = 0, n_e = 0;
     if (!cJSON_IsObject(map) || !map->child)
         rc = err_set(e, ST_USAGE,
                      "%s: no weight_map (expected {\"weight_map\": {tensor: shard file}})", index);
     else
-        rc = list_shards(index, map, &sh, &n_sh, e);
+        rc = list_shards(index, map, &en, &n_e, &sh, &n_sh, e);
     for (int i = 0; i < n_sh && !rc; i++) {
         char *path = NULL;
         if (asprintf(&path, "%s/%s", dir, sh[i].file) < 0) {
             rc = err_set(e, ST_RUNTIME, "%s: out of memory", index);
             break;
         }
-        if (!file_exists(path)) {
-            rc = err_set(e, ST_USAGE,
-                         "%s: weight_map names shard %s, which does not exist (expected %s)", index,
-                         sh[i].file, path);
-        } else {
-            sh[i].first = s->n_tensors;
-            rc = open_file(s, path, e);
-            sh[i].end = s->n_tensors;
-            if (!rc && s->kind != SOURCE_SAFETENSORS)
-                rc = err_set(e, ST_USAGE,
-                             "%s: shard %s is not safetensors (expected safetensors shards)", index,
-                             path);
-        }
+        sh[i].first = s->n_tensors;
+        rc = open_shard(s, index, sh[i].file, path, e);
+        sh[i].end = s->n_tensors;
         free(path);
     }
-    if (!rc) rc = check_shards(s, index, map, sh, n_sh, e);
+    if (!rc) rc = check_shards(s, index, en, n_e, sh, n_sh, e);
     free(sh);
+    free(en);
     cJSON_Delete(root);
     return rc;
 }
@@ -382,7 +461,7 @@ static int open_folder(struct model_source *s, const char *dir, struct err *e)
     else if (!file_exists(cfg))
         rc = err_set(e, ST_USAGE, "%s: no config.json in folder %s (" EXPECT_SOURCE ")", dir, dir);
     else
-        rc = read_json(cfg, &s->config, e);
+        rc = read_json(cfg, "config.json", &s->config, e);
     if (!rc) {
         if (file_exists(single))
             rc = open_file(s, single, e);
@@ -443,6 +522,37 @@ void source_close(struct model_source *s)
     cJSON_Delete(s->st_metadata);
     free(s->path);
     memset(s, 0, sizeof *s);
+}
+
+int tensor_read(const struct tensor_view *v, uint64_t at, uint64_t n, void *out, struct err *e)
+{
+    if (at > v->n_bytes || n > v->n_bytes - at)
+        return err_set(e, ST_RUNTIME, "%s: tensor %s: bytes %llu..%llu asked of %llu", v->file,
+                       v->name, (unsigned long long)at, (unsigned long long)(at + n),
+                       (unsigned long long)v->n_bytes);
+    int fd;
+    uint64_t size;
+    int st = input_open(v->file, "the file", &fd, &size, e);
+    if (st) return ST_RUNTIME; /* it was there when it was opened */
+    uint64_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(fd, (char *)out + done, (size_t)(n - done),
+                            (off_t)(v->file_offset + at + done));
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            int err = got < 0 ? errno : 0;
+            close(fd);
+            return err_set(e, ST_RUNTIME,
+                           "%s: reading tensor %s failed at byte %llu of %llu: %s (was the file "
+                           "changed while the tool ran?)",
+                           v->file, v->name, (unsigned long long)(at + done),
+                           (unsigned long long)v->n_bytes,
+                           err ? strerror(err) : "the file ends there now");
+        }
+        done += (uint64_t)got;
+    }
+    close(fd);
+    return ST_OK;
 }
 
 const struct tensor_view *source_find(const struct model_source *s, const char *name)

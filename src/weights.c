@@ -7,15 +7,53 @@
 
 #include "progress.h"
 
+/* Weights are read from their file with pread (tensor_read) into the staging buffer, never
+ * copied out of the mapping: a file that shrinks while the tool runs gives a short read (exit 1
+ * with a message), where touching the mapping past the new end would kill the tool with SIGBUS. */
+struct file_read {
+    const struct tensor_view *v;
+    int st; /* first failure, its message in err */
+    struct err err;
+};
+
+static void file_fill(void *ctx, uint64_t at, uint64_t n, void *out)
+{
+    struct file_read *r = ctx;
+    if (!r->st) r->st = tensor_read(r->v, at, n, out, &r->err);
+    if (r->st) memset(out, 0, (size_t)n);
+}
+
 struct repack_ctx {
     const struct shard_tensor *t;
     int64_t rows, k;
+    const uint8_t *blocks; /* the tensor's file bytes, read whole */
 };
 
 static void repack_fill(void *ctx, uint64_t at, uint64_t n, void *out)
 {
     const struct repack_ctx *c = ctx;
-    weight_repack(c->t->dtype, c->rows, c->k, c->t->src->data, at, n, out);
+    weight_repack(c->t->dtype, c->rows, c->k, c->blocks, at, n, out);
+}
+
+/* One file tensor into buf: straight through the staging buffer, or (Q8_0/Q4_0) read whole and
+ * repacked while it streams. */
+static int upload_file_tensor(struct gpu *g, const struct shard_tensor *t, const struct gpu_weight *w,
+                              const struct gpu_buf *buf, struct err *e)
+{
+    if (t->dtype != DT_Q8_0 && t->dtype != DT_Q4_0) {
+        struct file_read r = {t->src, ST_OK, {{0}}};
+        int st = gpu_upload_fn(g, buf, 0, w->bytes, file_fill, &r, e);
+        if (!st && r.st) *e = r.err;
+        return st ? st : r.st;
+    }
+    uint8_t *blocks = malloc(t->src->n_bytes ? t->src->n_bytes : 1);
+    if (!blocks) return err_set(e, ST_RUNTIME, "out of host memory reading tensor %s (%llu bytes)", t->name,
+                                (unsigned long long)t->src->n_bytes);
+    int st = tensor_read(t->src, 0, t->src->n_bytes, blocks, e);
+    struct repack_ctx c = {t, w->rows, w->k, blocks};
+    if (!st) st = gpu_upload_fn(g, buf, 0, w->bytes, repack_fill, &c, e);
+    free(blocks);
+    return st;
 }
 
 /* [rows, k] view of a tensor: 1-D -> [1, n]; ≥2-D -> [outer product, last dim]. */
@@ -85,12 +123,8 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
             if (t->src->n_bytes != w->bytes)
                 st = err_set(e, ST_USAGE, "%s: tensor %s has %llu bytes, expected %llu", t->src->file, t->name,
                              (unsigned long long)t->src->n_bytes, (unsigned long long)w->bytes);
-            else if (t->dtype == DT_Q8_0 || t->dtype == DT_Q4_0) {
-                struct repack_ctx c = {t, w->rows, w->k};
-                st = gpu_upload_fn(g, &buf, 0, w->bytes, repack_fill, &c, e);
-            } else {
-                st = gpu_upload(g, &buf, 0, t->src->data, w->bytes, e);
-            }
+            else
+                st = upload_file_tensor(g, t, w, &buf, e);
         } else {
             enum winit_mode mode = WINIT_NORMAL;
             float a = 1, b = 0;

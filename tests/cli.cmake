@@ -100,3 +100,35 @@ add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_DROP_LAST_DISPATCH=1")
 cli_test(golden_wrong_model golden 2 "the model has 6 layers" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
+
+# ---- hostile input and faults (issue 11)
+# conflicting flags and outputs: exit 2 before anything loads
+cli_test(cli_load_only_golden cli 2 "--load-only and --golden" --model ${LT} --full --load-only --golden ${LT}/golden.safetensors)
+cli_test(cli_load_only_json cli 2 "--load-only and --json" --model ${LT} --full --load-only --json out.json)
+cli_test(cli_golden_json cli 2 "--golden and --json" --model ${LT} --full --golden ${LT}/golden.safetensors --json out.json)
+cli_test(cli_json_trace_same cli 2 "name the same file" --model ${LT} --full --json same.json --trace same.json)
+# long paths keep the OS reason at the end of the message
+string(REPEAT "d" 1500 LONG_DIR)
+cli_test(cli_long_path cli 2 "No such file or directory" --model /nonexistent/${LONG_DIR}/model --full)
+# no Vulkan driver: a message saying what to install
+function(cli_test_env name label code text envs)
+  add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 300
+    ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;${envs}")
+endfunction()
+set(NO_DRIVER "VK_DRIVER_FILES=/nonexistent/icd.json;VK_ICD_FILENAMES=/nonexistent/icd.json")
+cli_test_env(cli_no_vulkan_driver cli 1 "install mesa-vulkan-drivers" "${NO_DRIVER}" --model lfm2-350m --layers 0:1 --load-only)
+# every input and output is checked before the GPU is opened (no driver: a GPU open would say so)
+cli_test_env(cli_golden_before_gpu cli 2 "the model has 6 layers" "${NO_DRIVER}" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
+cli_test_env(cli_json_dir_before_gpu cli 2 "does not exist" "${NO_DRIVER}" --model ${LT} --full --json /nonexistent/dir/out.json)
+cli_test_env(cli_trace_dir_before_gpu cli 2 "is a folder" "${NO_DRIVER}" --model ${LT} --full --trace /tmp)
+# FIFOs and trailing garbage as --compare files: exit 2 at once, never a hang
+add_test(NAME cli_compare_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/f && timeout 60 ${EXPECT} 2 'not a regular file' $0 --compare $d/f --current $d/f; rc=$?; rm -rf $d; exit $rc" ${BIN})
+add_test(NAME cli_compare_trailing COMMAND sh -c "d=$(mktemp -d) && printf '{}{}' > $d/f && ${EXPECT} 2 'more after its JSON value' $0 --compare $d/f --current $d/f; rc=$?; rm -rf $d; exit $rc" ${BIN})
+add_test(NAME cli_model_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/m.gguf && timeout 60 ${EXPECT} 2 'not a regular file' $0 --model $d/m.gguf --full --load-only; rc=$?; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_compare_fifo cli_compare_trailing cli_model_fifo PROPERTIES LABELS cli TIMEOUT 120 ENVIRONMENT "LFM2_VALIDATION=1")
+# --json - writes the JSON to stdout (the text report to stderr) and no file named "-"
+add_test(NAME cli_json_stdout COMMAND sh -c "d=$(mktemp -d) && cd $d && $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json - > out 2> err && ! test -e ./- && grep -q '\"busy_us\"' out && grep -q 'GPU busy' err; rc=$?; cat out err | head -40; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
+# out of device memory: exit 1 naming the buffer, the size asked, what is free and the heap
+cli_test(cli_out_of_device_memory cli-gpu 1 "buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)

@@ -4,12 +4,20 @@
  * files truncated or extended), and opened both through source_open and from an exact-size heap
  * copy (so AddressSanitizer sees any overread). A seeded fuzz loop then flips bytes and truncates.
  * Folders cover config.json and sharded-index errors, and one valid sharded checkpoint. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "golden.h"
 #include "loader.h"
+#include "model.h"
+#include "profile.h"
+#include "synth_profile.h"
 #include "testutil.h"
 
 static const char *tmp;
@@ -764,6 +772,636 @@ static void test_folders(void)
     free(st.p);
 }
 
+/* ---- hostile input (issue 11)
+ * ------------------------------------------------------------------------------ */
+
+static const char *fixtures;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char msg[] = "FAIL test_badinput: a case hung (alarm): an open or read blocked\n";
+    if (write(2, msg, sizeof msg - 1) < 0) _exit(3);
+    _exit(3);
+}
+
+/* Opens dir (folder or file) and, when it opens, describes and binds it whole; returns the first
+ * failing status with e filled. */
+static int open_describe(const char *path, struct err *e)
+{
+    struct model_source s;
+    struct model_desc d;
+    struct shard sh;
+    int rc = source_open(&s, path, e);
+    if (rc) return rc;
+    rc = model_describe(&s, &d, e);
+    if (!rc) rc = shard_bind(&s, &d, 0, d.n_layers, &sh, e);
+    if (!rc) shard_free(&sh);
+    source_close(&s);
+    return rc;
+}
+
+static void expect_open(const char *label, const char *path, int want, const char *what)
+{
+    struct err e;
+    strcpy(e.msg, "(poison)");
+    int rc = open_describe(path, &e);
+    if (getenv("T_VERBOSE")) fprintf(stderr, "%-22s %s\n", label, e.msg);
+    T_CHECK(rc == want && (!what || strstr(e.msg, what)), "%s: rc %d msg \"%s\" (want %d, \"%s\")",
+            label, rc, e.msg, want, what ? what : "");
+}
+
+/* A folder named label with model.safetensors -> the fixture's and config.json = text. */
+static const char *model_folder(const char *label, const char *fixture, const char *config_text)
+{
+    const char *dir = mkfolder(label);
+    char p[700], target[700];
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    snprintf(target, sizeof target, "%s/%s/model.safetensors", fixtures, fixture);
+    unlink(p);
+    T_CHECK(symlink(target, p) == 0, "symlink %s", p);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    unlink(p);
+    write_text(p, config_text);
+    return dir;
+}
+
+/* The fixture's config.json with key (dotted: "rope_parameters.rope_theta") set to the JSON text
+ * value ("null" removes nothing: it writes null). */
+static char *config_with(const char *fixture, const char *key, const char *value)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s/config.json", fixtures, fixture);
+    cJSON *root = t_json_file(p), *obj = root;
+    char k[128];
+    snprintf(k, sizeof k, "%s", key);
+    char *dot = strchr(k, '.');
+    if (dot) {
+        *dot = 0;
+        obj = cJSON_GetObjectItemCaseSensitive(root, k);
+    }
+    const char *leaf = dot ? dot + 1 : k;
+    cJSON_DeleteItemFromObjectCaseSensitive(obj, leaf);
+    cJSON_AddItemToObject(obj, leaf, value[0] == '@' ? cJSON_CreateString(value + 1)
+                                                     : cJSON_Parse(value));
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+static void test_special_files(void)
+{
+    char p[700], fifo[700];
+    snprintf(fifo, sizeof fifo, "%s/fifo", tmp);
+    T_CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    expect_open("fifo_model_file", fifo, ST_USAGE, "not a regular file");
+
+    /* a FIFO as model.safetensors, as config.json; /dev/zero as config.json */
+    const char *d1 = mkfolder("fifo_weights");
+    snprintf(p, sizeof p, "%s/config.json", d1);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    snprintf(p, sizeof p, "%s/model.safetensors", d1);
+    T_CHECK(mkfifo(p, 0600) == 0, "mkfifo");
+    expect_open("fifo_model_safetensors", d1, ST_USAGE, "not a regular file");
+
+    const char *d2 = mkfolder("fifo_config");
+    snprintf(p, sizeof p, "%s/config.json", d2);
+    T_CHECK(mkfifo(p, 0600) == 0, "mkfifo");
+    expect_open("fifo_config", d2, ST_USAGE, "not a regular file");
+
+    const char *d3 = mkfolder("zero_config");
+    snprintf(p, sizeof p, "%s/config.json", d3);
+    T_CHECK(symlink("/dev/zero", p) == 0, "symlink");
+    expect_open("dev_zero_config", d3, ST_USAGE, "character device");
+
+    /* a FIFO as an index shard and as the index */
+    const char *d4 = mkfolder("fifo_shard");
+    snprintf(p, sizeof p, "%s/config.json", d4);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(d4);
+    write_index(d4, GOOD_MAP ", \"h\": \"fifo.safetensors\"");
+    snprintf(p, sizeof p, "%s/fifo.safetensors", d4);
+    T_CHECK(mkfifo(p, 0600) == 0, "mkfifo");
+    expect_open("fifo_shard", d4, ST_USAGE, "not a regular file");
+    const char *d5 = mkfolder("fifo_index");
+    snprintf(p, sizeof p, "%s/config.json", d5);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", d5);
+    T_CHECK(mkfifo(p, 0600) == 0, "mkfifo");
+    expect_open("fifo_index", d5, ST_USAGE, "not a regular file");
+
+    /* JSON over the cap: refused by size, before reading (sparse file) */
+    const char *d6 = mkfolder("huge_config");
+    snprintf(p, sizeof p, "%s/config.json", d6);
+    FILE *f = fopen(p, "w");
+    T_CHECK(f && ftruncate(fileno(f), (off_t)(65ll << 20)) == 0, "sparse config");
+    if (f) fclose(f);
+    write_shards(d6);
+    expect_open("huge_config", d6, ST_USAGE, "64 MiB cap");
+
+    /* --compare inputs go through the same reader */
+    struct profile prof;
+    struct err e;
+    int rc = report_json_read(fifo, &prof, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "not a regular file"), "compare fifo: %d %s", rc, e.msg);
+    rc = report_json_read("/dev/zero", &prof, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "character device"), "compare /dev/zero: %d %s", rc,
+            e.msg);
+}
+
+static void test_strict_json(void)
+{
+    static const struct {
+        const char *label, *text, *what;
+    } cases[] = {
+        {"cfg_trailing", "{\"model_type\": \"lfm2\"} x", "more after its JSON value"},
+        {"cfg_two_objects", "{\"model_type\": \"lfm2\"}{\"model_type\": \"lfm2\"}",
+         "more after its JSON value"},
+        {"cfg_dup_key", "{\"model_type\": \"lfm2\", \"model_type\": \"qwen3_5\"}",
+         "\"model_type\" twice"},
+        {"cfg_dup_nested", "{\"model_type\": \"lfm2\", \"r\": {\"a\": 1, \"b\": 2, \"a\": 3}}",
+         "\"a\" twice"},
+        {"cfg_nul", "{\"model_type\": \"lfm2\"}\0", "more after"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        const char *dir = mkfolder(cases[i].label);
+        char p[700];
+        snprintf(p, sizeof p, "%s/config.json", dir);
+        size_t n = strlen(cases[i].text) + (strstr(cases[i].label, "nul") ? 1 : 0);
+        T_CHECK(t_write_file(p, cases[i].text, n) == 0, "write");
+        write_shards(dir);
+        expect_open(cases[i].label, dir, ST_USAGE, cases[i].what);
+    }
+    const char *dir = mkfolder("index_dup");
+    char p[700];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(dir);
+    write_index(dir, GOOD_MAP ", \"a\": \"" SH1 "\"");
+    expect_open("index_dup_key", dir, ST_USAGE, "\"a\" twice");
+    snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir);
+    write_text(p, "{\"weight_map\": {" GOOD_MAP "}} {}");
+    expect_open("index_trailing", dir, ST_USAGE, "more after");
+}
+
+static void test_config_keys(void)
+{
+    static const struct {
+        const char *fixture, *key, *value, *what;
+    } cases[] = {
+        {"lfm2-tiny", "full_attn_idxs", "[2.9, 4.2]", "2.9"},
+        {"lfm2-tiny", "conv_L_cache", "3.5", "'conv_L_cache' is 3.5"},
+        {"lfm2-tiny", "norm_eps", "@1e-5", "'norm_eps' is a string"},
+        {"lfm2-tiny", "vocab_size", "@1000", "'vocab_size' is a string"},
+        {"lfm2-tiny", "vocab_size", "0", "'vocab_size' is 0"},
+        {"lfm2-tiny", "norm_eps", "0", "'norm_eps' is 0"},
+        {"lfm2-tiny", "norm_eps", "-1e-5", "'norm_eps' is -1e-05"},
+        {"lfm2-tiny", "norm_eps", "1e300", "'norm_eps' is 1e+300"},
+        {"lfm2-tiny", "rope_parameters.rope_theta", "0", "'rope_theta' is 0"},
+        {"lfm2-tiny", "rope_parameters.rope_theta", "-10000", "'rope_theta' is -10000"},
+        {"lfm2-tiny", "rope_parameters.rope_theta", "1e300", "'rope_theta' is 1e+300"},
+        {"lfm2-tiny", "hidden_size", "2147483648", "'hidden_size' is 2147483648"},
+        {"lfm2-tiny", "num_hidden_layers", "5.5", "not an integer"},
+        {"lfm2-tiny", "tie_word_embeddings", "@yes", "'tie_word_embeddings' is a string"},
+        {"lfm2-tiny", "layer_types", "@conv", "'layer_types' is a string"},
+        {"lfm2-tiny", "max_position_embeddings", "4.5", "'max_position_embeddings' is 4.5"},
+        {"lfm2-tiny", "text_config", "5", "'text_config' is a number"},
+        {"lfm2-tiny", "rope_parameters", "@x", "'rope_parameters' is a string"},
+        {"qwen35-tiny", "text_config.partial_rotary_factor", "1e300", "'partial_rotary_factor'"},
+        {"qwen35-tiny", "text_config.rms_norm_eps", "1e300", "'rms_norm_eps' is 1e+300"},
+        {"qwen35-tiny", "text_config.full_attention_interval", "2.5", "full_attention_interval"},
+        {"glm-ocr-tiny", "text_config.rms_norm_eps", "@1e-5", "'rms_norm_eps' is a string"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char label[64];
+        snprintf(label, sizeof label, "cfg_key_%zu", i);
+        char *text = config_with(cases[i].fixture, cases[i].key, cases[i].value);
+        /* full_attn_idxs counts only when layer_types is absent */
+        if (strstr(cases[i].key, "full_att")) {
+            cJSON *j = cJSON_Parse(text), *tc = cJSON_GetObjectItemCaseSensitive(j, "text_config");
+            cJSON_DeleteItemFromObjectCaseSensitive(tc ? tc : j, "layer_types");
+            free(text);
+            text = cJSON_Print(j);
+            cJSON_Delete(j);
+        }
+        const char *dir = model_folder(label, cases[i].fixture, text);
+        free(text);
+        expect_open(label, dir, ST_USAGE, cases[i].what);
+    }
+    /* the fixtures themselves (null keys included) still load */
+    const char *names[] = {"lfm2-tiny", "qwen35-tiny", "glm-ocr-tiny"};
+    for (int i = 0; i < 3; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", fixtures, names[i]);
+        expect_open(names[i], p, ST_OK, NULL);
+    }
+}
+
+/* The fixture lfm2-tiny/model-f16.gguf read whole, for patching. */
+static struct buf gguf_fixture(struct model_source *s)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/lfm2-tiny/model-f16.gguf", fixtures);
+    struct buf b = {0};
+    FILE *f = fopen(p, "rb");
+    T_CHECK(f != NULL, "open %s", p);
+    if (!f) return b;
+    fseek(f, 0, SEEK_END);
+    b.n = b.cap = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b.p = malloc(b.n);
+    T_CHECK(fread(b.p, 1, b.n, f) == b.n, "read");
+    fclose(f);
+    struct err e;
+    T_CHECK(source_open(s, p, &e) == ST_OK, "%s", e.msg);
+    return b;
+}
+
+static size_t kv_at(const struct model_source *s, const char *key)
+{
+    const struct gguf_kv *kv = gguf_find(s, key);
+    CHECK(kv);
+    return (size_t)(kv->data - s->maps[0].base);
+}
+
+static void expect_gguf(const char *label, struct buf *b, const char *what)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s.gguf", tmp, label);
+    T_CHECK(t_write_file(p, b->p, b->n) == 0, "write");
+    expect_open(label, p, ST_USAGE, what);
+}
+
+static void test_gguf_describe(void)
+{
+    struct model_source s;
+    struct buf b = gguf_fixture(&s);
+    if (!b.p) return;
+    struct buf c = {malloc(b.n), b.n, b.n};
+    float nan = NAN, inf = INFINITY, zero = 0;
+
+#define GG_CASE(label, what, stmt)                                                                 \
+    do {                                                                                           \
+        memcpy(c.p, b.p, b.n);                                                                     \
+        c.n = b.n;                                                                                 \
+        stmt;                                                                                      \
+        expect_gguf(label, &c, what);                                                              \
+    } while (0)
+    GG_CASE("gg_vocab0", "'lfm2.vocab_size' is 0", patch_u32(&c, kv_at(&s, "lfm2.vocab_size"), 0));
+    GG_CASE("gg_eps_nan", "layer_norm_rms_epsilon' is nan",
+            memcpy(c.p + kv_at(&s, "lfm2.attention.layer_norm_rms_epsilon"), &nan, 4));
+    GG_CASE("gg_eps_zero", "layer_norm_rms_epsilon' is 0",
+            memcpy(c.p + kv_at(&s, "lfm2.attention.layer_norm_rms_epsilon"), &zero, 4));
+    GG_CASE("gg_theta_inf", "freq_base' is inf",
+            memcpy(c.p + kv_at(&s, "lfm2.rope.freq_base"), &inf, 4));
+    GG_CASE("gg_ctx_type", "context_length' has value type",
+            patch_u32(&c, kv_at(&s, "lfm2.context_length") - 4, GGUF_F32));
+    /* 4 heads, kv heads 3 on the attention layers: not a multiple */
+    GG_CASE("gg_heads", "not a multiple of 3 kv heads", {
+        patch_u32(&c, kv_at(&s, "lfm2.attention.head_count"), 4);
+        size_t at = kv_at(&s, "lfm2.attention.head_count_kv");
+        for (int l = 0; l < 6; l++)
+            if (rd_u32(c.p + at + 4 * l)) patch_u32(&c, at + 4 * l, 3);
+    });
+    /* a 100-byte architecture: 96 bytes spliced into the string keep the data section aligned */
+    {
+        size_t at = kv_at(&s, "general.architecture"); /* its bytes; the u64 length before */
+        struct buf d = {0};
+        put(&d, b.p, at - 8);
+        put_u64(&d, 100);
+        for (int i = 0; i < 100; i++)
+            put(&d, "x", 1);
+        put(&d, b.p + at + 4, b.n - at - 4);
+        expect_gguf("gg_arch100", &d, "is 100 bytes long");
+        free(d.p);
+    }
+#undef GG_CASE
+    free(c.p);
+    free(b.p);
+    source_close(&s);
+
+    /* tensors whose data overlap: one offset shared, and every offset 0 */
+    struct gg_pos pos;
+    b = gg_write(GG_VALID, &pos);
+    patch_u64(&b, pos.offset[3], rd_u64(b.p + pos.offset[2]));
+    expect_bad("gg_overlap", true, b, "overlaps tensor");
+    b = gg_write(GG_VALID, &pos);
+    for (int i = 0; i < 6; i++)
+        patch_u64(&b, pos.offset[i], 0);
+    expect_bad("gg_all_zero_offsets", true, b, "overlaps tensor");
+}
+
+static void test_index_hostile(void)
+{
+    char p[700];
+    /* a tensor in a shard that weight_map does not list */
+    const char *d1 = mkfolder("index_unlisted");
+    snprintf(p, sizeof p, "%s/config.json", d1);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(d1);
+    write_index(d1, "\"a\": \"" SH1 "\", \"e\": \"" SH1 "\", \"c\": \"" SH2 "\", \"d\": \"" SH2
+                    "\", \"f\": \"" SH2 "\", \"g\": \"" SH2 "\"");
+    expect_bad_folder(d1, "tensor b", "does not list");
+    /* a tensor mapped to the other shard */
+    write_index(d1, "\"a\": \"" SH1 "\", \"e\": \"" SH1 "\", \"b\": \"" SH2 "\", \"c\": \"" SH2
+                    "\", \"d\": \"" SH2 "\", \"f\": \"" SH2 "\", \"g\": \"" SH2 "\"");
+    expect_bad_folder(d1, "tensor b", "but it is in");
+    /* a shard outside the numbered list: 3 of 2 */
+    write_index(d1, GOOD_MAP ", \"zz\": \"model-00003-of-00002.safetensors\"");
+    expect_bad_folder(d1, "model-00003-of-00002.safetensors", "not in the list of 2 shards");
+    /* a .gguf (or a path outside the folder) listed as a shard */
+    const char *d2 = mkfolder("index_gguf_shard");
+    snprintf(p, sizeof p, "%s/config.json", d2);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(d2);
+    struct buf g = gg_write(GG_VALID, NULL);
+    write_in(d2, "x.gguf", &g);
+    write_in(d2, "gguf-inside.safetensors", &g);
+    write_index(d2, GOOD_MAP ", \"zz\": \"x.gguf\"");
+    expect_bad_folder(d2, "x.gguf", "expected the name of a .safetensors file");
+    write_index(d2, GOOD_MAP ", \"zz\": \"sub/x.safetensors\"");
+    expect_bad_folder(d2, "sub/x.safetensors", "expected the name of a .safetensors file");
+    /* GGUF bytes under a .safetensors name: read as safetensors (and refused), nothing leaks */
+    write_index(d2, GOOD_MAP ", \"zz\": \"gguf-inside.safetensors\"");
+    expect_bad_folder(d2, "gguf-inside.safetensors", "header length");
+    free(g.p);
+    /* a GGUF never joins other parsed files */
+    struct model_source s = {0};
+    struct err e;
+    g = gg_write(GG_VALID, NULL);
+    T_CHECK(gguf_parse("a.gguf", g.p, g.n, &s, &e) == ST_OK, "%s", e.msg);
+    T_CHECK(gguf_parse("b.gguf", g.p, g.n, &s, &e) == ST_USAGE && strstr(e.msg, "cannot join"),
+            "second GGUF into one source: %s", e.msg);
+    source_close(&s);
+    free(g.p);
+}
+
+/* A folded rank-5 tensor prints its file shape, never the folded one. */
+static void test_rank5(void)
+{
+    struct buf b = st_raw("{\"v\": {\"dtype\": \"U8\", \"shape\": [2, 3, 4, 5, 6], "
+                          "\"data_offsets\": [0, 720]}}",
+                          720);
+    struct model_source s = {0};
+    struct err e;
+    T_CHECK(safetensors_parse("r5.safetensors", b.p, b.n, &s, &e) == ST_OK, "%s", e.msg);
+    const struct tensor_view *v = source_find(&s, "v");
+    char shape[96] = "";
+    if (v) tensor_shape_str(v, shape, sizeof shape);
+    T_CHECK(v && !strcmp(shape, "[2, 3, 4, 5, 6]") && v->rank == 5, "rank-5 shape prints %s",
+            shape);
+    source_close(&s);
+    free(b.p);
+    b = st_raw("{\"v\": {\"dtype\": \"U8\", \"shape\": [1,1,1,1,1,1,1,1,2], \"data_offsets\": [0, "
+               "2]}}",
+               2);
+    expect_bad("st_rank9", false, b, "more than 8 dims");
+}
+
+/* 300 k tensors or keys load in linear time (the ASan build took minutes when arrays grew one
+ * element at a time and lookups were linear). */
+static void test_many(void)
+{
+    const int n = 300000;
+    struct buf h = {0};
+    put(&h, "{", 1);
+    for (int i = 0; i < n; i++) {
+        char ent[128];
+        int k = snprintf(ent, sizeof ent,
+                         "%s\"t%d\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [%d, %d]}",
+                         i ? ", " : "", i, i, i + 1);
+        put(&h, ent, (size_t)k);
+    }
+    put(&h, "}", 1);
+    put(&h, "", 1);
+    struct buf b = st_raw((const char *)h.p, (uint64_t)n);
+    free(h.p);
+    const char *dir = mkfolder("many");
+    char p[700];
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_in(dir, "model-1.safetensors", &b);
+    free(b.p);
+    struct buf idx = {0};
+    put(&idx, "{\"weight_map\": {", 16);
+    for (int i = 0; i < n; i++) {
+        char ent[64];
+        int k = snprintf(ent, sizeof ent, "%s\"t%d\": \"model-1.safetensors\"", i ? ", " : "", i);
+        put(&idx, ent, (size_t)k);
+    }
+    put(&idx, "}}", 2);
+    write_in(dir, "model.safetensors.index.json", &idx);
+    free(idx.p);
+    double t0 = now_us();
+    struct model_source s;
+    struct err e;
+    int rc = source_open(&s, dir, &e);
+    double sec = (now_us() - t0) * 1e-6;
+    T_CHECK(rc == ST_OK && s.n_tensors == n, "300k-tensor index: rc %d %s", rc, e.msg);
+    if (rc == ST_OK) source_close(&s);
+    T_CHECK(sec < 60, "300k tensors through an index took %.1f s (expected linear time)", sec);
+    if (getenv("T_VERBOSE")) fprintf(stderr, "300k index: %.2f s\n", sec);
+
+    /* GGUF: 300 k metadata keys */
+    struct buf g = {0};
+    put(&g, "GGUF", 4);
+    put_u32(&g, 3);
+    put_u64(&g, 0);
+    put_u64(&g, (uint64_t)n);
+    for (int i = 0; i < n; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k.%d", i);
+        put_str(&g, key);
+        put_u32(&g, GGUF_U32);
+        put_u32(&g, (uint32_t)i);
+    }
+    t0 = now_us();
+    rc = parse_mem(true, "many.gguf", &g, &e, &s);
+    sec = (now_us() - t0) * 1e-6;
+    T_CHECK(rc == ST_OK && sec < 60, "300k GGUF keys: rc %d %.1f s %s", rc, sec, e.msg);
+    free(g.p);
+}
+
+/* A golden is checked before the GPU: finite, not all zero, S/T bounded. */
+static void test_golden_files(void)
+{
+    char model[600], gold[600];
+    snprintf(model, sizeof model, "%s/lfm2-tiny", fixtures);
+    snprintf(gold, sizeof gold, "%s/lfm2-tiny/golden.safetensors", fixtures);
+    struct model_source s, gs;
+    struct model_desc d;
+    struct shard sh;
+    struct err e;
+    if (source_open(&s, model, &e) || model_describe(&s, &d, &e) ||
+        shard_bind(&s, &d, 0, d.n_layers, &sh, &e)) {
+        T_CHECK(0, "lfm2-tiny: %s", e.msg);
+        return;
+    }
+    T_CHECK(golden_validate(gold, &d, &sh, &e) == ST_OK, "the fixture golden: %s", e.msg);
+    T_CHECK(source_open(&gs, gold, &e) == ST_OK, "%s", e.msg);
+    struct buf b = {0};
+    put(&b, gs.maps[0].base, gs.maps[0].size);
+    const struct tensor_view *lg = source_find(&gs, "logits");
+    size_t at = (size_t)(lg->data - gs.maps[0].base), n = lg->n_bytes / 4;
+    source_close(&gs);
+    char p[600];
+    snprintf(p, sizeof p, "%s/gold-bad.safetensors", tmp);
+    float nan = NAN, inf = -INFINITY, zero = 0;
+    struct {
+        const char *label;
+        const float *value;
+        size_t from, count;
+        const char *what;
+    } cases[] = {
+        {"all_nan", &nan, 0, n, "tensor 'logits' holds nan"},
+        {"one_inf", &inf, n / 2, 1, "tensor 'logits' holds -inf"},
+        {"seq0_zero", &zero, 0, n / 3, "tensor 'logits' is all zeros in sequence 0"},
+    };
+    for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
+        struct buf x = {malloc(b.n), b.n, b.n};
+        memcpy(x.p, b.p, b.n);
+        for (size_t i = cases[c].from; i < cases[c].from + cases[c].count; i++)
+            memcpy(x.p + at + 4 * i, cases[c].value, 4);
+        T_CHECK(t_write_file(p, x.p, x.n) == 0, "write");
+        strcpy(e.msg, "(poison)");
+        int rc = golden_validate(p, &d, &sh, &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, cases[c].what), "golden %s: rc %d %s", cases[c].label,
+                rc, e.msg);
+        free(x.p);
+    }
+    free(b.p);
+    /* token tables too large for one step or for the model's positions */
+    static const int64_t shapes[][2] = {{1, 100000}, {65536, 2}, {64, 100}};
+    for (size_t c = 0; c < ARRAY_LEN(shapes); c++) {
+        char hdr[256];
+        uint64_t bytes = (uint64_t)(shapes[c][0] * shapes[c][1] * 4);
+        snprintf(hdr, sizeof hdr,
+                 "{\"tokens\": {\"dtype\": \"I32\", \"shape\": [%lld, %lld], \"data_offsets\": [0, "
+                 "%llu]}}",
+                 (long long)shapes[c][0], (long long)shapes[c][1], (unsigned long long)bytes);
+        struct buf x = st_raw(hdr, bytes);
+        T_CHECK(t_write_file(p, x.p, x.n) == 0, "write");
+        int rc = golden_validate(p, &d, &sh, &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "too large"), "golden tokens [%lld, %lld]: rc %d %s",
+                (long long)shapes[c][0], (long long)shapes[c][1], rc, e.msg);
+        free(x.p);
+    }
+    shard_free(&sh);
+    source_close(&s);
+}
+
+/* --compare files: strict JSON, integers where integers are meant, typed optional fields,
+ * bounded counts. */
+static void test_compare_files(void)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/profile.json", tmp);
+    struct profile prof;
+    synth_profile(&prof, 7, 3);
+    struct err e;
+    T_CHECK(report_json_write(p, &prof, &e) == ST_OK, "%s", e.msg);
+    profile_free(&prof);
+    cJSON *good = t_json_file(p);
+    struct {
+        const char *label, *path, *value, *what;
+    } cases[] = {
+        {"cols_4.7", "shape.cols", "4.7", "shape.cols"},
+        {"n_layers_str", "model.n_layers", "\"6\"", "model.n_layers"},
+        {"copy_gbps_str", "device.copy_gbps", "\"fast\"", "device.copy_gbps"},
+        {"has_ts_num", "device.has_timestamps", "1", "device.has_timestamps"},
+        {"tok_s_str", "tok_s", "\"x\"", "tok_s"},
+    };
+    for (size_t c = 0; c < ARRAY_LEN(cases); c++) {
+        cJSON *j = cJSON_Duplicate(good, 1), *obj = j;
+        char k[64];
+        snprintf(k, sizeof k, "%s", cases[c].path);
+        char *dot = strchr(k, '.');
+        if (dot) *dot = 0, obj = cJSON_GetObjectItemCaseSensitive(j, k);
+        const char *leaf = dot ? dot + 1 : k;
+        cJSON_DeleteItemFromObjectCaseSensitive(obj, leaf);
+        cJSON_AddItemToObject(obj, leaf, cJSON_Parse(cases[c].value));
+        char *text = cJSON_Print(j);
+        cJSON_Delete(j);
+        write_text(p, text);
+        free(text);
+        int rc = report_json_read(p, &prof, &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, cases[c].what), "compare %s: rc %d %s",
+                cases[c].label, rc, e.msg);
+        if (!rc) profile_free(&prof);
+    }
+    char *text = cJSON_PrintUnformatted(good);
+    size_t len = strlen(text);
+    struct {
+        const char *label, *suffix, *what;
+    } tails[] = {{"trailing", " x", "more after"}, {"two_objects", "{}", "more after"}};
+    for (size_t c = 0; c < ARRAY_LEN(tails); c++) {
+        char *t2 = malloc(len + 8);
+        snprintf(t2, len + 8, "%s%s", text, tails[c].suffix);
+        write_text(p, t2);
+        free(t2);
+        int rc = report_json_read(p, &prof, &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, tails[c].what), "compare %s: rc %d %s",
+                tails[c].label, rc, e.msg);
+    }
+    /* a duplicate key: "tool" twice */
+    char *t3 = malloc(len + 32);
+    snprintf(t3, len + 32, "{\"tool\": \"x\", %s", text + 1);
+    write_text(p, t3);
+    free(t3);
+    int rc = report_json_read(p, &prof, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "\"tool\" twice"), "compare dup key: rc %d %s", rc,
+            e.msg);
+    free(text);
+    /* 200 k reps and 100 k dispatches are refused before anything is allocated */
+    cJSON *j = cJSON_Duplicate(good, 1);
+    cJSON *reps = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(j, "busy_us"),
+                                                   "reps");
+    for (int i = 0; i < 200000; i++) cJSON_AddItemToArray(reps, cJSON_CreateNumber(1));
+    text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    write_text(p, text);
+    free(text);
+    double t0 = now_us();
+    rc = report_json_read(p, &prof, &e);
+    double sec = (now_us() - t0) * 1e-6;
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "busy_us.reps") && strstr(e.msg, "at most 100000"),
+            "200k reps: rc %d %s", rc, e.msg);
+    j = cJSON_Duplicate(good, 1);
+    cJSON *ds = cJSON_GetObjectItemCaseSensitive(j, "dispatches");
+    for (int i = 0; i < 100000; i++)
+        cJSON_AddItemToArray(ds, cJSON_Duplicate(ds->child, 1));
+    text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    write_text(p, text);
+    free(text);
+    t0 = now_us();
+    rc = report_json_read(p, &prof, &e);
+    sec += (now_us() - t0) * 1e-6;
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "dispatches") && strstr(e.msg, "at most 65536"),
+            "100k dispatches: rc %d %s", rc, e.msg);
+    T_CHECK(sec < 60, "reading the hostile compare files took %.1f s", sec);
+    if (getenv("T_VERBOSE")) fprintf(stderr, "hostile compare reads: %.2f s\n", sec);
+    cJSON_Delete(good);
+}
+
+static void test_hostile(const char *fixture_dir)
+{
+    static char abs_dir[4096];
+    fixtures = realpath(fixture_dir, abs_dir) ? abs_dir : fixture_dir; /* symlinks point at it */
+    signal(SIGALRM, on_alarm);
+    alarm(600); /* a hang is a failure, not a stuck CI job */
+    test_special_files();
+    test_strict_json();
+    test_config_keys();
+    test_gguf_describe();
+    test_index_hostile();
+    test_rank5();
+    test_many();
+    test_golden_files();
+    test_compare_files();
+    alarm(0);
+}
+
 /* ---- fuzz
  * -------------------------------------------------------------------------------------------- */
 
@@ -808,8 +1446,6 @@ static void fuzz(bool gguf, int iters)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
     t_rng_seed(&rng, 20240611);
     tmp = t_tmpdir();
     T_CHECK(tmp != NULL, "mkdtemp");
@@ -819,6 +1455,7 @@ int main(int argc, char **argv)
     test_gguf_valid();
     test_gguf_bad();
     test_folders();
+    if (argc > 1) test_hostile(argv[1]);
     /* FUZZ_ITERS=N runs a longer campaign by hand; ctest runs 1000 of each. */
     int iters = getenv("FUZZ_ITERS") ? atoi(getenv("FUZZ_ITERS")) : 1000;
     fuzz(false, iters);

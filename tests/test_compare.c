@@ -69,11 +69,14 @@ static void test_regression(void)
     synth_profile(&base, 202, 10);
     synth_profile(&cur, 202, 10);
     synth_adjust_kind(&base, "attn.decode", 0.5, 0.0);
-    struct err e;
+    struct err e = {{0}};
     char *out;
     int st = compare_files(&base, &cur, 10.0, &out, &e);
     T_CHECK(st == ST_REGRESSION, "2x slower kind: %d\n%s", st, out);
     T_CHECK(strstr(out, "REGRESSION") != NULL, "regression line\n%s", out);
+    /* issue 11: main prints e.msg on exit 3: it must say what regressed */
+    T_CHECK(strstr(e.msg, "regression: attn.decode +") && strstr(e.msg, "threshold 10%"),
+            "exit-3 message names the kind, the change and the threshold: \"%s\"", e.msg);
     const char *row = strstr(out, "  attn.decode");
     T_CHECK(row && strstr(row, "SLOWER") && strstr(row, "SLOWER") < strchr(row, '\n'),
             "the slower kind is marked\n%s", out);
