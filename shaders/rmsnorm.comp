@@ -1,6 +1,7 @@
 #version 460
 // rmsnorm.comp - y[r][:] = w ⊙ x[src][:] / sqrt(mean(x[src]²) + eps), (1 + w) when plus1;
-// src = idx[r] when idx is set (gather of the columns that want logits), else r.
+// src = idx[r] when idx is set (gather of the columns that want logits), else r. With accumulate
+// the result is added into y (GLM's post-norms: h += rms(t, w), the residual after the norm).
 // x, y: f32 rows of dim; w: [dim] F32/F16/BF16. Grid: one workgroup per output row.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
@@ -16,6 +17,8 @@ layout(push_constant) uniform Push {
     uint wdtype;
     float eps;
     uint plus1;
+    uint accumulate;
+    uint pad;
 } p;
 
 shared float partial[256];
@@ -38,5 +41,8 @@ void main()
     for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
     float inv = inversesqrt(total / float(p.dim) + p.eps);
     float one = p.plus1 != 0u ? 1.0 : 0.0;
-    for (uint i = t; i < p.dim; i += 256u) yr.v[i] = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+    for (uint i = t; i < p.dim; i += 256u) {
+        float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+        yr.v[i] = p.accumulate != 0u ? yr.v[i] + v : v;
+    }
 }

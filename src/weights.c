@@ -7,13 +7,55 @@
 
 struct repack_ctx {
     const struct shard_tensor *t;
+    const uint8_t *file; /* the file bytes of this part */
     int64_t rows, k;
 };
 
 static void repack_fill(void *ctx, uint64_t at, uint64_t n, void *out)
 {
     const struct repack_ctx *c = ctx;
-    weight_repack(c->t->dtype, c->rows, c->k, c->t->src->data, at, n, out);
+    weight_repack(c->t->dtype, c->rows, c->k, c->file, at, n, out);
+}
+
+/* Row blocks a tensor is stored as on the device. A fused [gate | up] stack (GLM's gate_up_proj
+ * [2F, H]) is two weights of F rows, each in the device layout of its own at a 256-aligned
+ * stride (weights_part): in the repacked Q8_0/Q4_0 layout the scales follow ALL quant bytes, so
+ * rows F..2F of one repacked tensor would not be a weight a kernel can read. */
+static int row_parts(const struct shard_tensor *t) { return t->layer >= 0 && t->role == W_FFN_GATE_UP ? 2 : 1; }
+
+static uint64_t part_stride(const struct gpu_weight *w, int n_parts)
+{
+    uint64_t b = weight_bytes(w->dtype, w->rows / n_parts, w->k);
+    return n_parts == 1 ? b : (b + 255) & ~(uint64_t)255;
+}
+
+struct gpu_weight weights_part(const struct gpu_weight *w, int part, int n_parts)
+{
+    struct gpu_weight v = *w;
+    CHECK(n_parts >= 1 && part >= 0 && part < n_parts && w->rows % n_parts == 0);
+    v.rows = w->rows / n_parts;
+    v.bytes = weight_bytes(w->dtype, v.rows, w->k);
+    v.addr = w->addr + (uint64_t)part * part_stride(w, n_parts);
+    return v;
+}
+
+/* Fills a file tensor's device range, part by part (file bytes == device bytes per part). */
+static int upload_file_tensor(struct gpu *g, const struct shard_tensor *t, const struct gpu_weight *w,
+                              const struct gpu_buf *buf, struct err *e)
+{
+    int parts = row_parts(t), st = ST_OK;
+    for (int i = 0; !st && i < parts; i++) {
+        struct gpu_weight v = weights_part(w, i, parts);
+        uint64_t off = v.addr - w->addr;
+        const uint8_t *file = t->src->data + (uint64_t)i * v.bytes;
+        if (t->dtype == DT_Q8_0 || t->dtype == DT_Q4_0) {
+            struct repack_ctx c = {t, file, v.rows, v.k};
+            st = gpu_upload_fn(g, buf, off, v.bytes, repack_fill, &c, e);
+        } else {
+            st = gpu_upload(g, buf, off, file, v.bytes, e);
+        }
+    }
+    return st;
 }
 
 /* [rows, k] view of a tensor: 1-D -> [1, n]; ≥2-D -> [outer product, last dim]. */
@@ -56,14 +98,20 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
     struct plan init = {0};
     int st = ST_OK;
     uint64_t done = 0;
-    for (int i = 0; !st && i < s->n; i++) {
-        const struct shard_tensor *t = &s->t[i];
-        struct gpu_weight *w = &out->w[i];
+    for (int k = 0; !st && k < s->n; k++) {
+        const struct shard_tensor *t = &s->t[k];
+        struct gpu_weight *w = &out->w[k];
         struct gpu_buf buf;
         as_matrix(t, &w->rows, &w->k);
         w->dtype = t->dtype;
         w->bytes = weight_bytes(t->dtype, w->rows, w->k);
-        if ((st = gpu_alloc(g, w->bytes, GPU_MEM_DEVICE, &buf, e))) {
+        int parts = row_parts(t);
+        if (w->rows % parts) {
+            st = err_set(e, ST_USAGE, "tensor %s: %lld rows do not split into %d equal parts", t->name,
+                         (long long)w->rows, parts);
+            break;
+        }
+        if ((st = gpu_alloc(g, parts * part_stride(w, parts), GPU_MEM_DEVICE, &buf, e))) {
             err_wrap(e, st, "tensor %s", t->name);
             break;
         }
@@ -73,17 +121,16 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
             if (t->src->n_bytes != w->bytes)
                 st = err_set(e, ST_USAGE, "%s: tensor %s has %llu bytes, expected %llu", t->src->file, t->name,
                              (unsigned long long)t->src->n_bytes, (unsigned long long)w->bytes);
-            else if (t->dtype == DT_Q8_0 || t->dtype == DT_Q4_0) {
-                struct repack_ctx c = {t, w->rows, w->k};
-                st = gpu_upload_fn(g, &buf, 0, w->bytes, repack_fill, &c, e);
-            } else {
-                st = gpu_upload(g, &buf, 0, t->src->data, w->bytes, e);
-            }
+            else
+                st = upload_file_tensor(g, t, w, &buf, e);
         } else {
             enum winit_mode mode = WINIT_NORMAL;
             float a = 1, b = 0;
             init_rule(t, w->k, &mode, &a, &b);
-            st = k_winit(g, &init, w, (uint32_t)seed, (uint32_t)i, mode, a, b, e);
+            for (int i = 0; !st && i < parts; i++) { /* part i draws as tensor i·n + index */
+                struct gpu_weight v = weights_part(w, i, parts);
+                st = k_winit(g, &init, &v, (uint32_t)seed, (uint32_t)(i * s->n + k), mode, a, b, e);
+            }
         }
         done += w->bytes;
         show_progress(progress, "uploading", done, s->bytes > done ? s->bytes : done);
