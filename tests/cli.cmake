@@ -38,7 +38,7 @@ cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --curren
 # loading on lavapipe
 cli_test(cli_load_tiny cli-gpu 0 "uploaded" --model ${LT} --full --load-only)
 cli_test(cli_load_qwen_1_3 cli-gpu 0 "uploaded 28 tensors" --model ${FIXTURES}/qwen35-tiny --layers 1:3 --load-only)
-cli_test(cli_load_glm cli-gpu 0 "uploaded" --model ${FIXTURES}/glm-ocr-tiny --full --load-only)
+cli_test(cli_load_glm cli-gpu 0 "file tensors, not part of the decoder: vision tower (25)" --model ${FIXTURES}/glm-ocr-tiny --full --load-only)
 cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --load-only)
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
 cli_test(cli_qwen_profile_not_yet cli-gpu 2 "not supported yet" --model ${FIXTURES}/qwen35-tiny --full)
@@ -64,3 +64,19 @@ add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_DROP_LAST_DISPATCH=1")
 cli_test(golden_wrong_model golden 2 "the model has 6 layers" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
+
+# GLM-OCR (issue 12): the text decoder against transformers, whole and split 0:1 + 1:3, 16 and 144
+# tokens; the built-in profiles (quantized: the fused gate_up stack split at upload)
+set(GT ${FIXTURES}/glm-ocr-tiny)
+foreach(gold golden golden-long)
+  if(gold STREQUAL "golden")
+    set(n 9)
+  else()
+    set(n 6)
+  endif()
+  cli_test(golden_glm_${gold}_full golden 0 "golden: ${n}/${n} checks passed" --model ${GT} --full --golden ${GT}/${gold}.safetensors)
+  cli_test(golden_glm_${gold}_0_1 golden 0 "golden: ${n}/${n} checks passed" --model ${GT} --layers 0:1 --golden ${GT}/${gold}.safetensors)
+  cli_test(golden_glm_${gold}_1_3 golden 0 "golden: ${n}/${n} checks passed" --model ${GT} --layers 1:3 --golden ${GT}/${gold}.safetensors)
+endforeach()
+cli_test(cli_glm_profile_tiny cli-gpu 0 "-- LM head" --model ${GT} --full --cols 16 --logits --gap-probe --pos 4 --reps 2)
+cli_test(cli_glm_builtin_q4 cli-gpu 0 "rmsnorm_add" --model glm-ocr --layers 0:1 --cols 2 --pos 2 --reps 1 --dtype q4_0)
