@@ -2,7 +2,8 @@
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section.
+# $OUT (or bench/out when OUT is unset), one file per section. `glm` (GLM-OCR, issue 12) reads its
+# fixture from tests/fixtures: bash bench/h200.sh glm
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -56,6 +57,19 @@ dtypes() { # the other weight types at 16 columns
         echo "== cols=16 dtype=$dt"
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
+}
+glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
+    # glm-ocr profiled at 1, 16, 64 columns with the head (the bench note's ratio to the weight-bytes
+    # floor: layers + head bytes / copy bandwidth), and the same at 16 columns in q4_0
+    local G=${GLM_FX:-tests/fixtures/glm-ocr-tiny}
+    for gold in golden golden-long; do
+        for L in --full "--layers 0:1" "--layers 1:3"; do run --model "$G" $L --golden "$G/$gold.safetensors"; done
+    done
+    run --model glm-ocr --full --load-only
+    for c in 1 16 64; do
+        run --model glm-ocr --full --cols $c --pos 64 --logits --gap-probe --json "$O/glm_c$c.json"
+    done
+    run --model glm-ocr --full --cols 16 --pos 64 --logits --gap-probe --dtype q4_0 --json "$O/glm_c16_q4_0.json"
 }
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
