@@ -16,9 +16,7 @@ layout(push_constant) uniform Push {
     uint dim;
     uint wdtype;
     float eps;
-    uint plus1;
-    uint accumulate;
-    uint pad;
+    uint flags; // 1: the gain is (1 + w); 2: accumulate (y += result)
 } p;
 
 shared float partial[256];
@@ -40,9 +38,10 @@ void main()
     float total = 0.0;
     for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
     float inv = inversesqrt(total / float(p.dim) + p.eps);
-    float one = p.plus1 != 0u ? 1.0 : 0.0;
+    float one = (p.flags & 1u) != 0u ? 1.0 : 0.0;
+    bool acc = (p.flags & 2u) != 0u;
     for (uint i = t; i < p.dim; i += 256u) {
         float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
-        yr.v[i] = p.accumulate != 0u ? yr.v[i] + v : v;
+        yr.v[i] = acc ? yr.v[i] + v : v;
     }
 }

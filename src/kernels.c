@@ -138,9 +138,9 @@ struct push_rmsnorm {
     uint64_t x, y, w, idx;
     uint32_t dim, wdtype;
     float eps;
-    uint32_t plus1, accumulate, pad;
+    uint32_t flags; /* 1: (1 + w); 2: accumulate */
 };
-_Static_assert(sizeof(struct push_rmsnorm) == 56, "push_rmsnorm layout");
+_Static_assert(sizeof(struct push_rmsnorm) == 48, "push_rmsnorm layout");
 
 static int rmsnorm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y,
                        uint64_t idx, int n_rows, float eps, bool plus1, bool accumulate, int layer, const char *op,
@@ -152,8 +152,8 @@ static int rmsnorm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w
         return err_set(e, ST_USAGE, "%s %s: %d rows, expected 1..65535", kind, op, n_rows);
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
-    struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps, plus1,
-                              accumulate, 0};
+    struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps,
+                              (plus1 ? 1u : 0u) | (accumulate ? 2u : 0u)};
     add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes);
     return ST_OK;
 }
