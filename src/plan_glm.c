@@ -16,7 +16,7 @@
  * by p->kind. What GLM asks of them: rmsnorm_add at every width (one workgroup per column: it
  * serves any width as it is); attention with interleaved RoPE, no q/k norm and head_dim 128; the
  * SwiGLU on two halves of one stack. No recurrent state: a spec step needs no snapshots, a
- * rollback is only the KV positions past the accepted prefix. */
+ * rollback is only the KV positions past the accepted prefix (so .spec holds as it is). */
 #include "plan_blocks.h"
 
 static int glm_layer(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
@@ -60,6 +60,7 @@ const struct family_plan plan_glm = {
     .family = FAMILY_GLM_OCR,
     .dims = glm_dims,
     .state_bytes = glm_state_bytes,
+    .spec = true, /* no recurrent state to snapshot; a draft's K/V land at their positions */
     .build_layers = glm_layers,
     .build_head = engine_build_head_default,
 };
