@@ -2,7 +2,8 @@
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section.
+# $OUT (or bench/out when OUT is unset), one file per section. `glm` (GLM-OCR, issue 12) reads its
+# fixture from tests/fixtures: bash bench/h200.sh glm
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -56,6 +57,20 @@ dtypes() { # the other weight types at 16 columns
         echo "== cols=16 dtype=$dt"
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
+}
+glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
+    # glm-ocr profiled at 1, 16, 64 columns with the head, and at 16 columns in q4_0. The bench
+    # note's floor, bf16: layers 16 × 61.3 MB = 981 MB (0.250 ms at 3.93 TB/s), head 182 MB
+    # (0.046 ms); q4_0: 276 MB (0.070 ms) and 51 MB (0.013 ms)
+    local G=${GLM_FX:-tests/fixtures/glm-ocr-tiny}
+    for gold in golden golden-long; do
+        for L in --full "--layers 0:1" "--layers 1:3"; do run --model "$G" $L --golden "$G/$gold.safetensors"; done
+    done
+    run --model glm-ocr --full --load-only
+    for c in 1 16 64; do
+        run --model glm-ocr --full --cols $c --pos 64 --logits --gap-probe --json "$O/glm_c$c.json"
+    done
+    run --model glm-ocr --full --cols 16 --pos 64 --logits --gap-probe --dtype q4_0 --json "$O/glm_c16_q4_0.json"
 }
 spec() { # issue 10: what the spec plan's snapshots cost, against the batch plan's prefill shape at
     # the same columns (4 slots x 4 tokens; --spec adds shortconv.snap in place of shortconv and a

@@ -93,9 +93,13 @@ int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint6
 /* rmsnorm: y[r][:] = w ⊙ x[src(r)][:] / sqrt(mean(x[src(r)]²) + eps) for r < n_rows, with (1 + w)
  * when plus1; src(r) = idx[r] when idx != 0 (u32 list: gather of logit columns), else r.
  * Kind "<kind_prefix>rmsnorm". push (48 B): u64 x, u64 y, u64 w, u64 idx, u32 dim, u32 wdtype,
- * float eps, u32 plus1. One workgroup per output row. */
+ * float eps, u32 flags (1: plus1, 2: accumulate, for k_rmsnorm_add). One workgroup per output row. */
 int k_rmsnorm(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, uint64_t idx,
               int n_rows, float eps, bool plus1, int layer, const char *op, const char *kind_prefix, struct err *e);
+/* rmsnorm_add: y[r][:] += w ⊙ x[r][:] / sqrt(mean(x[r]²) + eps) for r < n_rows (a norm between a
+ * projection and the residual add, GLM's post-norms; x and y distinct). Kind "rmsnorm_add". */
+int k_rmsnorm_add(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int n_rows,
+                  float eps, bool plus1, int layer, const char *op, struct err *e);
 
 /* Optional input RMSNorm fused into a matmul: x is read as w ⊙ x / rms(x) (w = NULL: none). */
 struct k_norm {

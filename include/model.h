@@ -155,6 +155,10 @@ struct shard {
 int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b, struct shard *s,
                struct err *e);
 void shard_free(struct shard *s);
+/* Counts the file tensors that no shard of this model binds (vision tower, MTP layer, a tied
+ * model's lm_head, anything unknown) and names them by kind in `what` ("vision tower (27), MTP
+ * layer (13)"). */
+int model_ignored(const struct model_source *src, const struct model_desc *d, char *what, size_t n);
 
 /* Built-in models (real shapes, weights made on the GPU). */
 struct builtin_model {

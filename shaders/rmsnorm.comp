@@ -1,6 +1,7 @@
 #version 460
 // rmsnorm.comp - y[r][:] = w ⊙ x[src][:] / sqrt(mean(x[src]²) + eps), (1 + w) when plus1;
-// src = idx[r] when idx is set (gather of the columns that want logits), else r.
+// src = idx[r] when idx is set (gather of the columns that want logits), else r. With accumulate
+// the result is added into y (GLM's post-norms: h += rms(t, w), the residual after the norm).
 // x, y: f32 rows of dim; w: [dim] F32/F16/BF16. Grid: one workgroup per output row.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
@@ -15,7 +16,7 @@ layout(push_constant) uniform Push {
     uint dim;
     uint wdtype;
     float eps;
-    uint plus1;
+    uint flags; // 1: the gain is (1 + w); 2: accumulate (y += result)
 } p;
 
 shared float partial[256];
@@ -37,6 +38,10 @@ void main()
     float total = 0.0;
     for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
     float inv = inversesqrt(total / float(p.dim) + p.eps);
-    float one = p.plus1 != 0u ? 1.0 : 0.0;
-    for (uint i = t; i < p.dim; i += 256u) yr.v[i] = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+    float one = (p.flags & 1u) != 0u ? 1.0 : 0.0;
+    bool acc = (p.flags & 2u) != 0u;
+    for (uint i = t; i < p.dim; i += 256u) {
+        float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+        yr.v[i] = acc ? yr.v[i] + v : v;
+    }
 }

@@ -144,25 +144,39 @@ struct push_rmsnorm {
     uint64_t x, y, w, idx;
     uint32_t dim, wdtype;
     float eps;
-    uint32_t plus1;
+    uint32_t flags; /* 1: (1 + w); 2: accumulate */
 };
 _Static_assert(sizeof(struct push_rmsnorm) == 48, "push_rmsnorm layout");
+
+static int rmsnorm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y,
+                       uint64_t idx, int n_rows, float eps, bool plus1, bool accumulate, int layer, const char *op,
+                       const char *kind, struct err *e)
+{
+    int rc = check_gain(w, w ? w->rows * w->k : 0, kind, e);
+    if (rc) return rc;
+    if (n_rows < 1 || n_rows > (int)MAX_GROUPS)
+        return err_set(e, ST_USAGE, "%s %s: %d rows, expected 1..65535", kind, op, n_rows);
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
+    struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps,
+                              (plus1 ? 1u : 0u) | (accumulate ? 2u : 0u)};
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes), 1,
+                     offsetof(struct push_rmsnorm, y));
+    return ST_OK;
+}
 
 int k_rmsnorm(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, uint64_t idx,
               int n_rows, float eps, bool plus1, int layer, const char *op, const char *kind_prefix, struct err *e)
 {
-    int rc = check_gain(w, w ? w->rows * w->k : 0, "rmsnorm", e);
-    if (rc) return rc;
-    if (n_rows < 1 || n_rows > (int)MAX_GROUPS)
-        return err_set(e, ST_USAGE, "rmsnorm %s: %d rows, expected 1..65535", op, n_rows);
-    const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
-    struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps, plus1};
     char kind[40];
     snprintf(kind, sizeof kind, "%srmsnorm", kind_prefix ? kind_prefix : "");
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes), 1,
-                     offsetof(struct push_rmsnorm, y));
-    return ST_OK;
+    return rmsnorm_any(g, p, w, x, y, idx, n_rows, eps, plus1, false, layer, op, kind, e);
+}
+
+int k_rmsnorm_add(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int n_rows,
+                  float eps, bool plus1, int layer, const char *op, struct err *e)
+{
+    return rmsnorm_any(g, p, w, x, y, 0, n_rows, eps, plus1, true, layer, op, "rmsnorm_add", e);
 }
 
 /* ---- matmul */

@@ -78,6 +78,9 @@ static void print_load(const struct gpu *g, const struct loaded *m, const struct
            m->s.last ? " + final norm and head" : "");
     printf("uploaded %d tensors, %.1f MB as stored, %.1f MB of device memory in %.0f ms\n", m->s.n,
            (double)m->s.bytes / 1e6, (double)g->allocated[GPU_MEM_DEVICE] / 1e6, w->upload_ms);
+    char what[256];
+    int n_ignored = m->have_src ? model_ignored(&m->src, d, what, sizeof what) : 0;
+    if (n_ignored) printf("ignored  %d file tensors, not part of the decoder: %s\n", n_ignored, what);
 }
 
 /* The plans this build profiles; the others are a clear "not supported yet". */

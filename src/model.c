@@ -443,6 +443,7 @@ static bool parse_name(const struct family_ops *ops, bool gguf, const char *name
         char *end;
         long l = strtol(rest + lw, &end, 10);
         if (*end != '.' || l < 0 || l >= MODEL_MAX_LAYERS) return false;
+        *layer = (int)l; /* even when the role is unknown: model_ignored reads it */
         for (int i = 0; i < ops->n_layer_names; i++) {
             const char *want = gguf ? ops->layer_names[i].gguf : ops->layer_names[i].hf;
             if (want && !strcmp(end + 1, want)) {
@@ -496,6 +497,39 @@ static void file_name(const struct model_source *src, const struct family_ops *o
         snprintf(buf, n, "%s%s", prefix, suffix);
     else
         snprintf(buf, n, "%slayers.%d.%s", prefix, layer, suffix);
+}
+
+/* What an ignored tensor is, for --load-only's summary. */
+enum ignored_kind { IGN_VISION, IGN_MTP, IGN_OTHER, IGN_COUNT };
+
+/* l: the layer number the name carries (-1: none); layers past the last are the MTP layer. */
+static enum ignored_kind ignored_kind(const struct model_desc *d, const char *name, int l)
+{
+    if (strstr(name, "visual.") || strstr(name, "vision")) return IGN_VISION;
+    if (!strncmp(name, "mtp.", 4) || strstr(name, ".mtp.") || l >= d->n_layers) return IGN_MTP;
+    return IGN_OTHER;
+}
+
+int model_ignored(const struct model_source *src, const struct model_desc *d, char *what, size_t n)
+{
+    static const char *const names[IGN_COUNT] = {"vision tower", "MTP layer", "other"};
+    const struct family_ops *ops = family_ops_get(d->family);
+    bool gguf = src->kind == SOURCE_GGUF;
+    int count[IGN_COUNT] = {0}, total = 0;
+    CHECK(ops);
+    for (int i = 0; i < src->n_tensors; i++) {
+        const char *name = src->tensors[i].name;
+        int l = -1, r = -1;
+        bool decoder = parse_name(ops, gguf, name, &l, &r) && l < d->n_layers;
+        if (decoder && !(l < 0 && r == G_HEAD && d->tied)) continue;
+        count[decoder ? IGN_OTHER : ignored_kind(d, name, l)]++;
+        total++;
+    }
+    size_t k = 0;
+    if (n) what[0] = 0;
+    for (int c = 0; c < IGN_COUNT && k < n; c++)
+        if (count[c]) k += (size_t)snprintf(what + k, n - k, "%s%s (%d)", k ? ", " : "", names[c], count[c]);
+    return total;
 }
 
 static int err_missing(const struct model_source *src, const struct family_ops *ops, int layer,

@@ -9,64 +9,26 @@
  * Fusions (DESIGN.md, Speed rules): every RMSNorm rides in the projection that reads it, every
  * residual add in the epilogue of the projection that ends the block, SwiGLU in one pass over
  * w1 and w3. A conv layer is 5 dispatches, an attention layer 8. */
-#include <math.h>
-
-#include "engine.h"
-
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        int st_ = (x);                                                                             \
-        if (st_) return st_;                                                                       \
-    } while (0)
-
-static const struct gpu_weight *lw(const struct engine *en, int l, enum wrole r)
-{
-    const struct gpu_weight *w = weights_layer(en->w, en->s, l, r);
-    CHECK(w); /* shard_bind checked every tensor the layer kind needs */
-    return w;
-}
+#include "plan_blocks.h"
 
 static int conv_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
 {
     struct gpu *g = en->g;
-    struct k_norm norm = {lw(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
-    TRY(k_matmul_norm(g, p, lw(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
+    struct k_norm norm = {plan_weight(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
+    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
                       "conv.in_proj", "", e));
     struct k_state state = engine_state(en, l);
-    TRY(k_shortconv(g, p, lw(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l,
+    TRY(k_shortconv(g, p, plan_weight(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l,
                     "conv.conv", e));
-    return k_matmul(g, p, lw(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l, "conv.out_proj",
-                    "", e);
+    return k_matmul(g, p, plan_weight(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l,
+                    "conv.out_proj", "", e);
 }
 
-static int attn_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
-{
-    struct gpu *g = en->g;
-    const struct model_desc *d = en->d;
-    struct k_norm norm = {lw(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
-    struct k_attn_geom a = {.n_h = d->n_heads, .n_kv = d->n_kv_heads, .hd = d->head_dim, .rope_dims = d->rope_dims,
-                            .theta = d->rope_theta, .eps = d->eps, .scale = 1.0f / sqrtf((float)d->head_dim),
-                            .plus1 = d->norm_plus1, .interleaved = !d->rope_neox, .no_norm = false,
-                            .max_blocks = en->blocks_per_slot};
-    uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
-    int C = sh->cols;
-    TRY(k_matmul_norm(g, p, lw(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_V), &norm, en->hidden.addr, en->v.addr, C, false, l, "attn.v_proj", "", e));
-    TRY(k_attn_prep(g, p, &a, lw(en, l, W_Q_NORM), lw(en, l, W_K_NORM), en->q.addr, en->k.addr, en->v.addr, kpool,
-                    vpool, en->btab.addr, en->cols.addr, C, l, e));
-    TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill,
-                    l, e));
-    return k_matmul(g, p, lw(en, l, W_O), en->att.addr, en->hidden.addr, C, true, l, "attn.out_proj", "", e);
-}
-
+/* LFM2's attention (q/k norms, NeoX RoPE) and FFN both end in the residual add. */
 static int ffn_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
 {
-    struct k_norm norm = {lw(en, l, W_FFN_NORM), en->d->eps, en->d->norm_plus1};
-    TRY(k_matmul_swiglu(en->g, p, lw(en, l, W_FFN_GATE), lw(en, l, W_FFN_UP), &norm, en->hidden.addr, en->t1.addr,
-                        sh->cols, l, "ffn_gate_up", "", e));
-    return k_matmul(en->g, p, lw(en, l, W_FFN_DOWN), en->t1.addr, en->hidden.addr, sh->cols, true, l, "ffn_down", "",
-                    e);
+    return plan_ffn_block(en, p, sh, l, plan_weight(en, l, W_FFN_GATE), plan_weight(en, l, W_FFN_UP), en->hidden.addr,
+                          true, e);
 }
 
 static int lfm2_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
@@ -75,7 +37,8 @@ static int lfm2_layers(struct engine *en, const struct step_shape *sh, struct pl
     if (s->first)
         TRY(k_embed(en->g, p, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
     for (int l = s->a; l < s->b; l++) {
-        TRY(en->d->kind[l] == LAYER_CONV ? conv_block(en, p, sh, l, e) : attn_block(en, p, sh, l, e));
+        TRY(en->d->kind[l] == LAYER_CONV ? conv_block(en, p, sh, l, e)
+                                          : plan_attn_block(en, p, sh, l, en->hidden.addr, true, e));
         TRY(ffn_block(en, p, sh, l, e));
     }
     return ST_OK;

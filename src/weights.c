@@ -12,21 +12,22 @@
  * with a message), where touching the mapping past the new end would kill the tool with SIGBUS. */
 struct file_read {
     const struct tensor_view *v;
-    int st; /* first failure, its message in err */
+    uint64_t base; /* byte of the tensor where this read starts (a part of a fused stack) */
+    int st;        /* first failure, its message in err */
     struct err err;
 };
 
 static void file_fill(void *ctx, uint64_t at, uint64_t n, void *out)
 {
     struct file_read *r = ctx;
-    if (!r->st) r->st = tensor_read(r->v, at, n, out, &r->err);
+    if (!r->st) r->st = tensor_read(r->v, r->base + at, n, out, &r->err);
     if (r->st) memset(out, 0, (size_t)n);
 }
 
 struct repack_ctx {
     const struct shard_tensor *t;
     int64_t rows, k;
-    const uint8_t *blocks; /* the tensor's file bytes, read whole */
+    const uint8_t *blocks; /* the file bytes of this part, read whole */
 };
 
 static void repack_fill(void *ctx, uint64_t at, uint64_t n, void *out)
@@ -35,24 +36,53 @@ static void repack_fill(void *ctx, uint64_t at, uint64_t n, void *out)
     weight_repack(c->t->dtype, c->rows, c->k, c->blocks, at, n, out);
 }
 
-/* One file tensor into buf: straight through the staging buffer, or (Q8_0/Q4_0) read whole and
- * repacked while it streams. */
+/* Row blocks a tensor is stored as on the device. A fused [gate | up] stack (GLM's gate_up_proj
+ * [2F, H]) is two weights of F rows, each in the device layout of its own at a 256-aligned
+ * stride (weights_part): in the repacked Q8_0/Q4_0 layout the scales follow ALL quant bytes, so
+ * rows F..2F of one repacked tensor would not be a weight a kernel can read. */
+static int row_parts(const struct shard_tensor *t) { return t->layer >= 0 && t->role == W_FFN_GATE_UP ? 2 : 1; }
+
+static uint64_t part_stride(const struct gpu_weight *w, int n_parts)
+{
+    uint64_t b = weight_bytes(w->dtype, w->rows / n_parts, w->k);
+    return n_parts == 1 ? b : (b + 255) & ~(uint64_t)255;
+}
+
+struct gpu_weight weights_part(const struct gpu_weight *w, int part, int n_parts)
+{
+    struct gpu_weight v = *w;
+    CHECK(n_parts >= 1 && part >= 0 && part < n_parts && w->rows % n_parts == 0);
+    v.rows = w->rows / n_parts;
+    v.bytes = weight_bytes(w->dtype, v.rows, w->k);
+    v.addr = w->addr + (uint64_t)part * part_stride(w, n_parts);
+    return v;
+}
+
+/* Fills a file tensor's device range, part by part (file bytes == device bytes per part): plain
+ * types stream through the staging buffer, Q8_0/Q4_0 are read whole and repacked as they stream. */
 static int upload_file_tensor(struct gpu *g, const struct shard_tensor *t, const struct gpu_weight *w,
                               const struct gpu_buf *buf, struct err *e)
 {
-    if (t->dtype != DT_Q8_0 && t->dtype != DT_Q4_0) {
-        struct file_read r = {t->src, ST_OK, {{0}}};
-        int st = gpu_upload_fn(g, buf, 0, w->bytes, file_fill, &r, e);
-        if (!st && r.st) *e = r.err;
-        return st ? st : r.st;
+    int parts = row_parts(t), st = ST_OK;
+    for (int i = 0; !st && i < parts; i++) {
+        struct gpu_weight v = weights_part(w, i, parts);
+        uint64_t off = v.addr - w->addr, at = (uint64_t)i * v.bytes;
+        if (t->dtype != DT_Q8_0 && t->dtype != DT_Q4_0) {
+            struct file_read r = {t->src, at, ST_OK, {{0}}};
+            st = gpu_upload_fn(g, buf, off, v.bytes, file_fill, &r, e);
+            if (!st && r.st) *e = r.err;
+            if (!st) st = r.st;
+            continue;
+        }
+        uint8_t *blocks = malloc(v.bytes ? v.bytes : 1);
+        if (!blocks)
+            return err_set(e, ST_RUNTIME, "out of host memory reading tensor %s (%llu bytes)", t->name,
+                           (unsigned long long)v.bytes);
+        st = tensor_read(t->src, at, v.bytes, blocks, e);
+        struct repack_ctx c = {t, v.rows, v.k, blocks};
+        if (!st) st = gpu_upload_fn(g, buf, off, v.bytes, repack_fill, &c, e);
+        free(blocks);
     }
-    uint8_t *blocks = malloc(t->src->n_bytes ? t->src->n_bytes : 1);
-    if (!blocks) return err_set(e, ST_RUNTIME, "out of host memory reading tensor %s (%llu bytes)", t->name,
-                                (unsigned long long)t->src->n_bytes);
-    int st = tensor_read(t->src, 0, t->src->n_bytes, blocks, e);
-    struct repack_ctx c = {t, w->rows, w->k, blocks};
-    if (!st) st = gpu_upload_fn(g, buf, 0, w->bytes, repack_fill, &c, e);
-    free(blocks);
     return st;
 }
 
@@ -106,14 +136,20 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
     uint64_t done = 0, pending = 0;
     struct progress pr;
     progress_begin(&pr, s->n && !s->t[0].src ? "making weights" : "uploading", s->bytes, "MB", 1e6);
-    for (int i = 0; !st && i < s->n; i++) {
-        const struct shard_tensor *t = &s->t[i];
-        struct gpu_weight *w = &out->w[i];
+    for (int k = 0; !st && k < s->n; k++) {
+        const struct shard_tensor *t = &s->t[k];
+        struct gpu_weight *w = &out->w[k];
         struct gpu_buf buf;
         as_matrix(t, &w->rows, &w->k);
         w->dtype = t->dtype;
         w->bytes = weight_bytes(t->dtype, w->rows, w->k);
-        if ((st = gpu_alloc(g, w->bytes, GPU_MEM_DEVICE, &buf, e))) {
+        int parts = row_parts(t);
+        if (w->rows % parts) {
+            st = err_set(e, ST_USAGE, "tensor %s: %lld rows do not split into %d equal parts", t->name,
+                         (long long)w->rows, parts);
+            break;
+        }
+        if ((st = gpu_alloc(g, parts * part_stride(w, parts), GPU_MEM_DEVICE, &buf, e))) {
             err_wrap(e, st, "tensor %s", t->name);
             break;
         }
@@ -129,7 +165,10 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
             enum winit_mode mode = WINIT_NORMAL;
             float a = 1, b = 0;
             init_rule(t, w->k, &mode, &a, &b);
-            st = k_winit(g, &init, w, (uint32_t)seed, (uint32_t)i, mode, a, b, e);
+            for (int i = 0; !st && i < parts; i++) { /* part i draws as tensor i·n + index */
+                struct gpu_weight v = weights_part(w, i, parts);
+                st = k_winit(g, &init, &v, (uint32_t)seed, (uint32_t)(i * s->n + k), mode, a, b, e);
+            }
             pending += w->bytes;
             if (!st && pending >= WINIT_BATCH_BYTES) {
                 st = flush_init(g, &init, e);

@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "plan.h"
 #include "testutil.h"
+#include "weights.h"
 
 #define POISON 0x7fc00000u /* a quiet NaN: any element a kernel forgets to write fails the compare */
 
@@ -140,9 +141,9 @@ struct host_weight {
     double *val;    /* [rows][k] decoded values */
 };
 
-static struct host_weight make_weight(enum dtype t, int64_t rows, int64_t k, float scale, float offset)
+/* Random values offset + scale·N(0, 1) as a [rows, k] tensor in the FILE layout. */
+static uint8_t *make_file(enum dtype t, int64_t rows, int64_t k, float scale, float offset)
 {
-    struct host_weight h = {0};
     uint64_t bytes = weight_bytes(t, rows, k), n = (uint64_t)(rows * k);
     uint8_t *file = malloc(bytes);
     float *x = malloc(n * sizeof *x);
@@ -156,6 +157,15 @@ static struct host_weight make_weight(enum dtype t, int64_t rows, int64_t k, flo
     }
     if (t == DT_Q8_0 || t == DT_Q4_0)
         for (uint64_t b = 0; b < n / 32; b++) quant_block(t, x + 32 * b, file + b * (t == DT_Q8_0 ? 34 : 18));
+    free(x);
+    return file;
+}
+
+static struct host_weight make_weight(enum dtype t, int64_t rows, int64_t k, float scale, float offset)
+{
+    struct host_weight h = {0};
+    uint64_t bytes = weight_bytes(t, rows, k), n = (uint64_t)(rows * k);
+    uint8_t *file = make_file(t, rows, k, scale, offset);
     /* repack in three pieces with odd boundaries, as a streaming upload would */
     h.dev = malloc(bytes);
     uint64_t cut1 = bytes / 3 + 7, cut2 = MIN(bytes, 2 * bytes / 3 + 3);
@@ -176,7 +186,6 @@ static struct host_weight make_weight(enum dtype t, int64_t rows, int64_t k, flo
     up(&h.buf, h.dev, bytes);
     h.w = (struct gpu_weight){h.buf.addr, t, rows, k, bytes};
     free(file);
-    free(x);
     return h;
 }
 
@@ -261,7 +270,74 @@ static void test_rmsnorm(void)
     }
 }
 
+/* rmsnorm_add: y += rms(x, w) (GLM's post-norms). y starts random: an element the kernel forgets
+ * keeps its old value and misses the added term; the row past n_rows stays poisoned. */
+static void test_rmsnorm_add(void)
+{
+    const int dims[] = {300, 2053, 40};
+    for (size_t di = 0; di < ARRAY_LEN(dims); di++) {
+        for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
+            int D = dims[di], R = 5;
+            bool plus1 = ti == 1;
+            struct host_weight w = make_weight(plain_types[ti], 1, D, plus1 ? 0.1f : 1.0f, plus1 ? 0 : 1);
+            float *x = rand_floats((size_t)R * D, 2.0f), *y0 = rand_floats((size_t)R * D, 1.0f);
+            struct gpu_buf xb = dev_floats(x, (size_t)R * D), yb = dev_alloc((uint64_t)(R + 1) * D * 4);
+            poison(&yb);
+            up(&yb, y0, (uint64_t)R * D * 4);
+            struct plan p = {0};
+            int rc = k_rmsnorm_add(&g, &p, &w.w, xb.addr, yb.addr, R, 1e-5f, plus1, 2, "post_ffn_norm", &e);
+            T_CHECK(rc == ST_OK, "k_rmsnorm_add: %s", e.msg);
+            T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, "rmsnorm_add") && p.d[0].layer == 2 && p.d[0].bytes == w.w.bytes,
+                    "rmsnorm_add tags");
+            run_plan(&p);
+            float *y = malloc((size_t)(R + 1) * D * 4);
+            double *ref = malloc((size_t)R * D * sizeof *ref);
+            down(&yb, y, (uint64_t)(R + 1) * D * 4);
+            for (int r = 0; r < R; r++) {
+                double ss = 0;
+                for (int i = 0; i < D; i++) ss += (double)x[r * D + i] * x[r * D + i];
+                double inv = 1 / sqrt(ss / D + 1e-5);
+                for (int i = 0; i < D; i++) ref[r * D + i] = y0[r * D + i] + (plus1 + w.val[i]) * x[r * D + i] * inv;
+            }
+            double er = rel_err(y, ref, (size_t)R * D);
+            T_CHECK(er < 1e-5, "rmsnorm_add %s dim %d: rel err %g", dtype_name(plain_types[ti]), D, er);
+            int written = 0;
+            for (int i = 0; i < D; i++) written += !isnan(y[R * D + i]);
+            T_CHECK(written == 0, "rmsnorm_add %s dim %d: %d elements written past the last row",
+                    dtype_name(plain_types[ti]), D, written);
+            free(x);
+            free(y0);
+            free(y);
+            free(ref);
+            free_weight(&w);
+        }
+    }
+}
+
 /* ---- matmul (plain, fused norm, accumulate, SwiGLU) */
+
+/* ref[c][n] = y0[c][n] + (W1 x')[n], or silu(W1 x')·(W3 x') when w3; x' = x or rms(x)·gain. */
+static void matmul_ref(const double *w1, const double *w3, const double *gain, const float *x, const float *y0,
+                       int rows, int k, int cols, double *ref)
+{
+    double *xn = malloc((size_t)k * sizeof *xn);
+    for (int c = 0; c < cols; c++) {
+        double ss = 0;
+        for (int i = 0; i < k; i++) ss += (double)x[c * k + i] * x[c * k + i];
+        double inv = gain ? 1 / sqrt(ss / k + 1e-5) : 1;
+        for (int i = 0; i < k; i++) xn[i] = x[c * k + i] * inv * (gain ? gain[i] : 1);
+        for (int n = 0; n < rows; n++) {
+            double a = 0, b = 0;
+            for (int i = 0; i < k; i++) a += w1[(int64_t)n * k + i] * xn[i];
+            if (w3) {
+                for (int i = 0; i < k; i++) b += w3[(int64_t)n * k + i] * xn[i];
+                a = a / (1 + exp(-a)) * b;
+            }
+            ref[c * rows + n] = a + (y0 ? y0[c * rows + n] : 0);
+        }
+    }
+    free(xn);
+}
 
 static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swiglu, bool norm, bool acc)
 {
@@ -286,22 +362,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
     down(&yb, y, (uint64_t)cols * rows * 4);
-    double *xn = malloc((size_t)k * sizeof *xn);
-    for (int c = 0; c < cols; c++) {
-        double ss = 0;
-        for (int i = 0; i < k; i++) ss += (double)x[c * k + i] * x[c * k + i];
-        double inv = norm ? 1 / sqrt(ss / k + 1e-5) : 1;
-        for (int i = 0; i < k; i++) xn[i] = x[c * k + i] * inv * (norm ? gn.val[i] : 1);
-        for (int n = 0; n < rows; n++) {
-            double a = 0, b = 0;
-            for (int i = 0; i < k; i++) a += w1.val[(int64_t)n * k + i] * xn[i];
-            if (swiglu) {
-                for (int i = 0; i < k; i++) b += w3.val[(int64_t)n * k + i] * xn[i];
-                a = a / (1 + exp(-a)) * b;
-            }
-            ref[c * rows + n] = a + (acc ? y0[c * rows + n] : 0);
-        }
-    }
+    matmul_ref(w1.val, swiglu ? w3.val : NULL, norm ? gn.val : NULL, x, acc ? y0 : NULL, rows, k, cols, ref);
     double er = rel_err(y, ref, (size_t)cols * rows);
     T_CHECK(er < 1e-4, "matmul %s%s%s%s rows %d k %d cols %d: rel err %g", swiglu ? "swiglu " : "", norm ? "norm " : "",
             acc ? "acc " : "", dtype_name(t), rows, k, cols, er);
@@ -309,7 +370,6 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     free(y0);
     free(y);
     free(ref);
-    free(xn);
     free_weight(&w1);
     if (swiglu) free_weight(&w3);
     if (norm) free_weight(&gn);
@@ -330,6 +390,66 @@ static void test_matmul(void)
     struct plan p = {0};
     struct gpu_weight bad = {1 << 20, DT_Q4_0, 8, 48, 0};
     T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
+}
+
+/* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
+ * weights (weights_part) in every type; the fused SwiGLU reads the halves and matches
+ * silu(gate x')·(up x') decoded from the FILE layout. F·(H/32) = 210 is not a multiple of 8, so
+ * the Q halves' scales end off a 16-byte boundary and the part stride must pad. */
+static void test_gate_up_parts(void)
+{
+    const int F = 70, H = 96, C = 3;
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        uint8_t *file = make_file(t, 2 * F, H, 1.0f / sqrtf((float)H), 0);
+        struct tensor_view v = {.name = "model.layers.0.mlp.gate_up_proj.weight", .dtype = t, .n_dims = 2,
+                                .shape = {2 * F, H}, .data = file, .n_bytes = weight_bytes(t, 2 * F, H),
+                                .file = "test"};
+        struct shard_tensor st = {.name = "blk.0.ffn_gate_up", .layer = 0, .role = W_FFN_GATE_UP, .dtype = t,
+                                  .n_dims = 2, .shape = {2 * F, H}, .src = &v};
+        struct shard s = {.a = 0, .b = 1, .t = &st, .n = 1, .bytes = v.n_bytes};
+        memset(s.layer_index, -1, sizeof s.layer_index);
+        memset(s.global_index, -1, sizeof s.global_index);
+        s.layer_index[0][W_FFN_GATE_UP] = 0;
+        struct dev_weights dw;
+        int rc = weights_upload(&g, &s, 0, false, &dw, &e);
+        T_CHECK(rc == ST_OK, "weights_upload gate_up %s: %s", dtype_name(t), e.msg);
+        if (rc) {
+            free(file);
+            continue;
+        }
+        const struct gpu_weight *gu = weights_layer(&dw, &s, 0, W_FFN_GATE_UP);
+        struct gpu_weight gate = weights_part(gu, 0, 2), upw = weights_part(gu, 1, 2);
+        T_CHECK(gate.rows == F && upw.rows == F && gate.bytes + upw.bytes == gu->bytes && upw.addr % 16 == 0,
+                "gate_up parts %s: rows %lld/%lld, bytes %llu + %llu of %llu", dtype_name(t), (long long)gate.rows,
+                (long long)upw.rows, (unsigned long long)gate.bytes, (unsigned long long)upw.bytes,
+                (unsigned long long)gu->bytes);
+        double *val = malloc((size_t)2 * F * H * sizeof *val);
+        for (int r = 0; r < 2 * F; r++)
+            for (int i = 0; i < H; i++) val[r * H + i] = file_get(t, H, file, r, i);
+        struct host_weight gn = make_weight(DT_F32, 1, H, 0.1f, 1.0f);
+        float *x = rand_floats((size_t)C * H, 1.5f);
+        struct gpu_buf xb = dev_floats(x, (size_t)C * H), yb = dev_alloc((uint64_t)C * F * 4);
+        poison(&yb);
+        struct k_norm kn = {&gn.w, 1e-5f, false};
+        struct plan p = {0};
+        rc = k_matmul_swiglu(&g, &p, &gate, &upw, &kn, xb.addr, yb.addr, C, 0, "ffn_gate_up", "", &e);
+        T_CHECK(rc == ST_OK && p.n == 1 && p.d[0].bytes == gu->bytes, "matmul_swiglu on the parts: %s", e.msg);
+        run_plan(&p);
+        float *y = malloc((size_t)C * F * 4);
+        double *ref = malloc((size_t)C * F * sizeof *ref);
+        down(&yb, y, (uint64_t)C * F * 4);
+        matmul_ref(val, val + (size_t)F * H, gn.val, x, NULL, F, H, C, ref);
+        double er = rel_err(y, ref, (size_t)C * F);
+        T_CHECK(er < 1e-4, "gate_up parts %s: rel err %g", dtype_name(t), er);
+        free(y);
+        free(ref);
+        free(x);
+        free(val);
+        free_weight(&gn);
+        weights_free(&dw);
+        free(file);
+    }
 }
 
 /* ---- shortconv */
@@ -752,8 +872,10 @@ int main(void)
     double t0 = now_us();
     test_embed();
     test_rmsnorm();
+    test_rmsnorm_add();
     printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
     test_matmul();
+    test_gate_up_parts();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_shortconv();
     test_attention();

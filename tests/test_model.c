@@ -470,6 +470,46 @@ static int try_tiny(const char *dir, const char *type, const struct wt *ts, int 
     return *describe_rc ? *describe_rc : rc;
 }
 
+/* Tensors no shard binds are counted by kind for --load-only: a vision tower, an MTP layer (a layer
+ * past the last, or mtp.*), anything else. */
+static void test_ignored(void)
+{
+    const char *dir = t_tmpdir();
+    T_CHECK(dir != NULL, "tmpdir");
+    if (!dir) return;
+    struct wt ts[40];
+    int n = tiny_lfm2(ts, "model.");
+    add_t(ts, &n, "model.", 2, "eh_proj.weight", 2, 32, 64, 0);    /* layer 2 of 2: the MTP layer */
+    add_t(ts, &n, "model.", 2, "input_layernorm.weight", 1, 32, 0, 0);
+    add_t(ts, &n, "", -1, "model.visual.blocks.0.attn.qkv.weight", 2, 48, 16, 0);
+    add_t(ts, &n, "", -1, "mtp.fc.weight", 2, 32, 64, 0);
+    add_t(ts, &n, "", -1, "lm_head.weight", 2, 64, 32, 0);          /* tied model: unused */
+    char path[1024], cfg[1024];
+    struct t_rng rng;
+    t_rng_seed(&rng, 5);
+    snprintf(path, sizeof path, "%s/config.json", dir);
+    snprintf(cfg, sizeof cfg, TINY_CONFIG, "lfm2");
+    T_CHECK(t_write_file(path, cfg, strlen(cfg)) == 0, "write %s", path);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    T_CHECK(write_safetensors(path, ts, n, &rng) == 0, "write %s", path);
+    struct model_source src;
+    struct model_desc d;
+    struct err e = {{0}};
+    int rc = source_open(&src, dir, &e);
+    if (!rc) rc = model_describe(&src, &d, &e);
+    T_CHECK(rc == ST_OK, "open tiny with extras: %s", e.msg);
+    if (rc) return;
+    char what[256];
+    int k = model_ignored(&src, &d, what, sizeof what);
+    T_CHECK(k == 5 && !strcmp(what, "vision tower (1), MTP layer (3), other (1)"), "ignored %d: '%s'", k, what);
+    source_close(&src);
+    if (open_fixture(&src, "glm-ocr-tiny")) return;
+    rc = model_describe(&src, &d, &e);
+    k = rc ? -1 : model_ignored(&src, &d, what, sizeof what);
+    T_CHECK(k == 25 && !strcmp(what, "vision tower (25)"), "glm-ocr-tiny ignored %d: '%s'", k, what);
+    source_close(&src);
+}
+
 static void test_written_files(void)
 {
     char dir[64];
@@ -700,6 +740,7 @@ int main(int argc, char **argv)
     test_lfm2();
     test_qwen35();
     test_glm();
+    test_ignored();
     test_written_files();
     test_builtins();
     return t_finish();

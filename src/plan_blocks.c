@@ -1,0 +1,47 @@
+/* plan_blocks.c - blocks shared by the family plans (plan_blocks.h). */
+#include "plan_blocks.h"
+
+#include <math.h>
+
+const struct gpu_weight *plan_weight(const struct engine *en, int l, enum wrole r)
+{
+    const struct gpu_weight *w = weights_layer(en->w, en->s, l, r);
+    CHECK(w);
+    return w;
+}
+
+int plan_attn_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, uint64_t y,
+                    bool accumulate, struct err *e)
+{
+    struct gpu *g = en->g;
+    const struct model_desc *d = en->d;
+    const struct gpu_weight *qn = weights_layer(en->w, en->s, l, W_Q_NORM), *kn = weights_layer(en->w, en->s, l, W_K_NORM);
+    struct k_norm norm = {plan_weight(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
+    struct k_attn_geom a = {.n_h = d->n_heads, .n_kv = d->n_kv_heads, .hd = d->head_dim, .rope_dims = d->rope_dims,
+                            .theta = d->rope_theta, .eps = d->eps, .scale = 1.0f / sqrtf((float)d->head_dim),
+                            .plus1 = d->norm_plus1, .interleaved = !d->rope_neox, .no_norm = !qn || !kn,
+                            .max_blocks = en->blocks_per_slot};
+    uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
+    int C = sh->cols;
+    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "",
+                      e));
+    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "",
+                      e));
+    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_V), &norm, en->hidden.addr, en->v.addr, C, false, l, "attn.v_proj", "",
+                      e));
+    TRY(k_attn_prep(g, p, &a, qn, kn, en->q.addr, en->k.addr, en->v.addr, kpool, vpool, en->btab.addr, en->cols.addr, C,
+                    l, e));
+    TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill, l,
+                    e));
+    return k_matmul(g, p, plan_weight(en, l, W_O), en->att.addr, y, C, accumulate, l, "attn.out_proj", "", e);
+}
+
+int plan_ffn_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l,
+                   const struct gpu_weight *gate, const struct gpu_weight *up, uint64_t y, bool accumulate,
+                   struct err *e)
+{
+    struct k_norm norm = {plan_weight(en, l, W_FFN_NORM), en->d->eps, en->d->norm_plus1};
+    TRY(k_matmul_swiglu(en->g, p, gate, up, &norm, en->hidden.addr, en->t1.addr, sh->cols, l, "ffn_gate_up", "", e));
+    return k_matmul(en->g, p, plan_weight(en, l, W_FFN_DOWN), en->t1.addr, y, sh->cols, accumulate, l, "ffn_down", "",
+                    e);
+}
