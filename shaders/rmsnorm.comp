@@ -2,8 +2,14 @@
 // rmsnorm.comp - y[r][:] = w ⊙ x[src][:] / sqrt(mean(x[src]²) + eps), (1 + w) when plus1;
 // src = idx[r] when idx is set (gather of the columns that want logits), else r.
 // x, y: f32 rows of dim; w: [dim] F32/F16/BF16. Grid: one workgroup per output row.
+// GATED variant (rmsnorm_gated, the DeltaNet's output norm): y[r][i] also times silu(z[r][i]),
+// z f32 rows of dim like y (x may be y: each element is read before it is written).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+
+#ifndef GATED
+#define GATED 0
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -16,6 +22,9 @@ layout(push_constant) uniform Push {
     uint wdtype;
     float eps;
     uint plus1;
+#if GATED
+    F32Buf z;
+#endif
 } p;
 
 shared float partial[256];
@@ -38,5 +47,12 @@ void main()
     for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
     float inv = inversesqrt(total / float(p.dim) + p.eps);
     float one = p.plus1 != 0u ? 1.0 : 0.0;
-    for (uint i = t; i < p.dim; i += 256u) yr.v[i] = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+    for (uint i = t; i < p.dim; i += 256u) {
+        float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+#if GATED
+        float zv = F32Buf(uint64_t(p.z) + 4ul * (uint64_t(r) * p.dim + i)).v[0];
+        v *= zv / (1.0 + exp(-zv));
+#endif
+        yr.v[i] = v;
+    }
 }
