@@ -15,6 +15,8 @@
 #define GPU_HOST_BLOCK (64ull << 20)  /* default host block */
 #define GPU_STAGING (64ull << 20)     /* staging buffer (capped by max_alloc / 4) */
 #define GPU_TIMEOUT_NS (60ull * 1000000000ull)
+#define GPU_TIMEOUT_CPU_NS (1800ull * 1000000000ull) /* a CPU device (lavapipe) runs a real model's
+                                                        step in minutes when its cores are shared */
 #define GPU_PUSH_MAX 128u /* push range of every pipeline layout (capped) */
 #define MIB(x) ((double)(x) / (1024.0 * 1024.0))
 
@@ -924,13 +926,14 @@ static void xfer_slots(struct gpu *g, struct xfer_slot s[2])
         (struct xfer_slot){g->xfer2, g->xfer_fence[1], gpu_sub(&g->staging, half, half), 0, false};
 }
 
-/* Waits for fence (GPU_TIMEOUT_NS at most) and resets it. */
+/* Waits for fence (GPU_TIMEOUT_NS at most, GPU_TIMEOUT_CPU_NS on a CPU device) and resets it. */
 static int fence_wait(struct gpu *g, VkFence fence, const char *what, struct err *e)
 {
-    VkResult r = vkWaitForFences(g->device, 1, &fence, VK_TRUE, GPU_TIMEOUT_NS);
+    uint64_t timeout = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? GPU_TIMEOUT_CPU_NS : GPU_TIMEOUT_NS;
+    VkResult r = vkWaitForFences(g->device, 1, &fence, VK_TRUE, timeout);
     if (r == VK_TIMEOUT)
         return err_set(e, ST_RUNTIME, "%s timed out after %llu s (vkWaitForFences)", what,
-                       GPU_TIMEOUT_NS / 1000000000ull);
+                       (unsigned long long)(timeout / 1000000000ull));
     if (r != VK_SUCCESS) return vk_fail(e, "vkWaitForFences", r);
     VK_TRY(vkResetFences(g->device, 1, &fence));
     return ST_OK;

@@ -383,6 +383,9 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     if (rc) return rc;
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
+    /* ... as long as their partial outputs (s_acc, s_m, s_l) fit the shared memory: hd 256 at a
+     * subgroup of 8 would take 33 KiB of lavapipe's 32 */
+    while (nsg > 1 && (uint64_t)nsg * ((uint64_t)a->hd + 2) * 4 > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
     uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;

@@ -3,6 +3,7 @@
 set(BIN $<TARGET_FILE:lfm2-profile-stage>)
 set(EXPECT ${CMAKE_SOURCE_DIR}/tests/expect.sh)
 set(LT ${FIXTURES}/lfm2-tiny)
+set(QT ${FIXTURES}/qwen35-tiny)
 
 function(cli_test name label code text)
   add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
@@ -41,7 +42,8 @@ cli_test(cli_load_qwen_1_3 cli-gpu 0 "uploaded 28 tensors" --model ${FIXTURES}/q
 cli_test(cli_load_glm cli-gpu 0 "uploaded" --model ${FIXTURES}/glm-ocr-tiny --full --load-only)
 cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --load-only)
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
-cli_test(cli_qwen_profile_not_yet cli-gpu 2 "not supported yet" --model ${FIXTURES}/qwen35-tiny --full)
+cli_test(cli_qwen_profile cli-gpu 0 "dn.recurrent" --model ${QT} --full --cols 4 --pos 3 --reps 2 --logits --gap-probe)
+cli_test(cli_qwen_profile_prefill_split cli-gpu 0 "attn.gated.prefill" --model ${QT} --layers 2:4 --cols 6 --slots 2 --pos 5 --reps 1)
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
 cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --load-only --device 7)
 
@@ -59,6 +61,23 @@ foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.ggu
   cli_test(golden_${gold}_0_3 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_3_6 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
 endforeach()
+# Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms), whole and split
+foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.gguf:golden-q8_0" "model-q4_0.gguf:golden-q4_0")
+  string(REPLACE ":" ";" parts ${v})
+  list(GET parts 0 file)
+  list(GET parts 1 gold)
+  if(file STREQUAL "model.safetensors")
+    set(model ${QT})
+  else()
+    set(model ${QT}/${file})
+  endif()
+  cli_test(golden_qwen_${gold}_full golden 0 "golden: 9/9 checks passed" --model ${model} --full --golden ${QT}/${gold}.safetensors)
+  cli_test(golden_qwen_${gold}_0_2 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:2 --golden ${QT}/${gold}.safetensors)
+  cli_test(golden_qwen_${gold}_2_4 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 2:4 --golden ${QT}/${gold}.safetensors)
+endforeach()
+# 2 sequences of 144 tokens: prefill runs across two 64-token DeltaNet chunk boundaries, 9 KV blocks
+cli_test(golden_qwen_long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+cli_test(golden_qwen_q4_0_long_full golden 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf --full --golden ${QT}/golden-q4_0-long.safetensors)
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900

@@ -1,25 +1,24 @@
-/* test_golden_fail.c - the golden check can fail: a copy of lfm2-tiny's golden with one logit
- * changed (sequence 1, token 5) must fail exactly the three checks of sequence 1 (decode, prefill,
- * mixed) and exit 4, while the untouched sequences still pass. */
+/* test_golden_fail.c - the golden check can fail: a copy of a fixture's golden (lfm2-tiny,
+ * qwen35-tiny) with one logit changed (sequence 1, token 5) must fail exactly the three checks of
+ * sequence 1 (decode, prefill, mixed) and exit 4, while the untouched sequences still pass. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "loader.h"
 #include "testutil.h"
 
-int main(int argc, char **argv)
+static void one_logit_changed(const char *fx, const char *model)
 {
-    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
     char src_path[512], dst_path[512], cmd[2048];
-    snprintf(src_path, sizeof src_path, "%s/lfm2-tiny/golden.safetensors", fx);
-    snprintf(dst_path, sizeof dst_path, "%s/golden-one-logit.safetensors", t_tmpdir());
+    snprintf(src_path, sizeof src_path, "%s/%s/golden.safetensors", fx, model);
+    snprintf(dst_path, sizeof dst_path, "%s/golden-one-logit-%s.safetensors", t_tmpdir(), model);
 
     struct model_source s;
     struct err e;
     T_CHECK(source_open(&s, src_path, &e) == ST_OK, "open %s: %s", src_path, e.msg);
     const struct tensor_view *lg = source_find(&s, "logits");
     T_CHECK(lg && lg->dtype == DT_F32 && lg->n_dims == 3, "logits tensor");
-    if (!lg) return t_finish();
+    if (!lg) return;
     size_t size = s.maps[0].size, off = (size_t)(lg->data - s.maps[0].base);
     uint8_t *copy = malloc(size);
     memcpy(copy, s.maps[0].base, size);
@@ -34,15 +33,23 @@ int main(int argc, char **argv)
     free(copy);
 
     static char out[1 << 16];
-    snprintf(cmd, sizeof cmd, "%s --model %s/lfm2-tiny --full --golden %s", getenv("LFM2_BIN"), fx, dst_path);
+    snprintf(cmd, sizeof cmd, "%s --model %s/%s --full --golden %s", getenv("LFM2_BIN"), fx, model, dst_path);
     int rc = t_run(cmd, out, sizeof out);
-    T_CHECK(rc == 4, "exit %d, expected 4\n%s", rc, out);
+    T_CHECK(rc == 4, "%s: exit %d, expected 4\n%s", model, rc, out);
     const char *fails[] = {"golden decode seq 1 logits", "golden prefill seq 1 logits", "golden mixed seq 1 logits"};
     for (size_t i = 0; i < ARRAY_LEN(fails); i++) {
         const char *line = strstr(out, fails[i]);
         const char *eol = line ? strchr(line, '\n') : NULL;
         T_CHECK(line && eol && eol - line > 4 && !strncmp(eol - 4, "FAIL", 4), "'%s' should FAIL\n%s", fails[i], out);
     }
-    T_CHECK(strstr(out, "golden decode seq 0 logits") && strstr(out, "golden: 6/9 checks passed"), "others pass\n%s", out);
+    T_CHECK(strstr(out, "golden decode seq 0 logits") && strstr(out, "golden: 6/9 checks passed"), "%s: others pass\n%s",
+            model, out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    one_logit_changed(fx, "lfm2-tiny");
+    one_logit_changed(fx, "qwen35-tiny");
     return t_finish();
 }
