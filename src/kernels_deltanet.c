@@ -6,7 +6,8 @@
 #include "kernels.h"
 
 #define DN_MAX_TAPS 8   /* dn_conv.comp's KMAX */
-#define DN_MAX_DK 256   /* registers a thread of dn_recurrent.comp keeps for its state column */
+#define DN_MAX_DK 256   /* dk / DN_LANES state rows a lane of dn_recurrent.comp keeps in registers */
+#define DN_LANES 4      /* dn_recurrent.comp's DKS: lanes sharing one state column */
 
 static bool plain(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
 
@@ -93,10 +94,14 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
         return err_set(e, ST_USAGE, "dn.recurrent: dt_bias (%lld, %s) and A (%lld, %s): expected %d values each, "
                        "F32/F16/BF16", (long long)(dt->rows * dt->k), dtype_name(dt->dtype),
                        (long long)(a_log->rows * a_log->k), dtype_name(a_log->dtype), dn->nv);
-    /* a workgroup owns TILE state columns of one value head: 64 (or dv when smaller), dividing dv */
-    uint32_t tile = 64;
-    while (tile > 1 && dn->dv % tile) tile /= 2;
-    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tile};
+    /* DN_LANES lanes share a state column (a quarter of dk in registers each); a workgroup owns
+     * TILE columns, the largest power of two up to 64 / DN_LANES dividing dv */
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, tile = 64 / DN_LANES;
+    if (dn->dk % DN_LANES || sg % DN_LANES)
+        return err_set(e, ST_USAGE, "dn.recurrent: key head dim %d and subgroup size %u must be multiples of %d",
+                       dn->dk, sg, DN_LANES);
+    while (tile > 1 && dn->dv % (int)tile) tile /= 2;
+    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, DN_LANES * tile};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "dn_recurrent", spec, 3, &pipe, e))) return rc;
     struct push_dn_recurrent pc = {
