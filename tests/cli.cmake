@@ -36,6 +36,11 @@ cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
 cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --current nope.json)
 
+# the fixtures are the project's own copy, byte-identical to ../shared/fixtures (tests/fixtures/README.md)
+add_test(NAME fixtures_checksums COMMAND ${CMAKE_SOURCE_DIR}/tests/fixtures_check.sh ${FIXTURES}
+         ${CMAKE_SOURCE_DIR}/../shared/fixtures)
+set_tests_properties(fixtures_checksums PROPERTIES LABELS loader)
+
 # loading on lavapipe
 cli_test(cli_load_tiny cli-gpu 0 "uploaded" --model ${LT} --full --load-only)
 cli_test(cli_load_qwen_1_3 cli-gpu 0 "uploaded 28 tensors" --model ${FIXTURES}/qwen35-tiny --layers 1:3 --load-only)
@@ -47,35 +52,33 @@ cli_test(cli_qwen_profile_prefill_split cli-gpu 0 "attn.gated.prefill" --model $
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
 cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --load-only --device 7)
 
-# golden checks (issue: the LFM2 batch step verified against transformers)
-foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.gguf:golden-q8_0" "model-q4_0.gguf:golden-q4_0")
-  string(REPLACE ":" ";" parts ${v})
-  list(GET parts 0 file)
-  list(GET parts 1 gold)
-  if(file STREQUAL "model.safetensors")
-    set(model ${LT})
-  else()
-    set(model ${LT}/${file})
-  endif()
-  cli_test(golden_${gold}_full golden 0 "golden: 9/9 checks passed" --model ${model} --full --golden ${LT}/${gold}.safetensors)
-  cli_test(golden_${gold}_0_3 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
-  cli_test(golden_${gold}_3_6 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
-endforeach()
-# Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms), whole and split
-foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.gguf:golden-q8_0" "model-q4_0.gguf:golden-q4_0")
-  string(REPLACE ":" ";" parts ${v})
-  list(GET parts 0 file)
-  list(GET parts 1 gold)
-  if(file STREQUAL "model.safetensors")
-    set(model ${QT})
-  else()
-    set(model ${QT}/${file})
-  endif()
-  cli_test(golden_qwen_${gold}_full golden 0 "golden: 9/9 checks passed" --model ${model} --full --golden ${QT}/${gold}.safetensors)
-  cli_test(golden_qwen_${gold}_0_2 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:2 --golden ${QT}/${gold}.safetensors)
-  cli_test(golden_qwen_${gold}_2_4 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 2:4 --golden ${QT}/${gold}.safetensors)
-endforeach()
-# 2 sequences of 144 tokens: prefill runs across two 64-token DeltaNet chunk boundaries, 9 KV blocks
+# golden checks: golden_tests(PREFIX DIR SPLIT N CHECKS FILE:GOLD ...) runs each model file of DIR
+# against its golden, whole and split at layer SPLIT of N (golden_<PREFIX><gold>_full, _0_<SPLIT>,
+# _<SPLIT>_<N>), each expecting CHECKS of CHECKS passed.
+function(golden_tests prefix dir k n checks)
+  foreach(v ${ARGN})
+    string(REPLACE ":" ";" parts ${v})
+    list(GET parts 0 file)
+    list(GET parts 1 gold)
+    set(model ${dir}/${file})
+    if(file STREQUAL "model.safetensors")
+      set(model ${dir})
+    endif()
+    set(ok "golden: ${checks}/${checks} checks passed")
+    set(g ${dir}/${gold}.safetensors)
+    cli_test(golden_${prefix}${gold}_full golden 0 "${ok}" --model ${model} --full --golden ${g})
+    cli_test(golden_${prefix}${gold}_0_${k} golden 0 "${ok}" --model ${model} --layers 0:${k} --golden ${g})
+    cli_test(golden_${prefix}${gold}_${k}_${n} golden 0 "${ok}" --model ${model} --layers ${k}:${n} --golden ${g})
+  endforeach()
+endfunction()
+set(FORMATS "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.gguf:golden-q8_0" "model-q4_0.gguf:golden-q4_0")
+# LFM2 (the batch step verified against transformers); long goldens: 2 sequences of 144 tokens
+# (several KV blocks; prefill steps of 288 columns)
+golden_tests("" ${LT} 3 6 9 ${FORMATS})
+golden_tests("" ${LT} 3 6 6 "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
+# Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms); the long
+# goldens whole only (prefill runs of 144 tokens: across two 64-token DeltaNet chunk boundaries)
+golden_tests(qwen_ ${QT} 2 4 9 ${FORMATS})
 cli_test(golden_qwen_long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
 cli_test(golden_qwen_q4_0_long_full golden 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf --full --golden ${QT}/golden-q4_0-long.safetensors)
 # the check can fail: an unwritten output (poisoned) fails
