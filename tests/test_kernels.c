@@ -546,18 +546,18 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
 static void test_attention(void)
 {
     /* LFM2 shape, decode: 3 slots at different lengths */
-    struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4}, .n_slots = 3, .cols = 3};
+    struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4, false}, .n_slots = 3, .cols = 3};
     dec.cm[0] = (struct col_meta){1, 5, 2, 1};
     dec.cm[1] = (struct col_meta){2, 17, 0, 1};
     dec.cm[2] = (struct col_meta){3, 47, 1, 0};
     test_attention_case(&dec, DT_F32);
     /* prefill: slot 1 gets 6 columns across a block boundary, slot 0 three columns from 0 */
-    struct attn_case pre = {.a = {4, 1, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 4}, .n_slots = 2, .cols = 9};
+    struct attn_case pre = {.a = {4, 1, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 4, false}, .n_slots = 2, .cols = 9};
     for (int i = 0; i < 6; i++) pre.cm[i] = (struct col_meta){7, (uint32_t)(13 + i), 1, 0};
     for (int i = 0; i < 3; i++) pre.cm[6 + i] = (struct col_meta){8, (uint32_t)i, 0, 1};
     test_attention_case(&pre, DT_BF16);
     /* GLM-like: head dim 128, partial interleaved rotary, no q/k norm */
-    struct attn_case glm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2, .cols = 2};
+    struct attn_case glm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3, false}, .n_slots = 2, .cols = 2};
     glm.cm[0] = (struct col_meta){1, 40, 1, 1};
     glm.cm[1] = (struct col_meta){1, 3, 0, 1};
     test_attention_case(&glm, DT_F16);
