@@ -23,10 +23,12 @@
  *    builder stays as it is. Its final state must equal the recurrent one (golden-long checks it).
  *  - The four input projections are four matmul passes over the same normed x; concatenating
  *    in_proj_qkv | z | b | a at upload would make them one pass (the wide plan's tiles want that too).
- *  - --spec: every column writes its own snapshot of the DeltaNet state ([nv][dk][dv] f32, plus the
- *    conv window) so that accepting any prefix of a draft costs nothing; dn.conv and dn.recurrent
- *    then take a per-column output state (state_bytes() grows by the draft length) and the
- *    committed snapshot index per slot. */
+ *  - --spec (engine.h, "Speculative steps"): every draft column writes its own snapshot of the
+ *    DeltaNet state ([nv][dk][dv] f32 plus the conv window) into the slot's ring of n_snap entries,
+ *    so that accepting any prefix costs nothing. dn.conv and dn.recurrent then take a struct
+ *    k_state (entry cur of each slot read from the slot table, slots n_snap entries apart; the
+ *    state after draft column i written to entry cur + i + 1), and plan_qwen35 sets .spec. Until
+ *    then the kernels address entry 0 of a ring of one (en->n_snap == 1, checked below). */
 #include <math.h>
 
 #include "engine.h"
@@ -104,6 +106,9 @@ static int mlp_block(struct engine *en, struct plan *p, const struct step_shape 
 static int qwen35_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
 {
     const struct shard *s = en->s;
+    if (en->n_snap != 1) /* the DeltaNet kernels address one state entry a slot (see the top) */
+        return err_set(e, ST_USAGE, "%s: the Qwen3.5 engine keeps one state entry a slot, not %d (--spec is not "
+                       "supported yet for it)", en->d->source, en->n_snap);
     if (s->first)
         TRY(k_embed(en->g, p, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
     for (int l = s->a; l < s->b; l++) {
