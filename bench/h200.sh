@@ -1,21 +1,35 @@
 #!/usr/bin/env bash
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
-# with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section. `glm` (GLM-OCR, issue 12) reads its
-# fixture from tests/fixtures: bash bench/h200.sh glm
+# with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
+# Outputs go to $OUT (or bench/out when OUT is unset), one file per section.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
 mkdir -p "$O"
 F=.fx/lfm2-tiny
+Q=.fx/qwen35-tiny
+[ -d "$Q" ] || Q=tests/fixtures/qwen35-tiny # the project's own copy travels with the tree
 run() { echo "\$ lfm2-profile-stage $*"; "$B" "$@"; echo "(exit $?)"; echo; }
 devices() { run --list-devices; }
-golden() {
-    for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" "$F/model-q4_0.gguf golden-q4_0"; do
+goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N
+    local d=$1 k=$2 n=$3 m
+    for m in "$d golden" "$d/model-f16.gguf golden-f16" "$d/model-q8_0.gguf golden-q8_0" "$d/model-q4_0.gguf golden-q4_0"; do
         set -- $m
-        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --golden "$F/$2.safetensors"; done
+        for L in --full "--layers 0:$k" "--layers $k:$n"; do run --model "$1" $L --golden "$d/$2.safetensors"; done
     done
+}
+golden() { goldens_of "$F" 3 6; }
+# Qwen3.5 (issue 9): the tiny goldens (short and 144-token), then Qwen3.5-2B BF16 at 1, 16 and 64
+# decode columns and a 512-token prefill of one slot, each with the head and the gap probe.
+qwen() {
+    goldens_of "$Q" 2 4
+    run --model "$Q" --full --golden "$Q/golden-long.safetensors"
+    run --model "$Q/model-q4_0.gguf" --full --golden "$Q/golden-q4_0-long.safetensors"
+    for c in 1 16 64; do
+        run --model qwen3.5-2b --full --cols $c --pos 64 --logits --gap-probe --json "$O/qwen2b_c$c.json"
+    done
+    run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_p512.json"
 }
 load() {
     for m in lfm2-350m lfm2-700m lfm2-1.2b lfm2.5-1.2b lfm2-2.6b qwen3.5-0.8b qwen3.5-2b qwen3.5-4b qwen3.5-9b glm-ocr; do

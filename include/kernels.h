@@ -150,12 +150,14 @@ struct k_attn_geom {
     bool interleaved;    /* RoPE pairs (2i, 2i+1) instead of NeoX halves (i, i + rope_dims/2) */
     bool no_norm;        /* skip the q/k RMSNorm */
     int max_blocks;      /* block-table row length */
+    bool gated;          /* Qwen3.5: q rows are [n_h][2*hd] (q, then its output gate); attention
+                            writes o ⊙ σ(gate). Kind "attn.gated.decode" / "attn.gated.prefill" */
 };
 
 /* attn.prep: per column c (slot s, pos t): q[c] and k[c] per head RMSNormed (q_norm/k_norm [hd])
  * and rotated at t; q in place; k and v[c] written to the pools at (s, t) through the block
  * table. Kind "attn.prep". push (112 B): u64 q, k, v, qn, kn, kpool, vpool, btab, cols; u32 n_h,
- * n_kv, hd, rope_dims, max_blocks, flags (1 norm, 2 plus1, 4 interleaved), gdtype; float eps,
+ * n_kv, hd, rope_dims, max_blocks, flags (1 norm, 2 plus1, 4 interleaved, 8 gated), gdtype; float eps,
  * r_hi, r_lo (theta^(-2/rope_dims) as a float-float pair). */
 int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
@@ -163,7 +165,8 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
- * push (64 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale. */
+ * push (72 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated,
+ * pad. */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e);
@@ -181,5 +184,42 @@ enum winit_mode {
  * u32 rows, u32 k, u32 seed, u32 tensor, u32 dtype, u32 mode, float a, float b. */
 int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
             enum winit_mode mode, float a, float b, struct err *e);
+
+/* ---- Gated DeltaNet (Qwen3.5; kernels_deltanet.c). State of one DeltaNet layer for one slot, f32:
+ * [nv][dk][dv] delta-rule state S, then the conv window [K-1][C] (the last K-1 pre-conv qkv rows,
+ * oldest first), C = 2·nk·dk + nv·dv channels; slots follow each other at k_dn_state_bytes. */
+
+/* DeltaNet geometry of one layer. */
+struct k_dn_geom {
+    int nk, nv, dk, dv; /* key heads, value heads (nv % nk == 0), head dims */
+    int conv;           /* conv taps K (<= 8) */
+    bool gguf;          /* GGUF layout: A holds -exp(A_log); value heads tiled (vh uses key head vh % nk,
+                           instead of vh / (nv/nk)) */
+};
+uint64_t k_dn_state_bytes(const struct k_dn_geom *dn);      /* per slot */
+uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from a slot's state to its window */
+
+/* dn.conv: per run r and channel: y = silu(causal depthwise conv of x with w over the run's rows,
+ * the rows before it from the slot's window), window = the run's last K-1 rows. x, y f32
+ * [cols][C]; w [C][K] F32/F16/BF16; state: layer state base (slot 0). Kind "dn.conv".
+ * push (64 B): u64 x, w, window, y, runs; u32 C, K, n_runs, wdtype, slot_stride, pad. */
+int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
+              uint64_t state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e);
+
+/* dn.recurrent: the gated delta rule over each run's columns in order (shaders/dn_recurrent.comp):
+ * l2-normed q (times dk^-1/2) and k of the value head's key head, β = σ(b), g = A·softplus(a + dt),
+ * S ← e^g S, S += k (β(v − Sᵀk))ᵀ, o = Sᵀq. qkv f32 [cols][C] (after dn.conv); b, a f32
+ * [cols][nv]; dt, A_log (or ssm_a) [nv] F32/F16/BF16; o f32 [cols][nv·dv]. Kind "dn.recurrent".
+ * push (96 B): u64 qkv, b, a, dt, A, state, o, runs; u32 nk, nv, n_runs, slot_stride, flags
+ * (1 tiled heads, 2 A is -exp(A_log)), dtdtype, adtype; float scale. */
+int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
+                   const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
+                   uint64_t runs, int n_runs, int layer, struct err *e);
+
+/* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
+ * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".
+ * push (56 B): rmsnorm's, then u64 z. */
+int k_dn_norm_gate(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *w, uint64_t o,
+                   uint64_t z, int cols, float eps, int layer, struct err *e);
 
 #endif

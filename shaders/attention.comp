@@ -5,6 +5,7 @@
 // columns of this step were written by attn_prep before), kv head h / (n_h / n_kv) (GQA).
 // q: f32 [cols][n_h*HD]; pools f32 [blocks][16][n_kv*HD]; btab u32 [slots][max_blocks];
 // out: f32 [cols][n_h*HD]. Online softmax in f32.
+// gated (Qwen3.5): q is [cols][n_h][2*HD], each head's q then its gate, and out = o ⊙ σ(gate).
 // Geometry: one workgroup per (q head, column) (grid x = head, y = column); its NSG subgroups take
 // keys j = sg, sg + NSG, ...; within a subgroup each lane holds HD/SG elements of q and of the
 // output (q·k by subgroupAdd); the subgroups' (max, sum, acc) are merged through shared memory.
@@ -32,6 +33,8 @@ layout(push_constant) uniform Push {
     uint n_kv;
     uint max_blocks;
     float scale;
+    uint gated;
+    uint pad;
 } p;
 
 shared float s_m[NSG];
@@ -57,7 +60,7 @@ void main()
     uint lane = gl_SubgroupInvocationID, sg = gl_SubgroupID;
     uint pos = p.cols.v[4u * c + 1u], slot = p.cols.v[4u * c + 2u];
     uint kvh = h / (p.n_h / p.n_kv), kvw = p.n_kv * HD;
-    uint qoff = (c * p.n_h + h) * HD;
+    uint qoff = (c * p.n_h + h) * HD * (p.gated != 0u ? 2u : 1u), ooff = (c * p.n_h + h) * HD;
 
     float qv[MAXE], acc[MAXE];
     for (uint e = 0u; e < E; e++) {
@@ -99,6 +102,8 @@ void main()
     for (uint d = gl_LocalInvocationIndex; d < HD; d += SG * NSG) {
         float o = 0.0;
         for (uint s = 0u; s < NSG; s++) o += s_acc[s * HD + d] * exp(s_m[s] - mx);
-        p.dst.v[qoff + d] = o / tot;
+        o /= tot;
+        if (p.gated != 0u) o /= 1.0 + exp(-p.q.v[qoff + HD + d]);
+        p.dst.v[ooff + d] = o;
     }
 }

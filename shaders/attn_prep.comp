@@ -6,7 +6,8 @@
 //   inv_freq_i = theta^(-2i/rope_dims), the angle pos·inv_freq_i in f32 as torch computes it);
 //   q is rotated in place; k and v go to the KV pools at
 //   (s, t) through the block table.
-// q: f32 [cols][n_h*hd], k, v: f32 [cols][n_kv*hd]; pools f32 [blocks][16][n_kv*hd];
+// q: f32 [cols][n_h*hd] (flag GATED: [cols][n_h][2*hd], each head's q followed by its output
+// gate, which stays untouched), k, v: f32 [cols][n_kv*hd]; pools f32 [blocks][16][n_kv*hd];
 // btab u32 [slots][max_blocks].
 // Grid: x = head in [q heads | k heads | v heads] (n_h + 2·n_kv), y = column. 64 lanes a group.
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -17,6 +18,7 @@ layout(local_size_x = 64) in;
 #define FLAG_NORM 1u
 #define FLAG_PLUS1 2u
 #define FLAG_INTERLEAVED 4u
+#define FLAG_GATED 8u
 
 layout(push_constant) uniform Push {
     F32Buf q;
@@ -89,7 +91,8 @@ void main()
     }
     bool is_q = head < p.n_h;
     uint j = is_q ? head : head - p.n_h;
-    uint src = is_q ? c * p.n_h * hd + j * hd : c * kvw + j * hd;
+    uint qstride = (p.flags & FLAG_GATED) != 0u ? 2u * hd : hd; // floats between q heads
+    uint src = is_q ? (c * p.n_h + j) * qstride : c * kvw + j * hd;
     F32Buf buf = is_q ? p.q : p.k;
     for (uint i = t; i < hd; i += 64u) hv[i] = buf.v[src + i];
     barrier();

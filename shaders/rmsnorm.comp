@@ -3,8 +3,14 @@
 // src = idx[r] when idx is set (gather of the columns that want logits), else r. With accumulate
 // the result is added into y (GLM's post-norms: h += rms(t, w), the residual after the norm).
 // x, y: f32 rows of dim; w: [dim] F32/F16/BF16. Grid: one workgroup per output row.
+// GATED variant (rmsnorm_gated, the DeltaNet's output norm): y[r][i] also times silu(z[r][i]),
+// z f32 rows of dim like y (x may be y: each element is read before it is written).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+
+#ifndef GATED
+#define GATED 0
+#endif
 
 layout(local_size_x = 256) in;
 
@@ -17,6 +23,9 @@ layout(push_constant) uniform Push {
     uint wdtype;
     float eps;
     uint flags; // 1: the gain is (1 + w); 2: accumulate (y += result)
+#if GATED
+    F32Buf z;
+#endif
 } p;
 
 shared float partial[256];
@@ -42,6 +51,10 @@ void main()
     bool acc = (p.flags & 2u) != 0u;
     for (uint i = t; i < p.dim; i += 256u) {
         float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+#if GATED
+        float zv = F32Buf(uint64_t(p.z) + 4ul * (uint64_t(r) * p.dim + i)).v[0];
+        v *= zv / (1.0 + exp(-zv));
+#endif
         yr.v[i] = acc ? yr.v[i] + v : v;
     }
 }

@@ -392,7 +392,7 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     struct push_attn_prep pc = {
         q, k, v, a->no_norm ? 0 : q_norm->addr, a->no_norm ? 0 : k_norm->addr, kpool, vpool, btab, cols_meta,
         (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->hd, (uint32_t)a->rope_dims, (uint32_t)a->max_blocks,
-        (a->no_norm ? 0u : 1u) | (a->plus1 ? 2u : 0u) | (a->interleaved ? 4u : 0u),
+        (a->no_norm ? 0u : 1u) | (a->plus1 ? 2u : 0u) | (a->interleaved ? 4u : 0u) | (a->gated ? 8u : 0u),
         a->no_norm ? 0u : (uint32_t)q_norm->dtype, a->eps, r_hi, (float)(r - (double)r_hi),
     };
     uint64_t bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
@@ -407,8 +407,9 @@ struct push_attention {
     uint64_t q, kpool, vpool, btab, cols, dst;
     uint32_t n_h, n_kv, max_blocks;
     float scale;
+    uint32_t gated, pad;
 };
-_Static_assert(sizeof(struct push_attention) == 64, "push_attention layout");
+_Static_assert(sizeof(struct push_attention) == 72, "push_attention layout");
 
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
@@ -418,14 +419,18 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     if (rc) return rc;
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
+    /* ... as long as their partial outputs (s_acc, s_m, s_l) fit the shared memory: hd 256 at a
+     * subgroup of 8 would take 33 KiB of lavapipe's 32 */
+    while (nsg > 1 && (uint64_t)nsg * ((uint64_t)a->hd + 2) * 4 > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
     uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
     struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
-                                (uint32_t)a->max_blocks, a->scale};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols,
-                         prefill ? "attn.prefill" : "attn.decode", layer, "attn", 0),
-                     1, offsetof(struct push_attention, dst));
+                                (uint32_t)a->max_blocks, a->scale, a->gated, 0};
+    const char *kind = a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
+                                : (prefill ? "attn.prefill" : "attn.decode");
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", 0), 1,
+                     offsetof(struct push_attention, dst));
     return ST_OK;
 }
 

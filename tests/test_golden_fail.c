@@ -1,18 +1,18 @@
 /* test_golden_fail.c - the golden check can fail: a copy of a fixture's golden with one logit
  * changed (sequence 1, token 5) must fail exactly the three checks of sequence 1 (decode, prefill,
  * mixed) and exit 4, while the untouched sequences still pass. For every family with an engine
- * (lfm2-tiny, glm-ocr-tiny). */
+ * (lfm2-tiny, qwen35-tiny, glm-ocr-tiny). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "loader.h"
 #include "testutil.h"
 
-static void one_logit_fails(const char *fx, const char *model)
+static void one_logit_changed(const char *fx, const char *model)
 {
     char src_path[512], dst_path[512], cmd[2048];
     snprintf(src_path, sizeof src_path, "%s/%s/golden.safetensors", fx, model);
-    snprintf(dst_path, sizeof dst_path, "%s/golden-one-logit.safetensors", t_tmpdir());
+    snprintf(dst_path, sizeof dst_path, "%s/golden-one-logit-%s.safetensors", t_tmpdir(), model);
 
     struct model_source s;
     struct err e;
@@ -51,7 +51,8 @@ static void one_logit_fails(const char *fx, const char *model)
 int main(int argc, char **argv)
 {
     const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
-    one_logit_fails(fx, "lfm2-tiny");
-    one_logit_fails(fx, "glm-ocr-tiny");
+    one_logit_changed(fx, "lfm2-tiny");
+    one_logit_changed(fx, "qwen35-tiny");
+    one_logit_changed(fx, "glm-ocr-tiny");
     return t_finish();
 }

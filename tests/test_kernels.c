@@ -402,9 +402,15 @@ static void test_gate_up_parts(void)
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
         enum dtype t = all_types[ti];
         uint8_t *file = make_file(t, 2 * F, H, 1.0f / sqrtf((float)H), 0);
+        /* uploads pread the tensor from its file (weights.c): write the bytes to one */
+        char path[512];
+        snprintf(path, sizeof path, "%s/gate_up.bin", t_tmpdir());
+        FILE *f = fopen(path, "wb");
+        T_CHECK(f && fwrite(file, 1, weight_bytes(t, 2 * F, H), f) == weight_bytes(t, 2 * F, H), "write %s", path);
+        if (f) fclose(f);
         struct tensor_view v = {.name = "model.layers.0.mlp.gate_up_proj.weight", .dtype = t, .n_dims = 2,
                                 .shape = {2 * F, H}, .data = file, .n_bytes = weight_bytes(t, 2 * F, H),
-                                .file = "test"};
+                                .file = path};
         struct shard_tensor st = {.name = "blk.0.ffn_gate_up", .layer = 0, .role = W_FFN_GATE_UP, .dtype = t,
                                   .n_dims = 2, .shape = {2 * F, H}, .src = &v};
         struct shard s = {.a = 0, .b = 1, .t = &st, .n = 1, .bytes = v.n_bytes};
@@ -586,6 +592,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
 {
     const struct k_attn_geom *a = &tc->a;
     int C = tc->cols, hd = a->hd, qw = a->n_h * hd, kvw = a->n_kv * hd;
+    int qs = a->gated ? 2 * hd : hd, qbw = a->n_h * qs; /* gated: q rows [n_h][q | gate] */
     int nb = tc->n_slots * a->max_blocks; /* pool blocks */
     size_t pool_n = (size_t)nb * K_KV_BLOCK * kvw;
     /* block table: a random permutation of the pool's blocks */
@@ -597,12 +604,12 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
         bt[i] = bt[j];
         bt[j] = s;
     }
-    float *q = rand_floats((size_t)C * qw, 1.0f), *k = rand_floats((size_t)C * kvw, 1.0f);
+    float *q = rand_floats((size_t)C * qbw, 1.0f), *k = rand_floats((size_t)C * kvw, 1.0f);
     float *v = rand_floats((size_t)C * kvw, 1.0f);
     float *kp = rand_floats(pool_n, 0.3f), *vp = rand_floats(pool_n, 1.0f); /* history of earlier steps */
     struct host_weight qn = make_weight(gtype, 1, hd, 0.1f, a->plus1 ? 0 : 1);
     struct host_weight kn = make_weight(gtype, 1, hd, 0.1f, a->plus1 ? 0 : 1);
-    struct gpu_buf qb = dev_floats(q, (size_t)C * qw), kb = dev_floats(k, (size_t)C * kvw);
+    struct gpu_buf qb = dev_floats(q, (size_t)C * qbw), kb = dev_floats(k, (size_t)C * kvw);
     struct gpu_buf vb = dev_floats(v, (size_t)C * kvw), kpb = dev_floats(kp, pool_n), vpb = dev_floats(vp, pool_n);
     struct gpu_buf btb = dev_alloc((uint64_t)nb * 4), cb = dev_alloc((uint64_t)C * sizeof(struct col_meta));
     struct gpu_buf ob = dev_alloc((uint64_t)C * qw * 4);
@@ -615,7 +622,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
     rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
     T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
-    T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, "attn.prefill"), "attention tags");
+    T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
     run_plan(&p);
 
     /* reference: prep on the host into double copies of q and the pools */
@@ -630,7 +637,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
         size_t row = ((size_t)bt[slot * a->max_blocks + pos / 16] * 16 + pos % 16) * kvw;
         for (int h = 0; h < a->n_h; h++) {
             double *hv = rq + (size_t)c * qw + h * hd;
-            for (int i = 0; i < hd; i++) hv[i] = q[(size_t)c * qw + h * hd + i];
+            for (int i = 0; i < hd; i++) hv[i] = q[(size_t)c * qbw + h * qs + i];
             norm_ref(a, hv, qn.val);
             rope_ref(a, hv, pos);
         }
@@ -661,14 +668,23 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
                 double o = 0;
                 for (uint32_t j = 0; j <= pos; j++)
                     o += s[j] * rv[((size_t)bt[slot * a->max_blocks + j / 16] * 16 + j % 16) * kvw + kvh * hd + i];
-                ro[(size_t)c * qw + h * hd + i] = o / tot;
+                double gate = a->gated ? 1 / (1 + exp(-(double)q[(size_t)c * qbw + h * qs + hd + i])) : 1;
+                ro[(size_t)c * qw + h * hd + i] = o / tot * gate;
             }
             free(s);
         }
     }
-    float *gq = malloc((size_t)C * qw * 4), *gk = malloc(pool_n * 4), *gv = malloc(pool_n * 4);
+    float *gq = malloc((size_t)C * qbw * 4), *gk = malloc(pool_n * 4), *gv = malloc(pool_n * 4);
     float *go = malloc((size_t)C * qw * 4);
-    down(&qb, gq, (uint64_t)C * qw * 4);
+    down(&qb, gq, (uint64_t)C * qbw * 4);
+    int gate_changed = 0; /* gated: keep each head's q part in gq[c][h*hd ..], check the gate kept */
+    for (int c = 0; c < C; c++)
+        for (int h = 0; h < a->n_h; h++)
+            for (int i = 0; i < hd; i++) {
+                gate_changed += a->gated && gq[(size_t)c * qbw + h * qs + hd + i] != q[(size_t)c * qbw + h * qs + hd + i];
+                gq[(size_t)c * qw + h * hd + i] = gq[(size_t)c * qbw + h * qs + i];
+            }
+    T_CHECK(gate_changed == 0, "attn.prep wrote %d gate values", gate_changed);
     down(&kpb, gk, pool_n * 4);
     down(&vpb, gv, pool_n * 4);
     down(&ob, go, (uint64_t)C * qw * 4);
@@ -698,21 +714,27 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
 static void test_attention(void)
 {
     /* LFM2 shape, decode: 3 slots at different lengths */
-    struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4}, .n_slots = 3, .cols = 3};
+    struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4, false}, .n_slots = 3, .cols = 3};
     dec.cm[0] = (struct col_meta){1, 5, 2, 1};
     dec.cm[1] = (struct col_meta){2, 17, 0, 1};
     dec.cm[2] = (struct col_meta){3, 47, 1, 0};
     test_attention_case(&dec, DT_F32);
     /* prefill: slot 1 gets 6 columns across a block boundary, slot 0 three columns from 0 */
-    struct attn_case pre = {.a = {4, 1, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 4}, .n_slots = 2, .cols = 9};
+    struct attn_case pre = {.a = {4, 1, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 4, false}, .n_slots = 2, .cols = 9};
     for (int i = 0; i < 6; i++) pre.cm[i] = (struct col_meta){7, (uint32_t)(13 + i), 1, 0};
     for (int i = 0; i < 3; i++) pre.cm[6 + i] = (struct col_meta){8, (uint32_t)i, 0, 1};
     test_attention_case(&pre, DT_BF16);
     /* GLM-like: head dim 128, partial interleaved rotary, no q/k norm */
-    struct attn_case glm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2, .cols = 2};
+    struct attn_case glm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3, false}, .n_slots = 2, .cols = 2};
     glm.cm[0] = (struct col_meta){1, 40, 1, 1};
     glm.cm[1] = (struct col_meta){1, 3, 0, 1};
     test_attention_case(&glm, DT_F16);
+    /* Qwen3.5-like: head dim 256, gated q, NeoX rotary on the first 64 dims, (1 + w) norms, GQA */
+    struct attn_case qwen = {.a = {4, 2, 256, 64, 1e7f, 1e-6f, 0.0625f, true, false, false, 3, true}, .n_slots = 2,
+                             .cols = 5};
+    for (int i = 0; i < 4; i++) qwen.cm[i] = (struct col_meta){9, (uint32_t)(14 + i), 1, 1};
+    qwen.cm[4] = (struct col_meta){9, 2, 0, 1};
+    test_attention_case(&qwen, DT_BF16);
 }
 
 /* ---- winit */
@@ -862,6 +884,192 @@ static void test_big_tensor(void)
     free(yr);
 }
 
+/* ---- Gated DeltaNet: conv + window, delta rule (both head orders), gated norm */
+
+static const struct k_dn_geom dn_test_geom = {.nk = 2, .nv = 6, .dk = 40, .dv = 48, .conv = 4};
+#define DN_SLOTS 5
+
+/* decode: 4 runs of one column in scattered slots; prefill: runs of 5 and 3 columns */
+static const struct run_meta dn_dec[4] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {4, 2, 1, 7}, {1, 3, 1, 2}};
+static const struct run_meta dn_pre[2] = {{2, 0, 5, 5}, {4, 5, 3, 0}};
+
+static void test_dn_conv(void)
+{
+    const struct k_dn_geom *dn = &dn_test_geom;
+    int Ch = 2 * dn->nk * dn->dk + dn->nv * dn->dv, K = dn->conv;
+    size_t stride = k_dn_state_bytes(dn) / 4, woff = k_dn_window_offset(dn) / 4, sn = DN_SLOTS * stride;
+    for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
+        for (int shape = 0; shape < 2; shape++) {
+            const struct run_meta *runs = shape ? dn_pre : dn_dec;
+            int n_runs = shape ? 2 : 4, C = shape ? 8 : 4;
+            struct host_weight w = make_weight(plain_types[ti], Ch, K, 0.5f, 0);
+            float *x = rand_floats((size_t)C * Ch, 1.0f), *st = rand_floats(sn, 1.0f);
+            struct gpu_buf xb = dev_floats(x, (size_t)C * Ch), sb = dev_floats(st, sn);
+            struct gpu_buf yb = dev_alloc((uint64_t)C * Ch * 4), rb = dev_alloc(sizeof dn_dec);
+            up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
+            poison(&yb);
+            struct plan p = {0};
+            int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, sb.addr, yb.addr, rb.addr, n_runs, 1, &e);
+            T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.conv"), "k_dn_conv: %s", e.msg);
+            run_plan(&p);
+            float *y = malloc((size_t)C * Ch * 4), *st2 = malloc(sn * 4);
+            double *ref = malloc((size_t)C * Ch * sizeof *ref), *sref = malloc(sn * sizeof *sref);
+            down(&yb, y, (uint64_t)C * Ch * 4);
+            down(&sb, st2, sn * 4);
+            for (size_t i = 0; i < sn; i++) sref[i] = st[i];
+            for (int r = 0; r < n_runs; r++) {
+                double *win = sref + runs[r].slot * stride + woff; /* [K-1][Ch], oldest first */
+                for (int ch = 0; ch < Ch; ch++) {
+                    double hist[8];
+                    for (int j = 0; j < K - 1; j++) hist[j] = win[j * Ch + ch];
+                    for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
+                        double acc = w.val[ch * K + K - 1] * x[c * Ch + ch];
+                        for (int j = 0; j < K - 1; j++) acc += w.val[ch * K + j] * hist[j];
+                        ref[c * Ch + ch] = acc / (1 + exp(-acc));
+                        for (int j = 0; j < K - 2; j++) hist[j] = hist[j + 1];
+                        hist[K - 2] = x[c * Ch + ch];
+                    }
+                    for (int j = 0; j < K - 1; j++) win[j * Ch + ch] = hist[j];
+                }
+            }
+            double ey = rel_err(y, ref, (size_t)C * Ch), es = rel_err(st2, sref, sn);
+            T_CHECK(ey < 1e-5 && es == 0, "dn.conv %s shape %d: rel err y %g window %g", dtype_name(plain_types[ti]),
+                    shape, ey, es);
+            free(x);
+            free(st);
+            free(y);
+            free(st2);
+            free(ref);
+            free(sref);
+            free_weight(&w);
+        }
+    }
+}
+
+/* The delta rule of one value head over one run, in double (MODELS.md, Gated DeltaNet 3-5). */
+static void dn_ref_head(const struct k_dn_geom *dn, const float *qkv, const float *b, const float *a, double dt,
+                        double A, const struct run_meta *run, int vh, double *S, double *o)
+{
+    int Ch = 2 * dn->nk * dn->dk + dn->nv * dn->dv, dk = dn->dk, dv = dn->dv;
+    int kh = dn->gguf ? vh % dn->nk : vh / (dn->nv / dn->nk);
+    double q[256], k[256], d[256];
+    for (uint32_t c = run->first_col; c < run->first_col + run->n_cols; c++) {
+        const float *row = qkv + (size_t)c * Ch;
+        double qq = 0, kk = 0;
+        for (int i = 0; i < dk; i++) {
+            q[i] = row[kh * dk + i];
+            k[i] = row[dn->nk * dk + kh * dk + i];
+            qq += q[i] * q[i];
+            kk += k[i] * k[i];
+        }
+        for (int i = 0; i < dk; i++) {
+            q[i] *= 1 / sqrt(qq + 1e-6) / sqrt((double)dk);
+            k[i] *= 1 / sqrt(kk + 1e-6);
+        }
+        double beta = 1 / (1 + exp(-(double)b[c * dn->nv + vh]));
+        double x = a[c * dn->nv + vh] + dt, sp = x > 20 ? x : log1p(exp(x));
+        double decay = exp((dn->gguf ? A : -exp(A)) * sp);
+        for (int j = 0; j < dv; j++) {
+            double kv = 0;
+            for (int i = 0; i < dk; i++) kv += (S[i * dv + j] *= decay) * k[i];
+            d[j] = beta * (row[2 * dn->nk * dk + vh * dv + j] - kv);
+        }
+        for (int j = 0; j < dv; j++) {
+            double out = 0;
+            for (int i = 0; i < dk; i++) out += (S[i * dv + j] += k[i] * d[j]) * q[i];
+            o[(size_t)c * dn->nv * dv + vh * dv + j] = out;
+        }
+    }
+}
+
+static void test_dn_recurrent_case(bool gguf, int shape, enum dtype t)
+{
+    struct k_dn_geom dn = dn_test_geom;
+    dn.gguf = gguf;
+    int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, nv = dn.nv, vd = nv * dn.dv;
+    size_t stride = k_dn_state_bytes(&dn) / 4, sn = DN_SLOTS * stride;
+    const struct run_meta *runs = shape ? dn_pre : dn_dec;
+    int n_runs = shape ? 2 : 4, C = shape ? 8 : 4;
+    struct host_weight dt = make_weight(t, 1, nv, 0.5f, 0);
+    struct host_weight A = make_weight(t, 1, nv, 0.5f, gguf ? -2.0f : 0.7f); /* ssm_a < 0, or A_log */
+    float *qkv = rand_floats((size_t)C * Ch, 1.0f), *b = rand_floats((size_t)C * nv, 1.5f);
+    float *a = rand_floats((size_t)C * nv, 1.5f), *st = rand_floats(sn, 0.3f);
+    struct gpu_buf qb = dev_floats(qkv, (size_t)C * Ch), bb = dev_floats(b, (size_t)C * nv);
+    struct gpu_buf ab = dev_floats(a, (size_t)C * nv), sb = dev_floats(st, sn);
+    struct gpu_buf ob = dev_alloc((uint64_t)C * vd * 4), rb = dev_alloc(sizeof dn_dec);
+    up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
+    poison(&ob);
+    struct plan p = {0};
+    int rc = k_dn_recurrent(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, sb.addr, ob.addr, rb.addr, n_runs, 1,
+                            &e);
+    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.recurrent"), "k_dn_recurrent: %s", e.msg);
+    run_plan(&p);
+    float *o = malloc((size_t)C * vd * 4), *st2 = malloc(sn * 4);
+    double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs);
+    down(&ob, o, (uint64_t)C * vd * 4);
+    down(&sb, st2, sn * 4);
+    for (size_t i = 0; i < sn; i++) rs[i] = st[i];
+    for (int r = 0; r < n_runs; r++)
+        for (int vh = 0; vh < nv; vh++)
+            dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &runs[r], vh,
+                        rs + runs[r].slot * stride + (size_t)vh * dn.dk * dn.dv, ro);
+    double eo = rel_err(o, ro, (size_t)C * vd), es = rel_err(st2, rs, sn);
+    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.recurrent %s %s shape %d: rel err o %g state %g", gguf ? "gguf" : "hf",
+            dtype_name(t), shape, eo, es);
+    free(qkv);
+    free(b);
+    free(a);
+    free(st);
+    free(o);
+    free(st2);
+    free(ro);
+    free(rs);
+    free_weight(&dt);
+    free_weight(&A);
+}
+
+static void test_dn_norm_gate(void)
+{
+    const struct k_dn_geom *dn = &dn_test_geom;
+    const int C = 5, n = C * dn->nv * dn->dv;
+    struct host_weight w = make_weight(DT_F32, 1, dn->dv, 0.2f, 1.0f);
+    float *o = rand_floats((size_t)n, 2.0f), *z = rand_floats((size_t)n, 1.5f);
+    struct gpu_buf ob = dev_floats(o, (size_t)n), zb = dev_floats(z, (size_t)n);
+    struct plan p = {0};
+    int rc = k_dn_norm_gate(&g, &p, dn, &w.w, ob.addr, zb.addr, C, 1e-6f, 1, &e);
+    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.norm_gate"), "k_dn_norm_gate: %s", e.msg);
+    run_plan(&p);
+    float *y = malloc((size_t)n * 4);
+    double *ref = malloc((size_t)n * sizeof *ref);
+    down(&ob, y, (uint64_t)n * 4);
+    for (int r = 0; r < C * dn->nv; r++) {
+        double ss = 0;
+        for (int i = 0; i < dn->dv; i++) ss += (double)o[r * dn->dv + i] * o[r * dn->dv + i];
+        double inv = 1 / sqrt(ss / dn->dv + 1e-6);
+        for (int i = 0; i < dn->dv; i++) {
+            double zv = z[r * dn->dv + i];
+            ref[r * dn->dv + i] = w.val[i] * o[r * dn->dv + i] * inv * zv / (1 + exp(-zv));
+        }
+    }
+    double er = rel_err(y, ref, (size_t)n);
+    T_CHECK(er < 1e-5, "dn.norm_gate: rel err %g", er);
+    free(o);
+    free(z);
+    free(y);
+    free(ref);
+    free_weight(&w);
+}
+
+static void test_deltanet(void)
+{
+    test_dn_conv();
+    for (int shape = 0; shape < 2; shape++) {
+        test_dn_recurrent_case(false, shape, DT_F32);
+        test_dn_recurrent_case(true, shape, DT_BF16);
+    }
+    test_dn_norm_gate();
+}
+
 int main(void)
 {
     t_rng_seed(&rng, 20240611);
@@ -879,6 +1087,7 @@ int main(void)
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_shortconv();
     test_attention();
+    test_deltanet();
     printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
     test_winit();
     test_big_tensor();

@@ -1,0 +1,142 @@
+/* plan_qwen35.c - the Qwen3.5 batch plan (MODELS.md, Qwen3.5 dense hybrid):
+ *
+ *   h = embed[token]                                     (first stage only)
+ *   per layer:  x = rms1p(h, input_layernorm)
+ *     DeltaNet: qkv, z, b, a = x·W*ᵀ -> dn.conv (+SiLU, per-slot window) -> dn.recurrent (l2norm,
+ *               β, g, gated delta rule; state per slot) -> dn.norm_gate (w ⊙ norm(o) ⊙ silu(z))
+ *               -> h += out_proj
+ *     attention: q|gate, k, v = x·W*ᵀ -> attn.prep (rms1p q/k norms, partial NeoX RoPE, KV write)
+ *               -> attention (o ⊙ σ(gate), fused) -> h += o_proj
+ *     h += down(silu(gate x) ⊙ up x), x = rms1p(h, post_attention_layernorm)
+ *   head:       logits = rms1p(h[need_logit], norm) · headᵀ   (the shared head plan)
+ *
+ * Fusions as in plan_lfm2.c: the input norm rides in every projection that reads it, residual adds
+ * in the epilogue of out_proj / o_proj / down, SwiGLU in one pass. A DeltaNet layer is 8
+ * dispatches + 2 FFN, an attention layer 6 + 2. rms1p's +1: norm_plus1 (HF files); GGUF gains hold
+ * 1 + w already. The GGUF value-head order (tiled) and ssm_a = −exp(A_log): dn.gguf.
+ *
+ * Not yet, and what the other plans need from DeltaNet:
+ *  - Prefill runs go through dn.recurrent (token by token inside one dispatch; exact, final state
+ *    as decode needs). The chunked form (chunks of 64: WY representation, intra-chunk products,
+ *    one state update a chunk; kind "dn.chunk") is the wide plan's prefill kernel: when
+ *    p->kind == PLAN_WIDE and a run is long, k_dn_recurrent is where it gets selected, so this
+ *    builder stays as it is. Its final state must equal the recurrent one (golden-long checks it).
+ *  - The four input projections are four matmul passes over the same normed x; concatenating
+ *    in_proj_qkv | z | b | a at upload would make them one pass (the wide plan's tiles want that too).
+ *  - --spec (engine.h, "Speculative steps"): every draft column writes its own snapshot of the
+ *    DeltaNet state ([nv][dk][dv] f32 plus the conv window) into the slot's ring of n_snap entries,
+ *    so that accepting any prefix costs nothing. dn.conv and dn.recurrent then take a struct
+ *    k_state (entry cur of each slot read from the slot table, slots n_snap entries apart; the
+ *    state after draft column i written to entry cur + i + 1), and plan_qwen35 sets .spec. Until
+ *    then the kernels address entry 0 of a ring of one (en->n_snap == 1, checked below). */
+#include <math.h>
+
+#include "engine.h"
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        int st_ = (x);                                                                             \
+        if (st_) return st_;                                                                       \
+    } while (0)
+
+static const struct gpu_weight *lw(const struct engine *en, int l, enum wrole r)
+{
+    const struct gpu_weight *w = weights_layer(en->w, en->s, l, r);
+    CHECK(w); /* shard_bind checked every tensor the layer kind needs */
+    return w;
+}
+
+static struct k_dn_geom dn_geom(const struct model_desc *d)
+{
+    return (struct k_dn_geom){.nk = d->dn_nk, .nv = d->dn_nv, .dk = d->dn_dk, .dv = d->dn_dv, .conv = d->dn_conv,
+                              .gguf = d->dn_gguf_layout};
+}
+
+/* Buffers: qkv t1 [C][2·nk·dk + nv·dv], conv output t2, z in q [C][nv·dv], b in k and a in v
+ * [C][nv], o (and its gated norm, in place) in att [C][nv·dv]. */
+static int deltanet_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
+{
+    struct gpu *g = en->g;
+    const struct model_desc *d = en->d;
+    struct k_norm norm = {lw(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
+    struct k_dn_geom dn = dn_geom(d);
+    uint64_t state = engine_state_addr(en, l), h = en->hidden.addr;
+    int C = sh->cols;
+    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_QKV), &norm, h, en->t1.addr, C, false, l, "dn.in_proj_qkv", "", e));
+    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_Z), &norm, h, en->q.addr, C, false, l, "dn.in_proj_z", "", e));
+    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
+    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
+    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
+    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr, state,
+                       en->att.addr, en->runs.addr, sh->n_runs, l, e));
+    TRY(k_dn_norm_gate(g, p, &dn, lw(en, l, W_DN_NORM), en->att.addr, en->q.addr, C, d->eps, l, e));
+    return k_matmul(g, p, lw(en, l, W_DN_OUT), en->att.addr, h, C, true, l, "dn.out_proj", "", e);
+}
+
+static int attn_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
+{
+    struct gpu *g = en->g;
+    const struct model_desc *d = en->d;
+    struct k_norm norm = {lw(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
+    struct k_attn_geom a = {.n_h = d->n_heads, .n_kv = d->n_kv_heads, .hd = d->head_dim, .rope_dims = d->rope_dims,
+                            .theta = d->rope_theta, .eps = d->eps, .scale = 1.0f / sqrtf((float)d->head_dim),
+                            .plus1 = d->norm_plus1, .interleaved = !d->rope_neox, .no_norm = false,
+                            .max_blocks = en->blocks_per_slot, .gated = true};
+    uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
+    int C = sh->cols;
+    TRY(k_matmul_norm(g, p, lw(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "", e));
+    TRY(k_matmul_norm(g, p, lw(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "", e));
+    TRY(k_matmul_norm(g, p, lw(en, l, W_V), &norm, en->hidden.addr, en->v.addr, C, false, l, "attn.v_proj", "", e));
+    TRY(k_attn_prep(g, p, &a, lw(en, l, W_Q_NORM), lw(en, l, W_K_NORM), en->q.addr, en->k.addr, en->v.addr, kpool,
+                    vpool, en->btab.addr, en->cols.addr, C, l, e));
+    TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill,
+                    l, e));
+    return k_matmul(g, p, lw(en, l, W_O), en->att.addr, en->hidden.addr, C, true, l, "attn.o_proj", "", e);
+}
+
+static int mlp_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
+{
+    struct k_norm norm = {lw(en, l, W_FFN_NORM), en->d->eps, en->d->norm_plus1};
+    TRY(k_matmul_swiglu(en->g, p, lw(en, l, W_FFN_GATE), lw(en, l, W_FFN_UP), &norm, en->hidden.addr, en->t1.addr,
+                        sh->cols, l, "ffn_gate_up", "", e));
+    return k_matmul(en->g, p, lw(en, l, W_FFN_DOWN), en->t1.addr, en->hidden.addr, sh->cols, true, l, "ffn_down", "",
+                    e);
+}
+
+static int qwen35_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
+{
+    const struct shard *s = en->s;
+    if (en->n_snap != 1) /* the DeltaNet kernels address one state entry a slot (see the top) */
+        return err_set(e, ST_USAGE, "%s: the Qwen3.5 engine keeps one state entry a slot, not %d (--spec is not "
+                       "supported yet for it)", en->d->source, en->n_snap);
+    if (s->first)
+        TRY(k_embed(en->g, p, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
+    for (int l = s->a; l < s->b; l++) {
+        TRY(en->d->kind[l] == LAYER_DELTANET ? deltanet_block(en, p, sh, l, e) : attn_block(en, p, sh, l, e));
+        TRY(mlp_block(en, p, sh, l, e));
+    }
+    return ST_OK;
+}
+
+static void qwen35_dims(const struct model_desc *d, struct engine_dims *out)
+{
+    int channels = 2 * d->dn_nk * d->dn_dk + d->dn_nv * d->dn_dv, vdim = d->dn_nv * d->dn_dv;
+    out->scratch = MAX(channels, d->ffn);              /* qkv and its conv; the SwiGLU output */
+    out->q = MAX(2 * d->n_heads * d->head_dim, vdim);  /* q | gate per head; z; o of the delta rule */
+    out->kv = MAX(d->n_kv_heads * d->head_dim, d->dn_nv); /* k, v; b, a */
+}
+
+/* A DeltaNet layer keeps its delta-rule state and conv window per slot (kernels.h). */
+static uint64_t qwen35_state_bytes(const struct model_desc *d, int l)
+{
+    struct k_dn_geom dn = dn_geom(d);
+    return d->kind[l] == LAYER_DELTANET ? k_dn_state_bytes(&dn) : 0;
+}
+
+const struct family_plan plan_qwen35 = {
+    .family = FAMILY_QWEN35,
+    .dims = qwen35_dims,
+    .state_bytes = qwen35_state_bytes,
+    .build_layers = qwen35_layers,
+    .build_head = engine_build_head_default,
+};
