@@ -105,10 +105,12 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from state), y[c][h] = C·conv; then state[slot] = last two u. bcx f32
- * [cols][3H] = [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Kind "shortconv".
- * push (56 B): u64 bcx, u64 w, u64 state, u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
+ * [cols][3H] = [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]; the n_runs runs
+ * cover the step's cols columns. Kind "shortconv" (a run's positions one after another), or in a
+ * PLAN_WIDE plan "shortconv.wide" (parallel over positions). push (56 B): u64 bcx, u64 w, u64 state,
+ * u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
-                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e);
+                uint64_t y, uint64_t runs, int cols, int n_runs, int layer, const char *op, struct err *e);
 
 /* Attention geometry of one layer. */
 struct k_attn_geom {
@@ -135,7 +137,9 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
- * push (64 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale. */
+ * push (64 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale.
+ * A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys; push
+ * 72 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be successive. */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e);

@@ -296,20 +296,24 @@ struct push_shortconv {
 _Static_assert(sizeof(struct push_shortconv) == 56, "push_shortconv layout");
 
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
-                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e)
+                uint64_t y, uint64_t runs, int cols, int n_runs, int layer, const char *op, struct err *e)
 {
     if (!is_plain_type(conv_w->dtype) || conv_w->k != 3 || conv_w->rows < 1)
         return err_set(e, ST_USAGE, "shortconv %s: conv weight [%lld, %lld] %s, expected [H, 3] F32/F16/BF16", op,
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype));
-    if (n_runs < 1 || n_runs > (int)MAX_GROUPS)
-        return err_set(e, ST_USAGE, "shortconv %s: %d runs, expected 1..65535", op, n_runs);
+    if (n_runs < 1 || n_runs > (int)MAX_GROUPS || cols < n_runs || cols - n_runs >= (int)MAX_GROUPS)
+        return err_set(e, ST_USAGE, "shortconv %s: %d runs over %d columns, expected 1..65535 runs of 1..65535 columns",
+                       op, n_runs, cols);
+    /* the wide kernel takes a workgroup per column of a run: z spans the longest run possible */
+    bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "shortconv", NULL, 0, &pipe, e);
+    int rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", NULL, 0, &pipe, e);
     if (rc) return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state, y, runs, (uint32_t)conv_w->rows, (uint32_t)n_runs,
                                 (uint32_t)conv_w->dtype, 0};
-    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs, "shortconv", layer, op,
-        conv_w->bytes);
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
+                                  wide ? (uint32_t)(cols - n_runs + 1) : 1);
+    dispatch_tag(d, wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     return ST_OK;
 }
 
@@ -374,19 +378,61 @@ struct push_attention {
 };
 _Static_assert(sizeof(struct push_attention) == 64, "push_attention layout");
 
+/* ---- attention tiled over queries × keys (the wide plan's prefill) */
+
+struct push_attn_prefill {
+    struct push_attention a;
+    uint32_t n_cols, pad;
+};
+_Static_assert(sizeof(struct push_attn_prefill) == 72, "push_attn_prefill layout");
+
+#define ATTN_PREFILL_THREADS 128u
+#define ATTN_PREFILL_MAX_ACC 32u /* accumulator elements a thread holds (the shader's MAX_NA) */
+
+/* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile. */
+static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq)
+{
+    return 4 * ((uint64_t)bq * hd + (uint64_t)K_KV_BLOCK * (hd + 1) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+}
+
+static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
+                           const struct push_attention *base, int cols, int layer, struct err *e)
+{
+    /* the widest tile that fits shared memory and the thread layout, no wider than the step */
+    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS;
+    for (uint32_t b = 64; b >= 8 && !bq; b /= 2)
+        if (attn_prefill_shared(hd, b) <= g->shared_mem && (b * hd) % nt == 0 && (b * K_KV_BLOCK) % nt == 0 &&
+            b * hd / nt <= ATTN_PREFILL_MAX_ACC)
+            bq = b;
+    if (!bq)
+        return err_set(e, ST_USAGE,
+                       "attn.prefill: head dim %d: no tile of 8..64 columns fits %u bytes of shared memory and %u "
+                       "threads (8 columns need %llu bytes)",
+                       a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
+    while (bq > 8 && bq / 2 >= (uint32_t)cols && ((bq / 2) * hd) % nt == 0) bq /= 2;
+    uint32_t spec[3] = {hd, bq, nt};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
+    if (rc) return rc;
+    struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
+    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h, "attn.prefill", layer, "attn", 0);
+    return ST_OK;
+}
+
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e)
 {
     int rc = check_geom(g, a, cols, e);
     if (rc) return rc;
+    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
+                                (uint32_t)a->max_blocks, a->scale};
+    if (prefill && p->kind == PLAN_WIDE) return attention_tiled(g, p, a, &pc, cols, layer, e);
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
     uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
-    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
-                                (uint32_t)a->max_blocks, a->scale};
     add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, prefill ? "attn.prefill" : "attn.decode", layer,
         "attn", 0);
     return ST_OK;

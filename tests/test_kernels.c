@@ -334,57 +334,64 @@ static void test_matmul(void)
 
 /* ---- shortconv */
 
-static void test_shortconv(void)
+static void test_shortconv_case(enum dtype t, enum plan_kind kind, const struct run_meta *runs, int n_runs, int C)
 {
     const int H = 200, S = 6;
-    /* decode: 5 runs of one column in scattered slots; prefill: runs of 3 and 4 columns */
-    struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
-    struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
-    for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
-        for (int shape = 0; shape < 2; shape++) {
-            const struct run_meta *runs = shape ? pre : dec;
-            int n_runs = shape ? 2 : 5, C = shape ? 7 : 5;
-            struct host_weight w = make_weight(plain_types[ti], H, 3, 0.5f, 0);
-            float *bcx = rand_floats((size_t)C * 3 * H, 1.0f), *st = rand_floats((size_t)S * 2 * H, 1.0f);
-            struct gpu_buf bb = dev_floats(bcx, (size_t)C * 3 * H), sb = dev_floats(st, (size_t)S * 2 * H);
-            struct gpu_buf yb = dev_alloc((uint64_t)C * H * 4), rb = dev_alloc(sizeof dec);
-            up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
-            poison(&yb);
-            struct plan p = {0};
-            int rc = k_shortconv(&g, &p, &w.w, bb.addr, sb.addr, yb.addr, rb.addr, n_runs, 0, "conv", &e);
-            T_CHECK(rc == ST_OK, "k_shortconv: %s", e.msg);
-            run_plan(&p);
-            float *y = malloc((size_t)C * H * 4), *st2 = malloc((size_t)S * 2 * H * 4);
-            double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc((size_t)S * 2 * H * sizeof *sref);
-            down(&yb, y, (uint64_t)C * H * 4);
-            down(&sb, st2, (uint64_t)S * 2 * H * 4);
-            for (int i = 0; i < S * 2 * H; i++) sref[i] = st[i];
-            for (int r = 0; r < n_runs; r++) {
-                for (int h = 0; h < H; h++) {
-                    double u2 = st[runs[r].slot * 2 * H + h], u1 = st[runs[r].slot * 2 * H + H + h];
-                    for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
-                        double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
-                        ref[c * H + h] = bcx[c * 3 * H + H + h] *
-                                         (w.val[h * 3] * u2 + w.val[h * 3 + 1] * u1 + w.val[h * 3 + 2] * u);
-                        u2 = u1;
-                        u1 = u;
-                    }
-                    sref[runs[r].slot * 2 * H + h] = u2;
-                    sref[runs[r].slot * 2 * H + H + h] = u1;
-                }
+    struct host_weight w = make_weight(t, H, 3, 0.5f, 0);
+    float *bcx = rand_floats((size_t)C * 3 * H, 1.0f), *st = rand_floats((size_t)S * 2 * H, 1.0f);
+    struct gpu_buf bb = dev_floats(bcx, (size_t)C * 3 * H), sb = dev_floats(st, (size_t)S * 2 * H);
+    struct gpu_buf yb = dev_alloc((uint64_t)C * H * 4), rb = dev_alloc((uint64_t)n_runs * sizeof *runs);
+    up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
+    poison(&yb);
+    struct plan p = {.kind = kind};
+    int rc = k_shortconv(&g, &p, &w.w, bb.addr, sb.addr, yb.addr, rb.addr, C, n_runs, 0, "conv", &e);
+    T_CHECK(rc == ST_OK, "k_shortconv: %s", e.msg);
+    T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind == PLAN_WIDE ? "shortconv.wide" : "shortconv"), "shortconv tags");
+    run_plan(&p);
+    float *y = malloc((size_t)C * H * 4), *st2 = malloc((size_t)S * 2 * H * 4);
+    double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc((size_t)S * 2 * H * sizeof *sref);
+    down(&yb, y, (uint64_t)C * H * 4);
+    down(&sb, st2, (uint64_t)S * 2 * H * 4);
+    for (int i = 0; i < S * 2 * H; i++) sref[i] = st[i];
+    for (int r = 0; r < n_runs; r++) {
+        for (int h = 0; h < H; h++) {
+            double u2 = st[runs[r].slot * 2 * H + h], u1 = st[runs[r].slot * 2 * H + H + h];
+            for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
+                double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
+                ref[c * H + h] = bcx[c * 3 * H + H + h] *
+                                 (w.val[h * 3] * u2 + w.val[h * 3 + 1] * u1 + w.val[h * 3 + 2] * u);
+                u2 = u1;
+                u1 = u;
             }
-            double ey = rel_err(y, ref, (size_t)C * H), es = rel_err(st2, sref, (size_t)S * 2 * H);
-            T_CHECK(ey < 1e-5 && es < 1e-6, "shortconv %s shape %d: rel err y %g state %g", dtype_name(plain_types[ti]),
-                    shape, ey, es);
-            free(bcx);
-            free(st);
-            free(y);
-            free(st2);
-            free(ref);
-            free(sref);
-            free_weight(&w);
+            sref[runs[r].slot * 2 * H + h] = u2;
+            sref[runs[r].slot * 2 * H + H + h] = u1;
         }
     }
+    double ey = rel_err(y, ref, (size_t)C * H), es = rel_err(st2, sref, (size_t)S * 2 * H);
+    T_CHECK(ey < 1e-5 && es < 1e-6, "shortconv %s %s, %d runs over %d columns: rel err y %g state %g", dtype_name(t),
+            plan_kind_name(kind), n_runs, C, ey, es);
+    free(bcx);
+    free(st);
+    free(y);
+    free(st2);
+    free(ref);
+    free(sref);
+    free_weight(&w);
+}
+
+static void test_shortconv(void)
+{
+    /* decode: 5 runs of one column in scattered slots; prefill: runs of 3 and 4 columns; wide: runs
+     * of every length class of the parallel kernel (1, 2, 3, long) */
+    struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
+    struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
+    struct run_meta mix[4] = {{2, 0, 2, 7}, {5, 2, 37, 0}, {0, 39, 1, 3}, {3, 40, 3, 11}};
+    for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++)
+        for (enum plan_kind kind = PLAN_BATCH; kind <= PLAN_WIDE; kind++) {
+            test_shortconv_case(plain_types[ti], kind, dec, 5, 5);
+            test_shortconv_case(plain_types[ti], kind, pre, 2, 7);
+            test_shortconv_case(plain_types[ti], kind, mix, 4, 43);
+        }
 }
 
 /* ---- attention: prep (norm + RoPE + KV write) then attention, in one plan */
@@ -393,7 +400,8 @@ struct attn_case {
     struct k_attn_geom a;
     int n_slots;
     int cols;
-    struct col_meta cm[12];
+    struct col_meta cm[128];
+    enum plan_kind plan; /* PLAN_WIDE: the tiled prefill kernel */
 };
 
 static void rope_ref(const struct k_attn_geom *a, double *v, uint32_t pos)
@@ -447,7 +455,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     up(&btb, bt, (uint64_t)nb * 4);
     up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
     poison(&ob);
-    struct plan p = {0};
+    struct plan p = {.kind = tc->plan};
     int rc = k_attn_prep(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, C,
                          2, &e);
     T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
@@ -514,7 +522,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     double eo = rel_err(go, ro, (size_t)C * qw);
     T_CHECK(eq < 1e-5 && ek < 1e-5 && ev == 0, "attn.prep hd %d cols %d: rel err q %g k pool %g v pool %g", hd, C, eq,
             ek, ev);
-    T_CHECK(eo < 1e-4, "attention hd %d cols %d: rel err %g", hd, C, eo);
+    T_CHECK(eo < 1e-4, "attention %s hd %d cols %d: rel err %g", plan_kind_name(tc->plan), hd, C, eo);
     free(bt);
     free(q);
     free(k);
@@ -551,6 +559,21 @@ static void test_attention(void)
     glm.cm[0] = (struct col_meta){1, 40, 1, 1};
     glm.cm[1] = (struct col_meta){1, 3, 0, 1};
     test_attention_case(&glm, DT_F16);
+    /* the wide plan's tiled prefill: runs of 45 (across blocks, from 13), 50 (from 0) and 1
+     * columns, so tiles straddle runs; then GLM's head dim with runs of 9 and 20 */
+    struct attn_case wide = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 5}, .n_slots = 3,
+                             .cols = 96, .plan = PLAN_WIDE};
+    for (int i = 0; i < 45; i++) wide.cm[i] = (struct col_meta){(uint32_t)i, (uint32_t)(13 + i), 1, 0};
+    for (int i = 0; i < 50; i++) wide.cm[45 + i] = (struct col_meta){(uint32_t)i, (uint32_t)i, 0, 1};
+    wide.cm[95] = (struct col_meta){5, 70, 2, 1};
+    test_attention_case(&wide, DT_BF16);
+    pre.plan = PLAN_WIDE;
+    test_attention_case(&pre, DT_BF16);
+    struct attn_case wglm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2,
+                             .cols = 29, .plan = PLAN_WIDE};
+    for (int i = 0; i < 9; i++) wglm.cm[i] = (struct col_meta){1, (uint32_t)(30 + i), 1, 1};
+    for (int i = 0; i < 20; i++) wglm.cm[9 + i] = (struct col_meta){2, (uint32_t)i, 0, 1};
+    test_attention_case(&wglm, DT_F16);
 }
 
 /* ---- winit */
