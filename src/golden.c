@@ -13,6 +13,7 @@ struct golden {
     int32_t *tokens;     /* [S][T] */
     float *in, *ref;     /* hidden.a [S][T][H] (a > 0); reference [S][T][width] */
     int width;           /* V (logits) or H (hidden.b) */
+    enum plan_kind plan; /* the plan every step runs */
     char ref_name[32];
 };
 
@@ -93,8 +94,8 @@ struct golden_plans {
 };
 #define GOLDEN_WIDTHS 3 /* decode (1), mixed (T/2), prefill (T) */
 
-static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S, int n, struct golden_plans **out,
-                            struct err *e)
+static int golden_plans_for(struct engine *en, struct golden_plans *cache, enum plan_kind plan, int S, int n,
+                            struct golden_plans **out, struct err *e)
 {
     struct golden_plans *gp = NULL;
     for (int i = 0; i < GOLDEN_WIDTHS && !gp; i++)
@@ -104,7 +105,8 @@ static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S
     if (gp->n == n) return ST_OK;
     gp->n = n;
     int cols = S * n;
-    gp->shape = (struct step_shape){.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1};
+    gp->shape = (struct step_shape){.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1,
+                                .plan = plan};
     int st = engine_build(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, e);
     /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
     if (!st && getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (gp->head.n ? &gp->head : &gp->layers)->n--;
@@ -133,7 +135,7 @@ static int golden_step(struct engine *en, struct golden_plans *cache, const stru
     float *res = malloc((size_t)cols * gd->width * 4);
     int st = (!cm || !rm || !idx || !res || (!en->s->first && !hin))
                  ? err_set(e, ST_RUNTIME, "out of host memory")
-                 : golden_plans_for(en, cache, S, n, &gp, e);
+                 : golden_plans_for(en, cache, gd->plan, S, n, &gp, e);
     if (!st) {
         for (int s = 0; s < S; s++) {
             rm[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * n), .n_cols = (uint32_t)n,
@@ -183,10 +185,11 @@ static int golden_shape(struct engine *en, struct golden_plans *cache, const str
 }
 
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-               const char *path, FILE *out, struct err *e)
+               const char *path, enum plan_kind plan, FILE *out, struct err *e)
 {
     struct golden gd;
     int st = golden_open(&gd, path, d, s, e);
+    gd.plan = plan;
     struct engine en;
     float *res = NULL;
     if (!st) st = engine_init(&en, g, d, s, w, gd.S * gd.T, gd.S, gd.T, gd.S * gd.T, e);

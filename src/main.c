@@ -91,8 +91,7 @@ static int run(const struct options *o, struct err *e)
         profile_free(&cur);
         return st;
     }
-    if (o->wide || o->spec)
-        return err_set(e, ST_USAGE, "%s is not supported yet (only the batch plan exists)", o->wide ? "--wide" : "--spec");
+    if (o->spec) return err_set(e, ST_USAGE, "--spec is not supported yet (the batch and wide plans exist)");
     struct loaded m;
     int st = load_model(o, &m, e);
     struct gpu g;
@@ -110,7 +109,7 @@ static int run(const struct options *o, struct err *e)
     }
     if (!st) st = weights_upload(&g, &m.s, o->seed, isatty(2), &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
-    else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, stdout, e);
+    else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->wide ? PLAN_WIDE : PLAN_BATCH, stdout, e);
     else if (!st) {
         st = profile_run(&g, &m.d, &m.s, &w, o, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);

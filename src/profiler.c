@@ -93,7 +93,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->model.source, sizeof p->model.source, "%.511s", d->source);
     p->shard.a = s->a;
     p->shard.b = s->b;
-    snprintf(p->shape.plan, sizeof p->shape.plan, "batch");
+    snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(o->wide ? PLAN_WIDE : PLAN_BATCH));
     p->shape.cols = o->cols;
     p->shape.pos = o->pos;
     p->shape.slots = o->slots ? o->slots : o->cols;
@@ -184,7 +184,8 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     fill_profile_header(g, d, s, o, p);
     int n_slots = o->slots ? o->slots : o->cols, per = o->cols / n_slots;
     bool head_on = o->logits && s->last;
-    struct step_shape sh = {.cols = o->cols, .n_runs = n_slots, .n_logits = head_on ? o->cols : 0, .prefill = per > 1};
+    struct step_shape sh = {.cols = o->cols, .n_runs = n_slots, .n_logits = head_on ? o->cols : 0, .prefill = per > 1,
+                            .plan = o->wide ? PLAN_WIDE : PLAN_BATCH};
     struct step_shape warm = {.cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false};
     struct engine en;
     struct plan layers = {0}, head = {0}, wplan = {0};
