@@ -57,6 +57,38 @@ dtypes() { # the other weight types at 16 columns
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
 }
+# json_num FILE OBJECT KEY: the number KEY of the first OBJECT in a --json file (cJSON prints one
+# key a line); OBJECT "" takes the first KEY anywhere.
+json_num() { awk -v o="\"$2\":" -v k="\"$3\":" -F'[:,]' 'o == "\"\":" || index($0, o) { f = 1 } f && index($0, k) { gsub(/[ \t]/, "", $2); print $2; exit }' "$1"; }
+wide() { # issue 8 targets: LFM2-1.2B full with the head, step time = gap-probe wall 1x WITH the head,
+    # no timestamps (min of 10); floor = stored weight bytes / this run's copy bandwidth; TFLOP/s =
+    # 2 x weight elements x columns / wall (matrix products only)
+    local J="$O/wide.json" el=0
+    printf '%-5s %-6s %-12s %9s %9s %8s %9s %8s\n' dtype plan step "wall µs" "floor µs" "x floor" "tok/s" "TFLOP/s"
+    for dt in bf16 q4_0; do
+        local mb
+        mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
+        [ $dt = bf16 ] && el=$(awk -v m="$mb" 'BEGIN { print m * 1e6 / 2 }')
+        for plan in batch wide; do
+            for step in "decode 1" "decode 16" "decode 64" "decode 256" "prefill 512"; do
+                set -- $step
+                local args="--cols $2 --pos 64"
+                [ $1 = prefill ] && args="--cols $2 --slots 1 --pos 0"
+                [ $plan = wide ] && args="$args --wide"
+                if ! "$B" --model lfm2-1.2b --full --dtype $dt $args --logits --gap-probe --reps 3 --json "$J" \
+                    >"$O/wide_run.log" 2>&1; then
+                    echo "$dt $plan $step: failed"; tail -n 3 "$O/wide_run.log"; continue
+                fi
+                local wall gbps
+                wall=$(json_num "$J" lm_head wall1_us)
+                gbps=$(json_num "$J" "" copy_gbps)
+                awk -v dt=$dt -v pl=$plan -v st="$1 $2" -v w="$wall" -v mb="$mb" -v g="$gbps" -v c=$2 -v el="$el" \
+                    'BEGIN { f = mb * 1e3 / g; printf "%-5s %-6s %-12s %9.0f %9.0f %8.2f %9.0f %8.1f\n",
+                             dt, pl, st, w, f, w / f, c * 1e6 / w, 2 * el * c / w / 1e6 }'
+            done
+        done
+    done
+}
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
 }
