@@ -2,7 +2,8 @@
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section.
+# $OUT (or bench/out when OUT is unset), one file per section. Issue 8 (the wide plan):
+# `bash bench/h200.sh golden_wide wide` (goldens through --wide; the targets table).
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -15,6 +16,14 @@ golden() {
         set -- $m
         for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --golden "$F/$2.safetensors"; done
     done
+}
+golden_wide() { # the same goldens through the wide plan, and the long ones (288-column prefill steps)
+    for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" "$F/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --wide --golden "$F/$2.safetensors"; done
+    done
+    for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$F" $L --wide --golden "$F/golden-long.safetensors"; done
+    run --model "$F/model-q4_0.gguf" --full --wide --golden "$F/golden-q4_0-long.safetensors"
 }
 load() {
     for m in lfm2-350m lfm2-700m lfm2-1.2b lfm2.5-1.2b lfm2-2.6b qwen3.5-0.8b qwen3.5-2b qwen3.5-4b qwen3.5-9b glm-ocr; do
