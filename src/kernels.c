@@ -387,29 +387,36 @@ struct push_attn_prefill {
 _Static_assert(sizeof(struct push_attn_prefill) == 72, "push_attn_prefill layout");
 
 #define ATTN_PREFILL_THREADS 128u
-#define ATTN_PREFILL_MAX_ACC 32u /* accumulator elements a thread holds (the shader's MAX_NA) */
+#define ATTN_PREFILL_MAX_PER_THREAD 8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
 
 /* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile. */
 static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq)
 {
-    return 4 * ((uint64_t)bq * hd + (uint64_t)K_KV_BLOCK * (hd + 1) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+    return 4 * ((uint64_t)bq * hd + (uint64_t)K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+}
+
+/* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns. */
+static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uint32_t nt)
+{
+    uint32_t hd4 = hd / 4;
+    return hd % 4 == 0 && nt % hd4 == 0 && (bq * hd4) % nt == 0 && bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+           (bq * K_KV_BLOCK) % nt == 0 && bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+           attn_prefill_shared(hd, bq) <= g->shared_mem;
 }
 
 static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
                            const struct push_attention *base, int cols, int layer, struct err *e)
 {
-    /* the widest tile that fits shared memory and the thread layout, no wider than the step */
+    /* the widest tile that fits, no wider than the step needs */
     uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS;
     for (uint32_t b = 64; b >= 8 && !bq; b /= 2)
-        if (attn_prefill_shared(hd, b) <= g->shared_mem && (b * hd) % nt == 0 && (b * K_KV_BLOCK) % nt == 0 &&
-            b * hd / nt <= ATTN_PREFILL_MAX_ACC)
-            bq = b;
+        if (attn_prefill_fits(g, hd, b, nt)) bq = b;
     if (!bq)
         return err_set(e, ST_USAGE,
                        "attn.prefill: head dim %d: no tile of 8..64 columns fits %u bytes of shared memory and %u "
                        "threads (8 columns need %llu bytes)",
                        a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
-    while (bq > 8 && bq / 2 >= (uint32_t)cols && ((bq / 2) * hd) % nt == 0) bq /= 2;
+    while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
     uint32_t spec[3] = {hd, bq, nt};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
