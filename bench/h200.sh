@@ -3,7 +3,8 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
 # $OUT (or bench/out when OUT is unset), one file per section. Issue 8 (the wide plan):
-# `bash bench/h200.sh golden_wide wide` (goldens through --wide; the targets table).
+# `bash bench/h200.sh golden_wide wide wide_kinds` (goldens through --wide; the targets table; the
+# wide plan's short conv and prefill attention against the batch plan's at 512 tokens).
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -97,6 +98,17 @@ wide() { # issue 8 targets: LFM2-1.2B full with the head, step time = gap-probe 
             done
         done
     done
+}
+wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attention tile width
+    for bq in auto 32 16; do
+        echo "== prefill 512 bf16 wide, attention tile $bq"
+        if [ $bq = auto ]; then unset LFM2_ATTN_BQ; else export LFM2_ATTN_BQ=$bq; fi
+        "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 --wide |
+            grep -E "GPU busy|attn|shortconv|matmul|gemm"
+    done
+    unset LFM2_ATTN_BQ
+    echo "== prefill 512 bf16 batch"
+    "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 | grep -E "GPU busy|attn|shortconv"
 }
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown

@@ -417,6 +417,10 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
                        "threads (8 columns need %llu bytes)",
                        a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
     while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
+    /* tuning hook for bench/ runs: a narrower tile (more workgroups, less reuse of each key) */
+    const char *env = getenv("LFM2_ATTN_BQ");
+    if (env && atoi(env) >= 8 && atoi(env) < (int)bq && attn_prefill_fits(g, hd, (uint32_t)atoi(env), nt))
+        bq = (uint32_t)atoi(env);
     uint32_t spec[3] = {hd, bq, nt};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
