@@ -9,8 +9,8 @@
 #include "engine.h"
 
 /* Runs the shapes through plans of kind `plan` (batch or wide). Prints one line per (shape,
- * sequence) and a summary to out. ST_GOLDEN when any check is off
- * by more than 1e-3 (or not finite); ST_USAGE when the golden does not fit the model. */
+ * sequence) and a summary to out. ST_GOLDEN when any check is off by more than 1e-3 (or not
+ * finite); ST_USAGE when the golden does not fit the model. */
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
                const char *path, enum plan_kind plan, FILE *out, struct err *e);
 

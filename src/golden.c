@@ -105,8 +105,8 @@ static int golden_plans_for(struct engine *en, struct golden_plans *cache, enum 
     if (gp->n == n) return ST_OK;
     gp->n = n;
     int cols = S * n;
-    gp->shape = (struct step_shape){.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1,
-                                .plan = plan};
+    gp->shape = (struct step_shape){
+        .cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1, .plan = plan};
     int st = engine_build(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, e);
     /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
     if (!st && getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (gp->head.n ? &gp->head : &gp->layers)->n--;

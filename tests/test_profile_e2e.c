@@ -117,8 +117,8 @@ int main(int argc, char **argv)
     cJSON_Delete(j);
 
     /* the wide plan: tagged in the header and the JSON, its own short-conv and prefill attention */
-    snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --wide --cols 8 --slots 2 --pos 5 --reps 2 --logits --json %s",
-             fx, a_json);
+    snprintf(args, sizeof args,
+             "--model %s/lfm2-tiny --full --wide --cols 8 --slots 2 --pos 5 --reps 2 --logits --json %s", fx, a_json);
     T_CHECK(run(args) == 0, "wide profile");
     T_CHECK(strstr(out, "wide=true") && strstr(out, "shortconv.wide") && strstr(out, "attn.prefill"), "wide report\n%s",
             out);
