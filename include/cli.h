@@ -7,12 +7,15 @@
 
 #include "common.h"
 #include "loader.h"
+#include "plan.h"
+
+#define SPEC_DEFAULT_DRAFT 4 /* --spec without --slots: drafts of 4 tokens, slots = cols / 4 */
 
 struct options {
     const char *model;     /* folder, .gguf or built-in name */
     int a, b;              /* --layers a:b */
     bool layers_set, full;
-    int cols, pos, slots;  /* slots 0: decode shape (one column per slot) */
+    int cols, pos, slots;  /* slots 0: decode shape (one column per slot); --spec sets it (cols / 4) */
     bool wide, spec, logits, gap_probe;
     int reps;
     int device;            /* -1: default */
@@ -29,5 +32,7 @@ struct options {
 /* Fills o from argv. Bad flag or value: ST_USAGE naming the flag and what is expected. */
 int cli_parse(int argc, char **argv, struct options *o, struct err *e);
 void cli_usage(FILE *out);
+/* The plan the options ask for: PLAN_SPEC (--spec), PLAN_WIDE (--wide) or PLAN_BATCH. */
+enum plan_kind cli_plan(const struct options *o);
 
 #endif

@@ -90,7 +90,6 @@ static int run(const struct options *o, struct err *e)
         profile_free(&cur);
         return st;
     }
-    if (o->spec) return err_set(e, ST_USAGE, "--spec is not supported yet (the batch and wide plans exist)");
     struct loaded m;
     int st = load_model(o, &m, e);
     struct gpu g;
@@ -109,7 +108,7 @@ static int run(const struct options *o, struct err *e)
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)
-        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->wide ? PLAN_WIDE : PLAN_BATCH, stdout, e);
+        st = golden_run(&g, &m.d, &m.s, &w, o->golden, cli_plan(o), stdout, e);
     else if (!st) {
         st = profile_run(&g, &m.d, &m.s, &w, o, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);
