@@ -33,6 +33,13 @@ cli_test(cli_wide_profile cli-gpu 0 "wide=true" --model ${LT} --full --wide --co
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
+cli_test(cli_cols_list_garbage cli 2 "--cols 1,,4" --model ${LT} --full --cols 1,,4)
+cli_test(cli_cols_list_json cli 2 "--json takes one width" --model ${LT} --full --cols 1,4 --json x.json)
+cli_test(cli_plans_unknown cli 2 "--plans batch,fast" --model ${LT} --full --plans batch,fast)
+cli_test(cli_plans_and_wide cli 2 "--plans and --wide" --model ${LT} --full --plans batch --wide)
+cli_test(cli_timing_unknown cli 2 "--timing some" --model ${LT} --full --timing some)
+cli_test(cli_stride_without_sampled cli 2 "--sample-stride 4 needs --timing sampled" --model ${LT} --full --sample-stride 4)
+cli_test(cli_slots_not_divisor_list cli 2 "--slots 2" --model ${LT} --full --cols 4,3 --slots 2)
 cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --current nope.json)
 
 # the fixtures are the project's own copy, byte-identical to ../shared/fixtures (tests/fixtures/README.md)
