@@ -9,9 +9,10 @@
 
 #include "engine.h"
 
-/* Prints one line per (shape, sequence) and a summary to out. plan PLAN_SPEC runs the spec check
- * instead of the three shapes (lines "golden spec" and "golden rollback"). ST_GOLDEN when any
- * check is off by more than 1e-3 (or not finite); ST_USAGE when the golden does not fit the model. */
+/* Prints one line per (shape, sequence) and a summary to out. plan PLAN_BATCH or PLAN_WIDE runs
+ * the three shapes through plans of that kind; PLAN_SPEC runs the spec check instead (lines
+ * "golden spec" and "golden rollback"). ST_GOLDEN when any check is off by more than 1e-3 (or not
+ * finite); ST_USAGE when the golden does not fit the model. */
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
                const char *path, enum plan_kind plan, FILE *out, struct err *e);
 

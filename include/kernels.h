@@ -128,15 +128,17 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =
- * [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Batch and wide plans: the last
- * two u go back into entry cur, kind "shortconv". Spec plans (p->kind == PLAN_SPEC, n_snap >= 2):
+ * [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]; the n_runs runs cover the step's
+ * cols columns. Batch plans: the last two u go back into entry cur, kind "shortconv" (a run's
+ * positions one after another); wide plans (p->kind == PLAN_WIDE): the same, parallel over
+ * positions, kind "shortconv.wide". Spec plans (p->kind == PLAN_SPEC, n_snap >= 2):
  * after column i of a run the window goes into entry (cur + i + 1) mod n_snap and entry cur is
  * left alone, kind "shortconv.snap" (runs of at most n_snap - 1 columns: the engine checks).
  * Test hook: LFM2_TEST_SKIP_SNAPSHOT set (read once) drops the snapshot writes.
  * push (72 B): u64 bcx, w, state, y, runs, slots; u32 H, n_runs, wdtype, n_snap, mode, pad. */
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
-                const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, const char *op,
-                struct err *e);
+                const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer,
+                const char *op, struct err *e);
 
 /* Attention geometry of one layer. */
 struct k_attn_geom {
@@ -166,7 +168,10 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
  * push (72 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated,
- * pad. */
+ * pad. A prefill in a PLAN_WIDE plan of an ungated layer runs attn_prefill.comp instead (tiled over
+ * queries × keys; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
+ * successive. Gated attention (Qwen3.5) keeps the per-column kernel in every plan for now.
+ */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e);

@@ -5,6 +5,7 @@
  *   LFM2_MATMUL_KSL=8..128 (power of 2)  matmul k-slices per row group (bench/ runs)
  *   LFM2_MATMUL_RT=1..4                   matmul rows a row group keeps (bench/ runs)
  *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
+ *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv writes no snapshot (tests: a broken rollback)
@@ -18,6 +19,7 @@ struct tuning {
     int matmul_ksl;       /* 0: automatic */
     int matmul_rt;        /* 0: automatic */
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
+    int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;

@@ -218,21 +218,21 @@ static int golden_step(struct engine *en, struct golden_plans *cache, const stru
     return st;
 }
 
-/* Runs the golden in one shape; out gets [S][T][width]. */
+/* Runs the golden in one shape through plans of the given kind; out gets [S][T][width]. */
 static int golden_shape(struct engine *en, struct golden_plans *cache, const struct golden *gd, const char *shape,
-                        float *out, struct err *e)
+                        enum plan_kind plan, float *out, struct err *e)
 {
     int st = engine_reset(en, e);
     if (st) return st;
     int T = gd->T, k = T / 2;
-    if (!strcmp(shape, "prefill")) return golden_step(en, cache, gd, 0, T, PLAN_BATCH, out, e);
+    if (!strcmp(shape, "prefill")) return golden_step(en, cache, gd, 0, T, plan, out, e);
     int t = 0;
     if (!strcmp(shape, "mixed")) {
-        if ((st = golden_step(en, cache, gd, 0, k, PLAN_BATCH, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, 0, k, plan, out, e))) return st;
         t = k;
     }
     for (; t < T; t++)
-        if ((st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, t, 1, plan, out, e))) return st;
     return ST_OK;
 }
 
@@ -300,7 +300,7 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
     static const char *shapes[] = {"decode", "prefill", "mixed"};
     if (!st && plan == PLAN_SPEC) st = golden_spec(&en, cache, &gd, res, out, &passed, &checks, e);
     for (size_t si = 0; !st && plan != PLAN_SPEC && si < ARRAY_LEN(shapes); si++) {
-        if ((st = golden_shape(&en, cache, &gd, shapes[si], res, e))) break;
+        if ((st = golden_shape(&en, cache, &gd, shapes[si], plan, res, e))) break;
         for (int sq = 0; sq < gd.S; sq++) golden_check(out, &gd, res, shapes[si], sq, 0, gd.T, &passed, &checks);
     }
     if (!st) {

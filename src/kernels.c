@@ -323,27 +323,31 @@ enum { SHORTCONV_COMMIT = 0, SHORTCONV_SNAP = 1, SHORTCONV_NO_WRITE = 2 };
 static bool skip_snapshots(void) { return tuning()->test_skip_snapshot; }
 
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
-                const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, const char *op,
-                struct err *e)
+                const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer,
+                const char *op, struct err *e)
 {
     bool spec = p->kind == PLAN_SPEC;
     if (!is_plain_type(conv_w->dtype) || conv_w->k != 3 || conv_w->rows < 1)
         return err_set(e, ST_USAGE, "shortconv %s: conv weight [%lld, %lld] %s, expected [H, 3] F32/F16/BF16", op,
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype));
-    if (n_runs < 1 || n_runs > (int)MAX_GROUPS)
-        return err_set(e, ST_USAGE, "shortconv %s: %d runs, expected 1..65535", op, n_runs);
+    if (n_runs < 1 || n_runs > (int)MAX_GROUPS || cols < n_runs || cols - n_runs >= (int)MAX_GROUPS)
+        return err_set(e, ST_USAGE, "shortconv %s: %d runs over %d columns, expected 1..65535 runs of 1..65535 columns",
+                       op, n_runs, cols);
     if (state->n_snap < 1 || (spec && state->n_snap < 2))
         return err_set(e, ST_USAGE, "shortconv %s: %u state entries a slot, expected %s", op, state->n_snap,
                        spec ? "at least 2 in a spec plan (snapshots)" : "at least 1");
+    /* the wide kernel takes a workgroup per column of a run: z spans the longest run possible */
+    bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "shortconv", NULL, 0, &pipe, e);
+    int rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", NULL, 0, &pipe, e);
     if (rc) return rc;
     uint32_t mode = !spec ? SHORTCONV_COMMIT : skip_snapshots() ? SHORTCONV_NO_WRITE : SHORTCONV_SNAP;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
-                         spec ? "shortconv.snap" : "shortconv", layer, op, conv_w->bytes),
-                     2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
+                                  wide ? (uint32_t)(cols - n_runs + 1) : 1);
+    dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
+    dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
     return ST_OK;
 }
 
@@ -411,12 +415,69 @@ struct push_attention {
 };
 _Static_assert(sizeof(struct push_attention) == 72, "push_attention layout");
 
+/* ---- attention tiled over queries × keys (the wide plan's prefill) */
+
+struct push_attn_prefill {
+    struct push_attention a;
+    uint32_t n_cols, pad;
+};
+_Static_assert(sizeof(struct push_attn_prefill) == 80, "push_attn_prefill layout");
+
+#define ATTN_PREFILL_THREADS 128u
+#define ATTN_PREFILL_MAX_PER_THREAD 8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
+
+/* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile. */
+static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq)
+{
+    return 4 * ((uint64_t)bq * hd + (uint64_t)K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+}
+
+/* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns. */
+static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uint32_t nt)
+{
+    uint32_t hd4 = hd / 4;
+    return hd % 4 == 0 && nt % hd4 == 0 && (bq * hd4) % nt == 0 && bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+           (bq * K_KV_BLOCK) % nt == 0 && bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+           attn_prefill_shared(hd, bq) <= g->shared_mem;
+}
+
+static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
+                           const struct push_attention *base, int cols, int layer, struct err *e)
+{
+    /* the widest tile that fits, no wider than the step needs */
+    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS;
+    for (uint32_t b = 64; b >= 8 && !bq; b /= 2)
+        if (attn_prefill_fits(g, hd, b, nt)) bq = b;
+    if (!bq)
+        return err_set(e, ST_USAGE,
+                       "attn.prefill: head dim %d: no tile of 8..64 columns fits %u bytes of shared memory and %u "
+                       "threads (8 columns need %llu bytes)",
+                       a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
+    while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
+    /* tuning hook for bench/ runs: a narrower tile (more workgroups, less reuse of each key) */
+    int forced = tuning()->attn_bq;
+    if (forced && forced < (int)bq && attn_prefill_fits(g, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
+    uint32_t spec[3] = {hd, bq, nt};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
+    if (rc) return rc;
+    struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h, "attn.prefill", layer,
+                         "attn", 0),
+                     1, offsetof(struct push_attention, dst));
+    return ST_OK;
+}
+
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e)
 {
     int rc = check_geom(g, a, cols, e);
     if (rc) return rc;
+    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
+                                (uint32_t)a->max_blocks, a->scale, a->gated, 0};
+    /* the tiled prefill reads q heads hd apart and has no output gate: ungated layers only */
+    if (prefill && p->kind == PLAN_WIDE && !a->gated) return attention_tiled(g, p, a, &pc, cols, layer, e);
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
     /* ... as long as their partial outputs (s_acc, s_m, s_l) fit the shared memory: hd 256 at a
@@ -425,8 +486,6 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
-    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
-                                (uint32_t)a->max_blocks, a->scale, a->gated, 0};
     const char *kind = a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                 : (prefill ? "attn.prefill" : "attn.decode");
     dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", 0), 1,

@@ -86,8 +86,9 @@ static void print_load(const struct gpu *g, const struct loaded *m, const struct
 /* The plans this build profiles; the others are a clear "not supported yet". */
 static int plan_check(enum plan_kind k, struct err *e)
 {
-    if (k == PLAN_BATCH || k == PLAN_SPEC) return ST_OK;
-    return err_set(e, ST_USAGE, "--%s is not supported yet (the batch and spec plans exist)", plan_kind_name(k));
+    if (k == PLAN_BATCH || k == PLAN_WIDE || k == PLAN_SPEC) return ST_OK;
+    return err_set(e, ST_USAGE, "--%s is not supported yet (the batch, wide and spec plans exist)",
+                   plan_kind_name(k));
 }
 
 /* The profiler's request for one width and plan of the command line. */
@@ -194,7 +195,7 @@ static int run(const struct options *o, struct err *e)
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)
-        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->spec ? PLAN_SPEC : PLAN_BATCH, stdout, e);
+        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->plans[0], stdout, e);
     else if (!st && many) st = run_crossover(&g, &m, &w, o, e);
     else if (!st) {
         struct profile_request rq = request_of(o, o->cols, o->plans[0]);

@@ -1,4 +1,5 @@
-/* plan_lfm2.c - the LFM2 batch plan (MODELS.md, LFM2):
+/* plan_lfm2.c - the LFM2 plan (MODELS.md, LFM2), the same for every plan kind (the kernel helpers
+ * pick their implementation by p->kind: matrix-vector or tiled, serial or parallel short conv):
  *
  *   h = embed[token]                                   (first stage only)
  *   per layer:  h += mixer(rms(h, attn_norm))          conv: in_proj -> shortconv -> out_proj
@@ -18,8 +19,8 @@ static int conv_block(struct engine *en, struct plan *p, const struct step_shape
     TRY(k_matmul_norm(g, p, plan_weight(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
                       "conv.in_proj", "", e));
     struct k_state state = engine_state(en, l);
-    TRY(k_shortconv(g, p, plan_weight(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l,
-                    "conv.conv", e));
+    TRY(k_shortconv(g, p, plan_weight(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->cols,
+                    sh->n_runs, l, "conv.conv", e));
     return k_matmul(g, p, plan_weight(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l,
                     "conv.out_proj", "", e);
 }

@@ -30,6 +30,7 @@ const struct tuning *tuning(void)
     if (t.matmul_ksl & (t.matmul_ksl - 1)) t.matmul_ksl = 0; /* powers of two only */
     t.matmul_rt = env_int("LFM2_MATMUL_RT", 1, 4);
     t.matmul_pass_cols = env_int("LFM2_MATMUL_PASS_COLS", 1, 1 << 16);
+    t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
     t.test_drop_last_dispatch = getenv("LFM2_TEST_DROP_LAST_DISPATCH") != NULL;
     t.test_skip_snapshot = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;

@@ -489,22 +489,28 @@ static void shortconv_ref(const struct host_weight *w, const float *bcx, const s
     }
 }
 
-/* Batch (decode and prefill layouts) and spec: the state read from each slot's entry cur, written
- * back there (batch) or as one snapshot per column into the ring after it (spec); entries the
- * kernel must not touch are compared too. n_snap 1 without a slot table is the plain layout. */
+/* Batch (decode and prefill layouts), wide and spec: the state read from each slot's entry cur,
+ * written back there (batch, wide) or as one snapshot per column into the ring after it (spec);
+ * entries the kernel must not touch are compared too. n_snap 1 without a slot table is the plain
+ * layout. The wide kernel (parallel over positions) also gets runs of every length class it
+ * treats apart: 1, 2, 3 and long. */
 static void test_shortconv(void)
 {
     const int H = 200, S = 6;
     /* decode: 5 runs of one column in scattered slots; prefill / spec: runs of 3 and 4 columns */
     struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
     struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
+    struct run_meta mix[4] = {{2, 0, 2, 7}, {5, 2, 37, 0}, {0, 39, 1, 3}, {3, 40, 3, 11}};
     struct {
         const struct run_meta *runs;
         int n_runs, cols, n_snap;
-        bool slot_tab, spec;
+        bool slot_tab, spec, wide;
     } cases[] = {
-        {dec, 5, 5, 1, false, false}, {pre, 2, 7, 1, false, false}, {dec, 5, 5, 5, true, false},
-        {pre, 2, 7, 5, true, false},  {pre, 2, 7, 5, true, true},   {pre, 2, 7, 7, true, true},
+        {dec, 5, 5, 1, false, false, false},   {pre, 2, 7, 1, false, false, false},
+        {dec, 5, 5, 5, true, false, false},    {pre, 2, 7, 5, true, false, false},
+        {pre, 2, 7, 5, true, true, false},     {pre, 2, 7, 7, true, true, false},
+        {dec, 5, 5, 1, false, false, true},    {pre, 2, 7, 5, true, false, true},
+        {mix, 4, 43, 1, false, false, true},   {mix, 4, 43, 5, true, false, true},
     };
     for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
         for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
@@ -520,12 +526,12 @@ static void test_shortconv(void)
             up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
             up(&mb, sm, sizeof sm);
             poison(&yb);
-            struct plan p = {.kind = cases[ci].spec ? PLAN_SPEC : PLAN_BATCH};
+            struct plan p = {.kind = cases[ci].spec ? PLAN_SPEC : cases[ci].wide ? PLAN_WIDE : PLAN_BATCH};
             struct k_state ks = {sb.addr, cases[ci].slot_tab ? mb.addr : 0, (uint32_t)ns};
-            int rc = k_shortconv(&g, &p, &w.w, bb.addr, &ks, yb.addr, rb.addr, n_runs, 0, "conv", &e);
+            int rc = k_shortconv(&g, &p, &w.w, bb.addr, &ks, yb.addr, rb.addr, C, n_runs, 0, "conv", &e);
             T_CHECK(rc == ST_OK, "k_shortconv: %s", e.msg);
-            T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, cases[ci].spec ? "shortconv.snap" : "shortconv"), "kind %s",
-                    p.n ? p.d[0].kind : "(none)");
+            const char *kind = cases[ci].spec ? "shortconv.snap" : cases[ci].wide ? "shortconv.wide" : "shortconv";
+            T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind), "kind %s", p.n ? p.d[0].kind : "(none)");
             run_plan(&p);
             float *y = malloc((size_t)C * H * 4), *st2 = malloc(sn * 4);
             double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc(sn * sizeof *sref);
@@ -549,7 +555,7 @@ static void test_shortconv(void)
     struct plan p = {.kind = PLAN_SPEC};
     struct host_weight w = make_weight(DT_F32, H, 3, 0.5f, 0);
     struct k_state one = {w.buf.addr, 0, 1};
-    T_CHECK(k_shortconv(&g, &p, &w.w, 0, &one, 0, 0, 1, 0, "conv", &e) == ST_USAGE && strstr(e.msg, "snapshots"),
+    T_CHECK(k_shortconv(&g, &p, &w.w, 0, &one, 0, 0, 1, 1, 0, "conv", &e) == ST_USAGE && strstr(e.msg, "snapshots"),
             "spec shortconv with one entry: %s", e.msg);
     plan_free(&p);
     free_weight(&w);
@@ -561,7 +567,8 @@ struct attn_case {
     struct k_attn_geom a;
     int n_slots;
     int cols;
-    struct col_meta cm[12];
+    struct col_meta cm[128];
+    enum plan_kind plan; /* PLAN_WIDE: the tiled prefill kernel */
 };
 
 static void rope_ref(const struct k_attn_geom *a, double *v, uint32_t pos)
@@ -616,7 +623,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     up(&btb, bt, (uint64_t)nb * 4);
     up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
     poison(&ob);
-    struct plan p = {0};
+    struct plan p = {.kind = tc->plan};
     int rc = k_attn_prep(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, C,
                          2, &e);
     T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
@@ -692,7 +699,7 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     double eo = rel_err(go, ro, (size_t)C * qw);
     T_CHECK(eq < 1e-5 && ek < 1e-5 && ev == 0, "attn.prep hd %d cols %d: rel err q %g k pool %g v pool %g", hd, C, eq,
             ek, ev);
-    T_CHECK(eo < 1e-4, "attention hd %d cols %d: rel err %g", hd, C, eo);
+    T_CHECK(eo < 1e-4, "attention %s hd %d cols %d: rel err %g", plan_kind_name(tc->plan), hd, C, eo);
     free(bt);
     free(q);
     free(k);
@@ -735,6 +742,21 @@ static void test_attention(void)
     for (int i = 0; i < 4; i++) qwen.cm[i] = (struct col_meta){9, (uint32_t)(14 + i), 1, 1};
     qwen.cm[4] = (struct col_meta){9, 2, 0, 1};
     test_attention_case(&qwen, DT_BF16);
+    /* the wide plan's tiled prefill: runs of 45 (across blocks, from 13), 50 (from 0) and 1
+     * columns, so tiles straddle runs; then GLM's head dim with runs of 9 and 20 */
+    struct attn_case wide = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 5}, .n_slots = 3,
+                             .cols = 96, .plan = PLAN_WIDE};
+    for (int i = 0; i < 45; i++) wide.cm[i] = (struct col_meta){(uint32_t)i, (uint32_t)(13 + i), 1, 0};
+    for (int i = 0; i < 50; i++) wide.cm[45 + i] = (struct col_meta){(uint32_t)i, (uint32_t)i, 0, 1};
+    wide.cm[95] = (struct col_meta){5, 70, 2, 1};
+    test_attention_case(&wide, DT_BF16);
+    pre.plan = PLAN_WIDE;
+    test_attention_case(&pre, DT_BF16);
+    struct attn_case wglm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2,
+                             .cols = 29, .plan = PLAN_WIDE};
+    for (int i = 0; i < 9; i++) wglm.cm[i] = (struct col_meta){1, (uint32_t)(30 + i), 1, 1};
+    for (int i = 0; i < 20; i++) wglm.cm[9 + i] = (struct col_meta){2, (uint32_t)i, 0, 1};
+    test_attention_case(&wglm, DT_F16);
 }
 
 /* ---- winit */

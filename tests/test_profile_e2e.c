@@ -152,5 +152,15 @@ int main(int argc, char **argv)
     T_CHECK(j && cJSON_IsFalse(t_json_at(j, "device.has_timestamps")) && t_json_at(j, "gap_probe.marginal_us"),
             "no-timestamp JSON");
     cJSON_Delete(j);
+
+    /* the wide plan: tagged in the header and the JSON, its own short-conv and prefill attention */
+    snprintf(args, sizeof args,
+             "--model %s/lfm2-tiny --full --wide --cols 8 --slots 2 --pos 5 --reps 2 --logits --json %s", fx, a_json);
+    T_CHECK(run(args) == 0, "wide profile");
+    T_CHECK(strstr(out, "wide=true") && strstr(out, "shortconv.wide") && strstr(out, "attn.prefill"), "wide report\n%s",
+            out);
+    j = t_json_file(a_json);
+    T_CHECK(j && !strcmp(t_json_at(j, "shape.plan")->valuestring, "wide"), "wide JSON shape.plan");
+    cJSON_Delete(j);
     return t_finish();
 }

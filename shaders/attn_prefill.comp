@@ -1,0 +1,154 @@
+#version 460
+// attn_prefill.comp - the wide plan's prefill attention ("attn.prefill"), the same function as
+// attention.comp:
+//   out[c][h] = Σ_{j <= pos(c)} softmax_j(scale · q[c][h]·k_j) · v_j
+// over the keys of column c's slot (attn_prep wrote this step's keys before), kv head
+// h / (n_h / n_kv) (GQA), tiled over queries × keys flash-style: a workgroup takes BQ successive
+// columns and one q head, walks the slot's KV blocks (16 keys, one block-table entry each) up to
+// the tile's last position, and keeps an online softmax (running max m, sum l, accumulator) per
+// query row, so each key is read once per tile instead of once per column.
+// The columns of a tile may belong to several runs (one slot each, successive positions, one run
+// per slot): the tile walks the keys once per run segment, masking the rows outside it.
+// q: f32 [cols][n_h*HD]; pools f32 [blocks][16][n_kv*HD]; btab u32 [slots][max_blocks];
+// cols: col_meta; out: f32 [cols][n_h*HD]. Online softmax in f32.
+// Geometry: grid x = tile of BQ columns, y = q head; NT threads. Shared, in vec4s along the head
+// dim: the tile's scaled q [BQ][HD/4], one KV block [16][HD/4 + 1] (k, then v, in the same space;
+// the extra vec4 shifts rows across banks), the scores / probabilities [BQ][16/4], per-row m, l and
+// correction. Thread t computes the scores of key t % 16 for rows t / 16 + (NT/16)·i; it owns the
+// accumulator vec4s of dims 4·(t % HD4) .. +3 for rows t / HD4 + (NT/HD4)·i. vec4 loads from
+// shared memory: 9 loads serve 32 FMAs in both products (shared-memory bandwidth bounds this
+// kernel). The host picks BQ to fit the device's shared memory, with NT | BQ·16, HD4 | NT,
+// NT | BQ·HD4, at most 8 scores and 8 accumulator vec4s a thread.
+#include "kern_common.glsl"
+
+layout(constant_id = 0) const uint HD = 64; // head dim, a multiple of 4
+layout(constant_id = 1) const uint BQ = 32; // query columns a tile
+layout(constant_id = 2) const uint NT = 128; // threads
+layout(local_size_x_id = 2) in;
+
+const uint BK = 16u;             // keys a step: one KV block
+const uint HD4 = HD / 4u;        // vec4s of a head
+const uint KS4 = HD4 + 1u;       // shared row stride of the KV block, vec4s
+const uint NS = BQ * BK / NT;    // scores a thread computes (<= 8)
+const uint RS = NT / BK;         // row stride of a thread's scores
+const uint NA = BQ * HD4 / NT;   // accumulator vec4s a thread owns (<= 8)
+const uint RA = NT / HD4;        // row stride of a thread's accumulators
+#define MAX_NS 8
+#define MAX_NA 8
+
+layout(push_constant) uniform Push {
+    Vec4Buf q;
+    uint64_t kpool;
+    uint64_t vpool;
+    U32Buf btab;
+    U32Buf cols; // struct col_meta [cols]: token, pos, slot, need_logit
+    Vec4Buf dst;
+    uint n_h;
+    uint n_kv;
+    uint max_blocks;
+    float scale;
+    uint gated; // always 0 here (gated layers use attention.comp)
+    uint pad0;
+    uint n_cols;
+    uint pad;
+} p;
+
+shared vec4 s_q[BQ * HD4];
+shared vec4 s_kv[BK * KS4];
+shared vec4 s_p[BQ * BK / 4u];
+shared float s_m[BQ];
+shared float s_l[BQ];
+shared float s_corr[BQ];
+
+// The KV block at pool row row0, this kv head's part, into s_kv (keys past `last` are zeros: the
+// pool holds anything there). 64-bit addresses: pools may exceed 2^32 elements.
+void load_block(uint64_t pool, uint64_t row0, uint first_key, uint last, uint kvoff, uint kvw)
+{
+    for (uint e = gl_LocalInvocationIndex; e < BK * HD4; e += NT) {
+        uint k = e / HD4, d4 = e % HD4;
+        Vec4Buf row = Vec4Buf(pool + 4ul * ((row0 + k) * kvw + kvoff));
+        s_kv[k * KS4 + d4] = first_key + k <= last ? row.v[d4] : vec4(0.0);
+    }
+}
+
+void main()
+{
+    uint t = gl_LocalInvocationIndex, h = gl_WorkGroupID.y;
+    uint c0 = gl_WorkGroupID.x * BQ, cend = min(c0 + BQ, p.n_cols);
+    uint kvw = p.n_kv * HD, kvoff = (h / (p.n_h / p.n_kv)) * HD, qw4 = p.n_h * HD4;
+    for (uint e = t; e < BQ * HD4; e += NT) {
+        uint r = e / HD4;
+        s_q[e] = c0 + r < cend ? p.q.v[(c0 + r) * qw4 + h * HD4 + e % HD4] * p.scale : vec4(0.0);
+    }
+    for (uint r = t; r < BQ; r += NT) {
+        s_m[r] = -1.0 / 0.0;
+        s_l[r] = 0.0;
+    }
+    vec4 acc[MAX_NA];
+    for (uint i = 0u; i < NA; i++) acc[i] = vec4(0.0);
+    barrier();
+
+    uint kk = t % BK, r0 = t / BK, d4 = t % HD4, ra = t / HD4;
+    for (uint seg = c0; seg < cend;) { // uniform: every thread reads the same column table
+        uint slot = p.cols.v[4u * seg + 2u], seg_end = seg + 1u;
+        while (seg_end < cend && p.cols.v[4u * seg_end + 2u] == slot) seg_end++;
+        uint last = p.cols.v[4u * (seg_end - 1u) + 1u]; // positions grow along a run
+        uint rlo = seg - c0, rhi = seg_end - c0;
+        for (uint b = 0u; b <= last / BK; b++) {
+            uint64_t row0 = uint64_t(p.btab.v[slot * p.max_blocks + b]) * BK;
+            load_block(p.kpool, row0, b * BK, last, kvoff, kvw);
+            barrier();
+            float sc[MAX_NS];
+            for (uint i = 0u; i < NS; i++) sc[i] = 0.0;
+            for (uint j = 0u; j < HD4; j++) {
+                vec4 kv = s_kv[kk * KS4 + j];
+                for (uint i = 0u; i < NS; i++) sc[i] += dot(s_q[(r0 + RS * i) * HD4 + j], kv);
+            }
+            for (uint i = 0u; i < NS; i++) {
+                uint r = r0 + RS * i;
+                bool live = r >= rlo && r < rhi && b * BK + kk <= p.cols.v[4u * (c0 + r) + 1u];
+                s_p[r * 4u + kk / 4u][kk % 4u] = live ? sc[i] : -1.0 / 0.0;
+            }
+            barrier();
+            // the scores are in s_p: the v rows take the k rows' place while the rows update
+            load_block(p.vpool, row0, b * BK, last, kvoff, kvw);
+            for (uint r = t; r < BQ; r += NT) {
+                if (r < rlo || r >= rhi) {
+                    s_corr[r] = 1.0;
+                    for (uint k4 = 0u; k4 < 4u; k4++) s_p[r * 4u + k4] = vec4(0.0);
+                    continue;
+                }
+                float m = s_m[r], mx = m; // key 0 is live for every row: mx is finite from block 0 on
+                for (uint k4 = 0u; k4 < 4u; k4++) {
+                    vec4 v = s_p[r * 4u + k4];
+                    mx = max(mx, max(max(v.x, v.y), max(v.z, v.w)));
+                }
+                float corr = exp(m - mx), l = s_l[r] * corr;
+                for (uint k4 = 0u; k4 < 4u; k4++) {
+                    vec4 w = exp(s_p[r * 4u + k4] - mx);
+                    s_p[r * 4u + k4] = w;
+                    l += w.x + w.y + w.z + w.w;
+                }
+                s_m[r] = mx;
+                s_l[r] = l;
+                s_corr[r] = corr;
+            }
+            barrier();
+            for (uint i = 0u; i < NA; i++) acc[i] *= s_corr[ra + RA * i];
+            for (uint k4 = 0u; k4 < 4u; k4++) {
+                vec4 v0 = s_kv[(4u * k4) * KS4 + d4], v1 = s_kv[(4u * k4 + 1u) * KS4 + d4];
+                vec4 v2 = s_kv[(4u * k4 + 2u) * KS4 + d4], v3 = s_kv[(4u * k4 + 3u) * KS4 + d4];
+                for (uint i = 0u; i < NA; i++) {
+                    vec4 w = s_p[(ra + RA * i) * 4u + k4];
+                    acc[i] += w.x * v0 + w.y * v1 + w.z * v2 + w.w * v3;
+                }
+            }
+            barrier();
+        }
+        seg = seg_end;
+    }
+    for (uint i = 0u; i < NA; i++) {
+        uint r = ra + RA * i;
+        if (c0 + r < cend) p.dst.v[(c0 + r) * qw4 + h * HD4 + d4] = acc[i] / s_l[r];
+    }
+}

@@ -1,0 +1,75 @@
+#version 460
+// shortconv_wide.comp - the LFM2 short conv of one step, parallel over positions (the wide plan's
+// "shortconv.wide"; the same function as shortconv.comp). Per run (the columns of one slot, at
+// successive positions) and channel h:
+//   u_t = B_t ⊙ X_t;  conv_t = w0·u_{t-2} + w1·u_{t-1} + w2·u_t;  y_t = C_t ⊙ conv_t
+// with the u before the run taken from the slot's committed state entry, which then keeps the run's
+// last two u (shortconv.comp's mode 0; the wide plan takes no snapshots).
+// A 3-tap causal convolution, not a scan: column j >= 2 of a run recomputes u_{j-1}, u_{j-2} from
+// bcx, which nothing writes here. Columns 0 and 1 need the state: both are done by the run's first
+// invocation, which also stores the new state (the run's last two u, from bcx), so the state is
+// read and written by one invocation per (run, channel) and no other reads it.
+// bcx: f32 [cols][3H] = [B | C | X]; w: [H][3] F32/F16/BF16 (tap 2 = current token);
+// state: f32 [slots][n_snap][2][H] ([0] = u_{t-2}, [1] = u_{t-1}); entry cur = slots[slot].cur
+// (struct slot_meta, 16 bytes a slot; slots = 0: entry 0) holds the committed state; y: f32 [cols][H].
+// Grid: x over channels (64 a group), y = run, z = column j of the run; the z extent is the longest
+// run the step can hold (cols - n_runs + 1), groups past their run's end exit.
+#include "kern_common.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(push_constant) uniform Push {
+    F32Buf bcx;
+    uint64_t w;
+    F32Buf state;
+    F32Buf y;
+    U32Buf runs;  // struct run_meta [n_runs]: slot, first_col, n_cols, pos0
+    U32Buf slots; // struct slot_meta [n_slots]: cur, pos, draft, pad (0: every slot uses entry 0)
+    uint H;
+    uint n_runs;
+    uint wdtype;
+    uint n_snap;
+    uint mode; // 0 (the only one served here)
+    uint pad;
+} p;
+
+float u_at(uint c, uint h)
+{
+    uint b = c * 3u * p.H + h;
+    return p.bcx.v[b] * p.bcx.v[b + 2u * p.H];
+}
+
+// y of column c from u at t-2, t-1, t and the taps.
+void put_y(uint c, uint h, vec3 w, float u2, float u1, float u)
+{
+    p.y.v[c * p.H + h] = p.bcx.v[c * 3u * p.H + p.H + h] * (w.x * u2 + w.y * u1 + w.z * u);
+}
+
+void main()
+{
+    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j = gl_WorkGroupID.z;
+    if (h >= p.H || r >= p.n_runs) return;
+    uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
+    if (j >= n || j == 1u) return; // column 1 is the first invocation's
+    vec3 w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
+                  wget(p.w, p.wdtype, p.H, 3u, h, 2u));
+    uint c = c0 + j;
+    if (j >= 2u) {
+        put_y(c, h, w, u_at(c - 2u, h), u_at(c - 1u, h), u_at(c, h));
+        return;
+    }
+    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+    uint s = (slot * p.n_snap + cur) * 2u * p.H + h;
+    float s2 = p.state.v[s], s1 = p.state.v[s + p.H];
+    float u0 = u_at(c0, h);
+    put_y(c0, h, w, s2, s1, u0);
+    if (n == 1u) {
+        p.state.v[s] = s1;
+        p.state.v[s + p.H] = u0;
+        return;
+    }
+    float u1 = u_at(c0 + 1u, h);
+    put_y(c0 + 1u, h, w, s1, u0, u1);
+    p.state.v[s] = n == 2u ? u0 : u_at(c0 + n - 2u, h);
+    p.state.v[s + p.H] = n == 2u ? u1 : u_at(c0 + n - 1u, h);
+}
