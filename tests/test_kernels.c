@@ -263,6 +263,9 @@ static void test_rmsnorm(void)
 
 /* ---- matmul (plain, fused norm, accumulate, SwiGLU) */
 
+/* The plan kind test_matmul_case builds for: PLAN_WIDE sends it to the tiled gemm (test_gemm). */
+static enum plan_kind matmul_kind = PLAN_BATCH;
+
 static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swiglu, bool norm, bool acc)
 {
     struct host_weight w1 = make_weight(t, rows, k, 1.0f / sqrtf((float)k), 0), w3 = {0};
@@ -274,13 +277,19 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     if (acc) up(&yb, y0, (uint64_t)cols * rows * 4);
     else poison(&yb);
     struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, false};
-    struct plan p = {0};
+    struct plan p = {.kind = matmul_kind};
     int rc = swiglu ? k_matmul_swiglu(&g, &p, &w1.w, &w3.w, &kn, xb.addr, yb.addr, cols, 2, "ffn", "", &e)
              : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
                     : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
     T_CHECK(rc == ST_OK, "matmul: %s", e.msg);
-    T_CHECK(p.n == (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS, "matmul: %d dispatches for %d columns", p.n,
-            cols);
+    int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
+    T_CHECK(p.n == want_n, "matmul: %d dispatches for %d columns", p.n, cols);
+    if (matmul_kind == PLAN_WIDE && p.n == 1) {
+        char want[40];
+        snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", g.gemm_coopmat ? "gemm" : "gemm_fma",
+                 swiglu ? "_swiglu" : "");
+        T_CHECK(strncmp(p.d[0].kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", p.d[0].kind, want);
+    }
     T_CHECK(p.n > 0 && p.d[0].bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
@@ -330,6 +339,37 @@ static void test_matmul(void)
     struct plan p = {0};
     struct gpu_weight bad = {1 << 20, DT_Q4_0, 8, 48, 0};
     T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
+}
+
+/* ---- gemm: the wide plan's tiled matrix product (the FMA twin on lavapipe; on a device with
+ * cooperative matrices the tensor-core kernel, or the twin with LFM2_TEST_NO_COOPMAT=1), at rows,
+ * k and columns that are not multiples of its tiles. LFM2_GEMM_MIN_COLS=1 sends every width to it. */
+
+static void test_gemm(void)
+{
+    setenv("LFM2_GEMM_MIN_COLS", "1", 1);
+    matmul_kind = PLAN_WIDE;
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        int k = t == DT_Q8_0 || t == DT_Q4_0 ? 1056 : 1000; /* 33 blocks of 32; 1000 = 31 steps + 8 */
+        test_matmul_case(t, 200, k, 1, false, false, false);
+        test_matmul_case(t, 67, k, 17, false, true, true);
+        test_matmul_case(t, 130, k, 45, true, true, false);
+        test_matmul_case(t, 75, k, 130, false, false, true);
+    }
+    test_matmul_case(DT_BF16, 129, 96, 64, true, false, false); /* k shorter than two steps */
+    matmul_kind = PLAN_BATCH;
+    unsetenv("LFM2_GEMM_MIN_COLS");
+    /* without the hook, narrow steps of a wide plan stay on the matrix-vector kernel */
+    struct host_weight w = make_weight(DT_F16, 64, 64, 0.1f, 0);
+    struct plan p = {.kind = PLAN_WIDE};
+    T_CHECK(k_matmul(&g, &p, &w.w, 1 << 20, 1 << 21, K_GEMM_MIN_COLS - 1, false, 0, "x", "", &e) == ST_OK &&
+                k_matmul(&g, &p, &w.w, 1 << 20, 1 << 21, K_GEMM_MIN_COLS, false, 0, "x", "", &e) == ST_OK,
+            "k_matmul: %s", e.msg);
+    T_CHECK(p.n == 3 && strncmp(p.d[0].kind, "matmul.", 7) == 0 && strncmp(p.d[2].kind, "gemm", 4) == 0,
+            "wide plan: matmul below %d columns, gemm from there", K_GEMM_MIN_COLS);
+    plan_free(&p);
+    free_weight(&w);
 }
 
 /* ---- shortconv */
@@ -713,6 +753,8 @@ int main(void)
     printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
     test_matmul();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
+    test_gemm();
+    printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
     test_shortconv();
     test_attention();
     printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
