@@ -10,11 +10,12 @@
 // Two implementations of the inner product, one source (COOPMAT, a compile-time define):
 //  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT = 4 subgroups of 32 in a
 //    2 × 2 grid, each owning (BM/2) × (BN/2) outputs of each matrix. Activations stay f32-accurate:
-//    each x' is split into an f16 high part and an f16 low part (x' = hi + lo, |lo| <= 2^-11 |x'|)
-//    and both are multiplied into one f32 accumulator. F16 and BF16 weights are exact in f16 (BF16
-//    down to 2^-17, below which the absolute error is < 2^-25); F32, Q8_0 and Q4_0 weights (q·d has
-//    up to 18 significant bits) are split too, and w_lo·x_hi is a third product (w_lo·x_lo, below
-//    2^-22 relative, is dropped). Errors measured against a double reference: bench/06.
+//    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
+//    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
+//    one f32 accumulator. F16 and BF16 weights are exact in f16 (BF16 down to 2^-17, below which
+//    the absolute error is < 2^-25); F32, Q8_0 and Q4_0 weights (q·d has up to 18 significant bits)
+//    are split too, and w_lo·x_hi is a third product (w_lo·x_lo, < 2^-20 relative, is dropped).
+//    |x'| and |w| must stay under 65504. Errors measured against a double reference: bench/06.
 //  - COOPMAT=0: the shared-memory FMA twin (devices without cooperative matrices, CI): f32 tiles in
 //    shared memory, NT = 256 threads in a 16 × 16 grid, each with (BM/16) rows × (BN/16) columns of
 //    f32 sums. Exact f32 arithmetic.
@@ -89,14 +90,17 @@ const uint XU = BK / 8u;                       // x units a column holds per ste
 const uint NUX = (BN * XU + NT - 1u) / NT;     // x units a thread fetches
 
 #if COOPMAT
-const uint BKP = BK + 8u; // f16 row pitch: rows stay 16-byte aligned, banks rotate
-shared float16_t sA[NM * BM * BKP];
+// f16 tiles as uvec4 (8 halves): widened units are stored 16 bytes at a time; the row pitch keeps
+// rows 16-byte aligned and rotates the banks
+const uint BKP = BK + 8u; // halves
+const uint BKQ = BKP / 8u; // uvec4
+shared uvec4 sA[NM * BM * BKQ];
 #if WSPLIT
-shared float16_t sAlo[NM * BM * BKP];
+shared uvec4 sAlo[NM * BM * BKQ];
 #endif
-shared float16_t sX[BN * BKP];
+shared uvec4 sX[BN * BKQ];
 #if XSPLIT
-shared float16_t sXlo[BN * BKP];
+shared uvec4 sXlo[BN * BKQ];
 #endif
 shared float sC[(NT / 32u) * 256u * NM]; // per subgroup: one 16×16 result of each matrix
 #else
@@ -154,15 +158,6 @@ float unit_w(WRaw r, uint k0, uint j)
 #endif
 }
 
-// Norm gain of element i (F32, F16 or BF16; p.gdtype is uniform).
-float gain1(uint i)
-{
-    if (p.gdtype == DT_F32) return F32Buf(p.gain).v[i];
-    uint u = U32Buf(p.gain).v[i / 2u];
-    if (p.gdtype == DT_F16) return unpackHalf2x16(u)[i % 2u];
-    return i % 2u == 0u ? bf16_lo(u) : bf16_hi(u);
-}
-
 WRaw ra[NUA];
 vec4 rx[NUX][2];
 float ss[NUX];
@@ -186,23 +181,63 @@ void fetch(uint row0, uint col0, uint kb)
     }
 }
 
-// Stores a value into a tile: f32 (twin), or f16 hi (+ lo) (COOPMAT).
 #if COOPMAT
-#define PUT_A(i, v) { float16_t h_ = float16_t(v); sA[i] = h_; PUT_ALO(i, (v) - float(h_)) }
+// v = hi + lo, hi exact in f16 (sign, exponent and the top 10 mantissa bits: 11 significant bits),
+// lo = v - hi exact in f32 and |lo| < 2^-10 |v|, so hi + f16(lo) keeps 22 bits. By masking, not by
+// an f16 round trip: the driver folds float(float16_t(v)) into v (measured: lo came out 0).
+// |v| must stay under 65504 (f16 range).
+vec2 split(float v)
+{
+    float h = uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u);
+    return vec2(h, v - h);
+}
+
+// 8 values as f16 hi parts (and lo parts) in two uvec4 (lo only when `lo_too`).
+void pack8(float v[8], bool lo_too, out uvec4 hi, out uvec4 lo)
+{
+    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+        vec2 a = lo_too ? split(v[2u * e]) : vec2(v[2u * e], 0.0);
+        vec2 b = lo_too ? split(v[2u * e + 1u]) : vec2(v[2u * e + 1u], 0.0);
+        hi[e] = packHalf2x16(vec2(a.x, b.x));
+        lo[e] = packHalf2x16(vec2(a.y, b.y));
+    }
+}
+#endif
+
+// Tile row mr (= m·BM + r), elements k0 .. k0+15 of this step.
+void put_a(uint mr, uint k0, float v[16])
+{
+#if COOPMAT
+    [[unroll]] for (uint q = 0u; q < 2u; q++) {
+        float h[8];
+        [[unroll]] for (uint j = 0u; j < 8u; j++) h[j] = v[8u * q + j];
+        uvec4 hi, lo;
+        pack8(h, WSPLIT != 0, hi, lo);
+        uint o = (mr * BKP + k0) / 8u + q;
+        sA[o] = hi;
 #if WSPLIT
-#define PUT_ALO(i, l) sAlo[i] = float16_t(l);
-#else
-#define PUT_ALO(i, l)
+        sAlo[o] = lo;
 #endif
+    }
+#else
+    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[mr * BKP + k0 + j] = v[j];
+#endif
+}
+
+// Tile column c, elements k0 .. k0+7 of this step.
+void put_x(uint c, uint k0, float v[8])
+{
+#if COOPMAT
+    uvec4 hi, lo;
+    pack8(v, XSPLIT != 0, hi, lo);
+    sX[(c * BKP + k0) / 8u] = hi;
 #if XSPLIT
-#define PUT_X(i, v) { float16_t h_ = float16_t(v); sX[i] = h_; sXlo[i] = float16_t((v) - float(h_)); }
-#else
-#define PUT_X(i, v) sX[i] = float16_t(v);
+    sXlo[(c * BKP + k0) / 8u] = lo;
 #endif
 #else
-#define PUT_A(i, v) sA[i] = v;
-#define PUT_X(i, v) sX[i] = v;
+    [[unroll]] for (uint j = 0u; j < 8u; j++) sX[c * BKP + k0 + j] = v[j];
 #endif
+}
 
 // Widens the fetched units of step kb into the shared tiles (x: times the gain; Σx² updated).
 void stage(uint kb)
@@ -212,20 +247,24 @@ void stage(uint kb)
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < NM * BM * AU) {
-            uint mr = u / AU, k0 = (u % AU) * 16u; // mr = m·BM + r: the tile row
-            [[unroll]] for (uint j = 0u; j < 16u; j++) PUT_A(mr * BKP + k0 + j, unit_w(ra[i], kb + k0, j))
+            uint k0 = (u % AU) * 16u;
+            float v[16];
+            [[unroll]] for (uint j = 0u; j < 16u; j++) v[j] = unit_w(ra[i], kb + k0, j);
+            put_a(u / AU, k0, v);
         }
     }
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < BN * XU) {
-            uint c = u / XU, k0 = (u % XU) * 8u;
-            [[unroll]] for (uint j = 0u; j < 8u; j++) {
-                float v = rx[i][j / 4u][j % 4u];
-                ss[i] += v * v;
-                if (norm && kb + k0 + j < p.k) v *= one + gain1(kb + k0 + j);
-                PUT_X(c * BKP + k0 + j, v)
+            uint k0 = (u % XU) * 8u;
+            float v[8];
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                vec4 x = rx[i][j];
+                ss[i] += dot(x, x);
+                if (norm && kb + k0 + 4u * j < p.k) x *= one + gain4_at(p.gain, p.gdtype, (kb + k0) / 4u + j);
+                [[unroll]] for (uint e = 0u; e < 4u; e++) v[4u * j + e] = x[e];
             }
+            put_x(u / XU, k0, v);
         }
     }
 }
@@ -291,20 +330,20 @@ void main()
             F16MAT xl[FN];
 #endif
             [[unroll]] for (uint j = 0u; j < FN; j++) {
-                uint o = (wn * WN + j * 16u) * BKP + kk;
-                coopMatLoadNV(xh[j], sX, o, BKP, true);
+                uint o = ((wn * WN + j * 16u) * BKP + kk) / 8u;
+                coopMatLoadNV(xh[j], sX, o, BKQ, true);
 #if XSPLIT
-                coopMatLoadNV(xl[j], sXlo, o, BKP, true);
+                coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
 #endif
             }
             [[unroll]] for (uint m = 0u; m < NM; m++)
                 [[unroll]] for (uint i = 0u; i < FM; i++) {
-                    uint o = (m * BM + wm * WM + i * 16u) * BKP + kk;
+                    uint o = ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
                     F16MAT a;
-                    coopMatLoadNV(a, sA, o, BKP, false);
+                    coopMatLoadNV(a, sA, o, BKQ, false);
 #if WSPLIT
                     F16MAT al;
-                    coopMatLoadNV(al, sAlo, o, BKP, false);
+                    coopMatLoadNV(al, sAlo, o, BKQ, false);
 #endif
                     [[unroll]] for (uint j = 0u; j < FN; j++) {
 #if XSPLIT
@@ -350,7 +389,11 @@ void main()
             subgroupMemoryBarrierShared();
             subgroupBarrier();
             for (uint e = lane; e < 256u; e += 32u) {
-                float v3 = NM > 1u ? sC[cb + 256u + e] : 0.0;
+#if SWIGLU
+                float v3 = sC[cb + 256u + e];
+#else
+                float v3 = 0.0;
+#endif
                 put(row0 + wm * WM + i * 16u + e % 16u, col0 + wn * WN + j * 16u + e / 16u, sC[cb + e], v3);
             }
             subgroupMemoryBarrierShared();

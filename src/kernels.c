@@ -335,11 +335,13 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* tuning hooks for bench/ runs: LFM2_GEMM_TILE=BMxBNxBK (multiples of 32, 16 and 32 for
      * cooperative matrices; of 16, 16 and 32 for the twin); LFM2_GEMM_ROOF=1: F16 weights with x as
-     * one f16 (no low part, so not f32-accurate): the plain tensor-core rate of this kernel */
+     * one f16 (no low part, so not f32-accurate): the plain tensor-core rate of this kernel. A tile
+     * that needs more shared memory than the device has is ignored (the default stays). */
     const char *env = getenv("LFM2_GEMM_TILE");
     unsigned tm, tn, tk;
     if (env && sscanf(env, "%ux%ux%u", &tm, &tn, &tk) == 3 && tm >= 16 && tm <= 256 && tn >= 16 && tn <= 256 &&
-        tk >= 32 && tk <= 128 && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 && tk % 32 == 0) {
+        tk >= 32 && tk <= 128 && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 && tk % 32 == 0 &&
+        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt) <= g->shared_mem) {
         bm = tm;
         bn = tn;
         bk = tk;
