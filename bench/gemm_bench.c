@@ -10,7 +10,8 @@
  * Prints per kind: dispatches, median µs a step, TFLOP/s (counting one dispatch per product, as the
  * gemm does), weight GB/s; then the step's sum, the
  * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
- * the fused norm at COLS columns against a double-precision reference on 64 of its columns.
+ * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
+ * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
  * Environment: LFM2_TEST_NO_COOPMAT=1 (FMA twin), LFM2_GEMM_TILE, LFM2_GEMM_ROOF (kernels.c),
  * LFM2_GEMM_MIN_COLS. */
 #include <math.h>
@@ -117,6 +118,35 @@ static void accuracy(enum dtype t, int cols)
     free(xn);
 }
 
+/* TFLOP/s of coopmat_roof.comp: cooperative-matrix products on registers, no memory traffic. */
+static double coopmat_roof(void)
+{
+    const uint32_t groups = 4096, iters = 4096;
+    struct gpu_buf out;
+    TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
+    const struct gpu_pipeline *pipe;
+    TRY(gpu_pipeline(&g, "coopmat_roof", NULL, 0, &pipe, &e));
+    struct {
+        uint64_t out;
+        uint32_t iters;
+        float seed;
+    } pc = {out.addr, iters, 0.01f};
+    double best = INFINITY;
+    for (int r = 0; r < 5; r++) {
+        uint64_t ticks[2];
+        TRY(gpu_cmd_begin(&g, &e));
+        TRY(gpu_cmd_reset_timestamps(&g, 0, 2, &e));
+        gpu_cmd_timestamp(&g, 0);
+        gpu_cmd_dispatch(&g, pipe, &pc, sizeof pc, groups, 1, 1);
+        gpu_cmd_barrier(&g);
+        gpu_cmd_timestamp(&g, 1);
+        TRY(gpu_submit_wait(&g, NULL, &e));
+        TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
+        best = fmin(best, (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-9);
+    }
+    return (double)groups * 4 * iters * 8 * 2 * 16 * 16 * 16 / best * 1e-12;
+}
+
 struct kind_sum {
     char kind[40];
     int n;
@@ -216,6 +246,7 @@ int main(int argc, char **argv)
     printf("  sum %.1f µs: %.3f TFLOP, %.1f TFLOP/s; wall without timestamps (min) %.1f µs\n", total,
            flop_total * 1e-12, flop_total / total * 1e-6, wall_min);
     accuracy(t, cols);
+    if (g.has_coopmat_nv) printf("coopmat roof (registers only, 16x16x16 f16*f16+f32): %.1f TFLOP/s\n", coopmat_roof());
     plan_free(&p);
     free(us);
     free(tmp);

@@ -330,9 +330,14 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
     /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
-     * takes 64 x 64 with 256 threads. */
+     * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
     uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
     if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
+    /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
+     * latency, so more workgroups beat more reuse (2048 rows at 64 columns: 4.2 vs 6.1 ms, bench/06) */
+    if (cm && !swiglu && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+    /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
+    if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs: LFM2_GEMM_TILE=BMxBNxBK (multiples of 32, 16 and 32 for
      * cooperative matrices; of 16, 16 and 32 for the twin); LFM2_GEMM_ROOF=1: F16 weights with x as
      * one f16 (no low part, so not f32-accurate): the plain tensor-core rate of this kernel. A tile
