@@ -15,7 +15,7 @@ struct dev_weights {
     double upload_ms;
 };
 
-/* Uploads (or makes) every tensor of the shard. progress: print a progress line on stderr. */
+/* Uploads (or makes) every tensor of the shard. progress: report progress on stderr (progress.h). */
 int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool progress, struct dev_weights *out,
                    struct err *e);
 void weights_free(struct dev_weights *w);

@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli.h"
 #include "engine.h"
@@ -108,7 +107,7 @@ static int run(const struct options *o, struct err *e)
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
     }
-    if (!st) st = weights_upload(&g, &m.s, o->seed, isatty(2), &w, e);
+    if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, stdout, e);
     else if (!st) {

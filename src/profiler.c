@@ -4,7 +4,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "progress.h"
 
 #define GAP_PROBE_REPS 10
 
@@ -63,13 +64,6 @@ static void columns_make(struct columns *c, int n_slots, int per, int pos, int v
     }
 }
 
-static void progress(int done, int total)
-{
-    if (!isatty(2) || total < 8) return;
-    fprintf(stderr, "\rwarm-up %d/%d", done, total);
-    if (done == total) fprintf(stderr, "\r\033[K");
-}
-
 static void fill_profile_header(struct gpu *g, const struct model_desc *d, const struct shard *s,
                                 const struct options *o, struct profile *p)
 {
@@ -112,7 +106,10 @@ static int profile_dispatches(struct engine *en, const struct step_shape *sh, co
     uint64_t *ticks = calloc((size_t)2 * n, sizeof *ticks);
     p->dispatches = calloc((size_t)n, sizeof *p->dispatches);
     if (!samples || !walls || !starts || !ticks || !p->dispatches) st = err_set(e, ST_RUNTIME, "out of host memory");
+    struct progress pr;
+    progress_begin(&pr, "profiled reps", (uint64_t)reps, "reps", 1);
     for (int r = 0; !st && r < reps; r++) {
+        progress_update(&pr, (uint64_t)r);
         st = engine_step(en, sh, layers, head, io, 1, true, false, &walls[r], e);
         if (!st) st = gpu_read_timestamps(g, 0, (uint32_t)(2 * n), ticks, e);
         for (int i = 0; !st && i < n; i++) {
@@ -121,6 +118,7 @@ static int profile_dispatches(struct engine *en, const struct step_shape *sh, co
             if (r == reps - 1) starts[i] = (double)(ticks[2 * i] - ticks[0]) * g->timestamp_period * 1e-3;
         }
     }
+    progress_end(&pr);
     for (int i = 0; !st && i < n; i++) {
         const struct dispatch *d = i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
         struct prof_dispatch *pd = &p->dispatches[i];
@@ -162,12 +160,16 @@ static int gap_probe(struct engine *en, const struct step_shape *sh, const struc
 {
     double w1 = INFINITY, w2 = INFINITY, h1 = INFINITY, h2 = INFINITY, t;
     int st = ST_OK;
+    struct progress pr;
+    progress_begin(&pr, "gap probe", GAP_PROBE_REPS, "reps", 1);
     for (int r = 0; !st && r < GAP_PROBE_REPS; r++) {
+        progress_update(&pr, (uint64_t)r);
         if (!(st = engine_step(en, sh, layers, NULL, io, 1, false, false, &t, e))) w1 = fmin(w1, t);
         if (!st && !(st = engine_step(en, sh, layers, NULL, io, 2, false, false, &t, e))) w2 = fmin(w2, t);
         if (!st && head && !(st = engine_step(en, sh, layers, head, io, 1, false, false, &t, e))) h1 = fmin(h1, t);
         if (!st && head && !(st = engine_step(en, sh, layers, head, io, 2, false, false, &t, e))) h2 = fmin(h2, t);
     }
+    progress_end(&pr);
     if (st) return st;
     uint64_t head_bytes = 0;
     for (int i = 0; head && i < head->n; i++) head_bytes += head->d[i].bytes;
@@ -199,6 +201,8 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     if (!st) st = columns_alloc(&cols, o->cols, n_slots, d->hidden, e);
     if (!st) st = columns_alloc(&wcols, n_slots, n_slots, d->hidden, e);
     /* warm-up: decode steps at positions 0..pos-1, one column per slot, so KV and state are real */
+    struct progress pr;
+    progress_begin(&pr, "warm-up", (uint64_t)o->pos, "steps", 1);
     for (int t = 0; !st && t < o->pos; t++) {
         columns_make(&wcols, n_slots, 1, t, d->vocab, false);
         for (int i = 0; i < n_slots; i++) wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
@@ -206,8 +210,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
         struct step_io io = {.cols = wcols.cols, .runs = wcols.runs, .logit_idx = wcols.idx,
                              .hidden_in = s->first ? NULL : wcols.hidden};
         st = engine_step(&en, &warm, &wplan, NULL, &io, 1, false, false, NULL, e);
-        progress(t + 1, o->pos);
+        progress_update(&pr, (uint64_t)t + 1);
     }
+    progress_end(&pr);
     if (!st) {
         columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits);
         if (!s->first) fill_hidden(cols.hidden, (size_t)o->cols * d->hidden, &rng);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
+
 struct repack_ctx {
     const struct shard_tensor *t;
     int64_t rows, k;
@@ -37,12 +39,20 @@ static void init_rule(const struct shard_tensor *t, int64_t k, enum winit_mode *
     }
 }
 
-static void show_progress(bool on, const char *what, uint64_t done, uint64_t total)
+/* Built-in weights are made by winit dispatches, submitted in batches of about this many bytes so
+ * progress can be shown and one submit never runs for minutes on a CPU device. */
+#define WINIT_BATCH_BYTES (256ull << 20)
+
+static int flush_init(struct gpu *g, struct plan *init, struct err *e)
 {
-    if (!on) return;
-    fprintf(stderr, "\r%s %5.1f%% (%.0f / %.0f MB)", what, 100.0 * (double)done / (double)(total ? total : 1),
-            (double)done / 1e6, (double)total / 1e6);
-    if (done == total) fprintf(stderr, "\r\033[K");
+    if (!init->n) return ST_OK;
+    int st = gpu_cmd_begin(g, e);
+    if (!st) {
+        plan_record(g, init, -1);
+        st = gpu_submit_wait(g, NULL, e);
+    }
+    init->n = 0;
+    return st;
 }
 
 int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool progress, struct dev_weights *out,
@@ -55,7 +65,9 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
     out->n = s->n;
     struct plan init = {0};
     int st = ST_OK;
-    uint64_t done = 0;
+    uint64_t done = 0, pending = 0;
+    struct progress pr;
+    progress_begin(&pr, s->n && !s->t[0].src ? "making weights" : "uploading", s->bytes, "MB", 1e6);
     for (int i = 0; !st && i < s->n; i++) {
         const struct shard_tensor *t = &s->t[i];
         struct gpu_weight *w = &out->w[i];
@@ -84,16 +96,17 @@ int weights_upload(struct gpu *g, const struct shard *s, uint64_t seed, bool pro
             float a = 1, b = 0;
             init_rule(t, w->k, &mode, &a, &b);
             st = k_winit(g, &init, w, (uint32_t)seed, (uint32_t)i, mode, a, b, e);
+            pending += w->bytes;
+            if (!st && pending >= WINIT_BATCH_BYTES) {
+                st = flush_init(g, &init, e);
+                pending = 0;
+            }
         }
         done += w->bytes;
-        show_progress(progress, "uploading", done, s->bytes > done ? s->bytes : done);
+        if (progress && !pending) progress_update(&pr, done);
     }
-    if (!st && init.n) { /* built-in weights: one submit makes them all */
-        if (!(st = gpu_cmd_begin(g, e))) {
-            plan_record(g, &init, -1);
-            st = gpu_submit_wait(g, NULL, e);
-        }
-    }
+    if (!st) st = flush_init(g, &init, e);
+    if (progress) progress_end(&pr);
     plan_free(&init);
     out->upload_ms = (now_us() - t0) * 1e-3;
     return st;

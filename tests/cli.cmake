@@ -35,6 +35,11 @@ cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
 cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --current nope.json)
 
+# the fixtures are the project's own copy, byte-identical to ../shared/fixtures (tests/fixtures/README.md)
+add_test(NAME fixtures_checksums COMMAND ${CMAKE_SOURCE_DIR}/tests/fixtures_check.sh ${FIXTURES}
+         ${CMAKE_SOURCE_DIR}/../shared/fixtures)
+set_tests_properties(fixtures_checksums PROPERTIES LABELS loader)
+
 # loading on lavapipe
 cli_test(cli_load_tiny cli-gpu 0 "uploaded" --model ${LT} --full --load-only)
 cli_test(cli_load_qwen_1_3 cli-gpu 0 "uploaded 28 tensors" --model ${FIXTURES}/qwen35-tiny --layers 1:3 --load-only)
@@ -58,6 +63,19 @@ foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.ggu
   cli_test(golden_${gold}_full golden 0 "golden: 9/9 checks passed" --model ${model} --full --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_0_3 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_3_6 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
+endforeach()
+# long goldens: 2 sequences of 144 tokens (several KV blocks; prefill steps of 288 columns)
+foreach(v "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
+  string(REPLACE ":" ";" parts ${v})
+  list(GET parts 0 file)
+  list(GET parts 1 gold)
+  set(model ${LT}/${file})
+  if(file STREQUAL "model.safetensors")
+    set(model ${LT})
+  endif()
+  cli_test(golden_${gold}_full golden 0 "golden: 6/6 checks passed" --model ${model} --full --golden ${LT}/${gold}.safetensors)
+  cli_test(golden_${gold}_0_3 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
+  cli_test(golden_${gold}_3_6 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
 endforeach()
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
