@@ -160,8 +160,6 @@ float unit_w(WRaw r, uint k0, uint j)
 
 WRaw ra[NUA];
 vec4 rx[NUX][2];
-vec4 rg[NUX][2]; // the norm gain of those x elements (fetched with them: a load at staging time
-                 // would expose a full memory latency every step)
 float ss[NUX];
 
 // Issues the global loads of step kb into ra / rx.
@@ -177,12 +175,9 @@ void fetch(uint row0, uint col0, uint kb)
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
-        [[unroll]] for (uint j = 0u; j < 2u; j++) {
-            bool in_k = u < BN * XU && k0 + 4u * j < p.k;
-            rx[i][j] = in_k && c < p.cols ? Vec4Buf(p.x).v[(c * p.k + k0) / 4u + j] : vec4(0.0);
-            float one = p.plus1 != 0u ? 1.0 : 0.0;
-            rg[i][j] = in_k && p.gain != 0ul ? one + gain4_at(p.gain, p.gdtype, k0 / 4u + j) : vec4(1.0);
-        }
+        [[unroll]] for (uint j = 0u; j < 2u; j++)
+            rx[i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? Vec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
+                                                                        : vec4(0.0);
     }
 }
 
@@ -247,6 +242,8 @@ void put_x(uint c, uint k0, float v[8])
 // Widens the fetched units of step kb into the shared tiles (x: times the gain; Σx² updated).
 void stage(uint kb)
 {
+    bool norm = p.gain != 0ul;
+    float one = p.plus1 != 0u ? 1.0 : 0.0;
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < NM * BM * AU) {
@@ -264,7 +261,7 @@ void stage(uint kb)
             [[unroll]] for (uint j = 0u; j < 2u; j++) {
                 vec4 x = rx[i][j];
                 ss[i] += dot(x, x);
-                x *= rg[i][j];
+                if (norm && kb + k0 + 4u * j < p.k) x *= one + gain4_at(p.gain, p.gdtype, (kb + k0) / 4u + j);
                 [[unroll]] for (uint e = 0u; e < 4u; e++) v[4u * j + e] = x[e];
             }
             put_x(u / XU, k0, v);

@@ -334,8 +334,9 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
     if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
-     * latency, so more workgroups beat more reuse (2048 rows at 64 columns: 4.2 vs 6.1 ms, bench/06) */
-    if (cm && !swiglu && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+     * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
+     * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
+    if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
     if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs: LFM2_GEMM_TILE=BMxBNxBK (multiples of 32, 16 and 32 for
