@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
-# with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section.
+# with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny; section gemm runs
+# build/gemm_bench). Outputs go to $OUT (or bench/out when OUT is unset), one file per section.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -56,6 +56,13 @@ dtypes() { # the other weight types at 16 columns
         echo "== cols=16 dtype=$dt"
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
+}
+gemm() { # the wide plan's matrix products alone (bench/06): LFM2-1.2B's 16 layers at 512 columns
+    G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench}
+    for dt in bf16 f16 q8_0 q4_0; do echo "\$ gemm_bench $dt 512 20"; "$G" $dt 512 20; done
+    echo "\$ LFM2_GEMM_ROOF=1 gemm_bench f16 512 20"; LFM2_GEMM_ROOF=1 "$G" f16 512 20
+    echo "\$ LFM2_TEST_NO_COOPMAT=1 gemm_bench bf16 512 5"; LFM2_TEST_NO_COOPMAT=1 "$G" bf16 512 5
+    for c in 32 64 128 256 1024; do echo "\$ gemm_bench bf16 $c 10"; "$G" bf16 $c 10; done
 }
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
