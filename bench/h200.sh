@@ -64,13 +64,27 @@ gemm() { # the wide plan's matrix products alone (bench/06): LFM2-1.2B's 16 laye
     echo "\$ LFM2_TEST_NO_COOPMAT=1 gemm_bench bf16 512 5"; LFM2_TEST_NO_COOPMAT=1 "$G" bf16 512 5
     for c in 32 64 128 256 1024; do echo "\$ gemm_bench bf16 $c 10"; "$G" bf16 $c 10; done
 }
+spec() { # issue 10: what the spec plan's snapshots cost, against the batch plan's prefill shape at
+    # the same columns (4 slots x 4 tokens; --spec adds shortconv.snap in place of shortconv and a
+    # logit for every column, which --logits gives the batch run too); then the golden spec checks
+    run --model lfm2-1.2b --full --cols 16 --slots 4 --logits --gap-probe --json "$O/batch16s4.json"
+    run --model lfm2-1.2b --full --spec --cols 16 --slots 4 --logits --gap-probe --json "$O/spec16s4.json"
+    run --model lfm2-1.2b --full --spec --cols 16 --logits --gap-probe
+    run --model lfm2-1.2b --full --spec --cols 64 --slots 8 --logits --gap-probe
+    run --model lfm2-1.2b --full --cols 64 --slots 8 --logits --gap-probe
+    for m in "$F golden" "$F/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --spec --golden "$F/$2.safetensors"; done
+    done
+    run --model $F --full --spec --golden "$F/golden-long.safetensors"
+}
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
     case $what in
-    all) devices >"$O/devices.txt" 2>&1; golden >"$O/golden.txt" 2>&1; load >"$O/load.txt" 2>&1; profile >"$O/profile.txt" 2>&1 ;;
+    all) devices >"$O/devices.txt" 2>&1; golden >"$O/golden.txt" 2>&1; load >"$O/load.txt" 2>&1; profile >"$O/profile.txt" 2>&1; spec >"$O/spec.txt" 2>&1 ;;
     *) $what >"$O/$what.txt" 2>&1 ;;
     esac
 done

@@ -8,11 +8,13 @@
 #include "common.h"
 #include "loader.h"
 
+#define SPEC_DEFAULT_DRAFT 4 /* --spec without --slots: drafts of 4 tokens, slots = cols / 4 */
+
 struct options {
     const char *model;     /* folder, .gguf or built-in name */
     int a, b;              /* --layers a:b */
     bool layers_set, full;
-    int cols, pos, slots;  /* slots 0: decode shape (one column per slot) */
+    int cols, pos, slots;  /* slots 0: decode shape (one column per slot); --spec sets it (cols / 4) */
     bool wide, spec, logits, gap_probe;
     int reps;
     int device;            /* -1: default */

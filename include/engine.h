@@ -26,6 +26,7 @@ struct engine {
     const struct shard *s;
     const struct dev_weights *w;
     int max_cols, n_slots, max_pos, max_logits, blocks_per_slot;
+    int max_draft, n_snap; /* speculative steps: longest draft a slot; state entries a slot (max_draft + 1) */
 
     struct gpu_buf hidden;    /* f32 [max_cols][H] residual stream */
     struct gpu_buf xn;        /* f32 [max_cols][H] normed input */
@@ -35,13 +36,16 @@ struct engine {
     struct gpu_buf logits;    /* f32 [max_logits][V] */
     struct gpu_buf cols, runs, logit_idx; /* u32 metadata (struct col_meta, run_meta, u32) */
     struct gpu_buf btab;      /* u32 [n_slots][blocks_per_slot] */
-    struct gpu_buf state;     /* recurrent state of every layer of the shard (zeroed per slot start) */
+    struct gpu_buf state;     /* recurrent state of every layer of the shard (zeroed per slot start):
+                                 layer l: [n_slots][n_snap][state_bytes(l)] at state_off[l] */
     uint64_t state_off[MODEL_MAX_LAYERS]; /* offset of layer l's state in `state` */
+    struct gpu_buf slot_tab;  /* struct slot_meta [n_slots], uploaded with every step */
     struct gpu_buf kv;        /* paged KV of every attention layer */
     uint64_t kv_off[MODEL_MAX_LAYERS][2]; /* offsets of layer l's K and V pools in `kv` */
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
+    uint64_t up_slots;        /* offset in `up` of the slot table's host copy (the one the engine edits) */
 };
 
 /* The geometry of one step. */
@@ -65,10 +69,56 @@ struct step_io {
 
 int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e);
+/* The same for an engine that also runs spec steps with drafts of up to max_draft columns a slot
+ * (max_draft + 1 state entries a slot; engine_init is max_draft 0). */
+int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
+                     const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits,
+                     int max_draft, struct err *e);
 void engine_free(struct engine *en);
 
 /* Zeroes the recurrent state of every slot and points slot i's block-table row at its own blocks. */
 int engine_reset(struct engine *en, struct err *e);
+
+/* ---- Speculative steps (DESIGN.md "Engine semantics": the spec plan)
+ *
+ * A spec step (shape.plan == PLAN_SPEC) lays its columns out as the prefill shape: run r holds a
+ * draft of K <= max_draft tokens of one slot, column i following column i-1 and column 0 the
+ * slot's committed state. Every recurrent state of a slot has n_snap = max_draft + 1 entries, used
+ * as a ring: entry cur (struct slot_meta) holds the committed state (snapshot 0), and the spec
+ * step writes the state as it stands after draft column i into entry (cur + i + 1) mod n_snap
+ * (snapshot i+1), leaving entry cur alone. Accepting j tokens (engine_commit) is then only
+ * cur += j (mod n_snap) and pos += j on the host; the next step uploads the slot table with its
+ * columns and its kernels read the state in place, whatever the plan. Attention keeps no
+ * snapshot: a draft's K/V land at their positions, and the positions of rejected tokens are
+ * written again by the next step before any query reads them.
+ *
+ * Why an index and not a copy: a copy of snapshot j into a fixed committed entry costs a dispatch
+ * (or a transfer) per commit and reads + writes the whole state: nothing for LFM2 (2·H f32 a conv
+ * layer: 16 KiB per slot and layer at H 2048), but a Qwen3.5 DeltaNet state is nv·dk·dv f32 =
+ * 1 MiB per slot and layer on qwen3.5-2b (16·128·128), 18 MiB a slot over its 18 DeltaNet layers:
+ * read and written at the H200's 3.93 TB/s that is ~10 µs a slot per step (40 µs for 4 slots,
+ * against a ~1 ms step), plus a dispatch and a barrier between the verify and the next step.
+ * Reading entry cur costs one u32 load per invocation and a 16-byte-a-slot upload beside the
+ * step's columns. Memory is the price: n_snap states a slot.
+ *
+ * How a family plugs in (Qwen3.5 DeltaNet, when its engine lands): state_bytes(l) stays ONE
+ * entry's bytes (DeltaNet: nv·dk·dv f32 state plus its conv window of 3 qkv rows); its kernels take
+ * engine_state(en, l) (struct k_state), read entry cur of the slot, write the final state back to
+ * entry cur in batch/wide plans and, in spec plans, the state after each draft column into entry
+ * (cur + i + 1) mod n_snap (the recurrent form writes after every token; a chunked form must also
+ * produce the state at every column, which is the measurement issue 10 asks for); then set
+ * family_plan.spec. engine_commit, the slot table and the golden spec check need no change. */
+
+/* The state of layer l (addresses of entry 0 of slot 0, the device slot table, n_snap). */
+struct k_state engine_state(const struct engine *en, int l);
+
+/* Accepts `accepted` tokens of the draft the last spec step ran for `slot` (0 <= accepted <= its
+ * length K): the slot's committed state becomes snapshot `accepted` and its position advances by
+ * `accepted`. Host work only, no GPU call: the next step reads the new state in place. ST_USAGE
+ * when the slot has no uncommitted draft or accepted is out of range (message names both). */
+int engine_commit(struct engine *en, int slot, int accepted, struct err *e);
+/* The slot's next position: advanced by every batch/wide step over it and by engine_commit. */
+uint32_t engine_slot_pos(const struct engine *en, int slot);
 
 /* Builds the layer plan and (when the shard ends at N and shape->n_logits > 0) the head plan. */
 int engine_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
@@ -77,7 +127,10 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
 /* One step: upload io's columns, record `repeat` copies of the layer plan (and of the head plan,
  * when head != NULL) into one command buffer, submit, wait, read back. With timestamps, query
  * 2i / 2i+1 bracket dispatch i of (layers then head); only for repeat == 1. wall_us gets the
- * host wall of submit + wait. poison: fill the outputs with NaN first (tests, golden). */
+ * host wall of submit + wait. poison: fill the outputs with NaN first (tests, golden). The slot
+ * table goes up with the columns; afterwards each run's slot records the step: a spec step leaves
+ * its draft uncommitted (draft = the run's columns, pos unchanged), any other step sets pos to the
+ * run's end and drops an uncommitted draft (as accepting none). */
 int engine_step(struct engine *en, const struct step_shape *shape, const struct plan *layers,
                 const struct plan *head, const struct step_io *io, int repeat, bool timestamps, bool poison,
                 double *wall_us, struct err *e);
@@ -98,6 +151,9 @@ struct family_plan {
     void (*dims)(const struct model_desc *d, struct engine_dims *out);
     /* Bytes of layer l's recurrent state for one slot (0: none). The engine zeroes it per slot. */
     uint64_t (*state_bytes)(const struct model_desc *d, int l);
+    /* true when build_layers serves PLAN_SPEC: it writes a snapshot of every recurrent state after
+     * every draft column (see "Speculative steps" above). */
+    bool spec;
     /* Appends the layer plan of en->s for shape sh (the embedding first when en->s->first). */
     int (*build_layers)(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
     /* Appends the head plan (only called on a last stage with sh->n_logits > 0). */
@@ -109,8 +165,8 @@ const struct family_plan *family_plan_get(enum family f);
 /* The head every family shares: logits = rms(h[need_logit], output_norm) · headᵀ. */
 int engine_build_head_default(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
 
-/* Device addresses of layer l's recurrent state (slot 0; slots follow at state_bytes each) and of
- * its K and V pools. */
+/* Device addresses of layer l's recurrent state (entry 0 of slot 0; entries follow at state_bytes
+ * each, n_snap a slot: see engine_state) and of its K and V pools. */
 uint64_t engine_state_addr(const struct engine *en, int l);
 uint64_t engine_kpool_addr(const struct engine *en, int l);
 uint64_t engine_vpool_addr(const struct engine *en, int l);

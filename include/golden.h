@@ -1,6 +1,7 @@
 /* golden.h - golden verify mode (DESIGN.md "Golden verify mode"): runs a golden file's S
  * sequences of T tokens through the loaded shard in the decode, prefill and mixed shapes and
- * compares hidden.b (or the logits when the shard ends at N) with the reference. */
+ * compares hidden.b (or the logits when the shard ends at N) with the reference; with --spec, the
+ * speculative verify, commit and rollback instead. */
 #ifndef LFM2_GOLDEN_H
 #define LFM2_GOLDEN_H
 
@@ -8,9 +9,10 @@
 
 #include "engine.h"
 
-/* Prints one line per (shape, sequence) and a summary to out. ST_GOLDEN when any check is off
- * by more than 1e-3 (or not finite); ST_USAGE when the golden does not fit the model. */
+/* Prints one line per (shape, sequence) and a summary to out. plan PLAN_SPEC runs the spec check
+ * instead of the three shapes (lines "golden spec" and "golden rollback"). ST_GOLDEN when any
+ * check is off by more than 1e-3 (or not finite); ST_USAGE when the golden does not fit the model. */
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-               const char *path, FILE *out, struct err *e);
+               const char *path, enum plan_kind plan, FILE *out, struct err *e);
 
 #endif

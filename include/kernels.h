@@ -11,7 +11,10 @@
  *    16 bytes a block, byte j = elem j low nibble | elem j+16 high nibble; Q8_0: 32 int8), then at
  *    byte rows*nb*16 (Q4_0) or rows*nb*32 (Q8_0) the f16 scales [rows][nb];
  *  - column metadata: struct col_meta per column, struct run_meta per run (slot) of a step;
- *  - short-conv state per conv layer: f32 [n_slots][2][H] ([0] = u at t-2, [1] = u at t-1);
+ *  - recurrent state per layer: n_snap entries a slot, [n_slots][n_snap][entry] (n_snap = 1 unless
+ *    the engine serves speculative steps); struct slot_meta per slot says which entry holds the
+ *    committed state (struct k_state, engine.h "Speculative steps");
+ *  - short-conv state entry: f32 [2][H] ([0] = u at t-2, [1] = u at t-1);
  *  - KV pool per attention layer: k and v f32 [n_blocks][16][n_kv*hd]; block table u32
  *    [n_slots][max_blocks] (block j of a slot holds its positions 16j .. 16j+15). */
 #ifndef LFM2_KERNELS_H
@@ -48,6 +51,22 @@ struct run_meta {
     uint32_t first_col;
     uint32_t n_cols;
     uint32_t pos0;
+};
+
+/* One slot's bookkeeping of speculative steps (16 bytes; engine.h "Speculative steps"). Kernels
+ * read only cur; the rest is the engine's, kept beside it so that one copy a step uploads it. */
+struct slot_meta {
+    uint32_t cur;   /* state entry (0 .. n_snap-1) holding the slot's committed state */
+    uint32_t pos;   /* the slot's next position (its committed length) */
+    uint32_t draft; /* columns of the last spec step not yet committed (0: none) */
+    uint32_t pad;
+};
+
+/* Where a per-slot recurrent state lives: slot s, entry e at addr + (s·n_snap + e)·entry bytes. */
+struct k_state {
+    uint64_t addr;     /* entry 0 of slot 0 */
+    uint64_t slots;    /* struct slot_meta [n_slots] on the device; 0: every slot uses entry 0 */
+    uint32_t n_snap;   /* entries a slot (1: no snapshots) */
 };
 
 /* ---- weights on the host */
@@ -117,11 +136,16 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 #define K_GEMM_MIN_COLS 32
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
- * w2·u(t) (earlier u from state), y[c][h] = C·conv; then state[slot] = last two u. bcx f32
- * [cols][3H] = [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Kind "shortconv".
- * push (56 B): u64 bcx, u64 w, u64 state, u64 y, u64 runs, u32 H, u32 n_runs, u32 wdtype, u32 pad. */
-int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
-                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e);
+ * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =
+ * [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]. Batch and wide plans: the last
+ * two u go back into entry cur, kind "shortconv". Spec plans (p->kind == PLAN_SPEC, n_snap >= 2):
+ * after column i of a run the window goes into entry (cur + i + 1) mod n_snap and entry cur is
+ * left alone, kind "shortconv.snap" (runs of at most n_snap - 1 columns: the engine checks).
+ * Test hook: LFM2_TEST_SKIP_SNAPSHOT set (read once) drops the snapshot writes.
+ * push (72 B): u64 bcx, w, state, y, runs, slots; u32 H, n_runs, wdtype, n_snap, mode, pad. */
+int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
+                const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, const char *op,
+                struct err *e);
 
 /* Attention geometry of one layer. */
 struct k_attn_geom {

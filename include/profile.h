@@ -101,6 +101,7 @@ struct prof_model {
 struct prof_shape {
     char plan[16]; /* "batch", "wide" or "spec" */
     int cols, pos, slots;
+    int draft; /* spec: draft tokens a slot (cols / slots); 0 for the other plans */
     bool logits;
 };
 

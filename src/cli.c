@@ -28,7 +28,10 @@ void cli_usage(FILE *out)
             "  --slots N         prefill shape: N sequences of cols/N successive columns\n"
             "                    (default: decode shape, one column per sequence)\n"
             "  --logits          every column wants a logit (last stage: the LM head runs)\n"
-            "  --wide, --spec    wide / speculative plans (not supported yet)\n"
+            "  --spec            speculative verify plan: each slot's columns are a draft (prefill\n"
+            "                    layout; drafts of 4 without --slots), every column gets a logit\n"
+            "                    and a snapshot of every recurrent state (exclusive with --wide)\n"
+            "  --wide            wide plan (not supported yet)\n"
             "profiling:\n"
             "  --reps N          profiled repetitions (default 10)\n"
             "  --gap-probe       time the plan 1x and 2x in one command buffer: dead time between\n"
@@ -45,7 +48,8 @@ void cli_usage(FILE *out)
             "  --threshold PCT   regression threshold in percent (default 10)\n"
             "verification:\n"
             "  --golden FILE     run a golden file's sequences (decode, prefill, mixed) and compare\n"
-            "                    with the reference (exit 4 when off by more than 1e-3)\n"
+            "                    with the reference (exit 4 when off by more than 1e-3); with --spec:\n"
+            "                    a draft verify, accept half of it, decode on from the snapshot\n"
             "  --help, --version\n"
             "\n"
             "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed\n");
@@ -176,6 +180,12 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         if (takes) i++;
     }
     if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
+    if (o->spec && !o->slots && !o->golden) {
+        if (o->cols % SPEC_DEFAULT_DRAFT)
+            return err_set(e, ST_USAGE, "--spec --cols %d: without --slots drafts are %d tokens, so --cols must be a "
+                           "multiple of %d (or give --slots)", o->cols, SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
+        o->slots = o->cols / SPEC_DEFAULT_DRAFT;
+    }
     if (o->slots && (o->slots > o->cols || o->cols % o->slots))
         return err_set(e, ST_USAGE, "--slots %d: expected a divisor of --cols %d (each slot gets cols/slots columns)",
                        o->slots, o->cols);

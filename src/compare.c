@@ -36,6 +36,7 @@ static int check_identity(const struct profile *b, const struct profile *c, stru
     DIFF_INT("shape cols", b->shape.cols, c->shape.cols);
     DIFF_INT("shape pos", b->shape.pos, c->shape.pos);
     DIFF_INT("shape slots", b->shape.slots, c->shape.slots);
+    DIFF_INT("shape draft", b->shape.draft, c->shape.draft);
     if (b->shape.logits != c->shape.logits)
         return err_set(e, ST_USAGE, "cannot compare: shape logits differs: base %s, current %s",
                        b->shape.logits ? "true" : "false", c->shape.logits ? "true" : "false");

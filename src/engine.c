@@ -11,8 +11,48 @@ uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.ad
 uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
 uint64_t engine_vpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][1]; }
 
+struct k_state engine_state(const struct engine *en, int l)
+{
+    return (struct k_state){engine_state_addr(en, l), en->slot_tab.addr, (uint32_t)en->n_snap};
+}
+
+/* The host copy of the slot table (in the mapped upload buffer: one copy a step takes it up). */
+static struct slot_meta *slot_table(const struct engine *en)
+{
+    return (struct slot_meta *)((uint8_t *)en->up.host + en->up_slots);
+}
+
+uint32_t engine_slot_pos(const struct engine *en, int slot)
+{
+    CHECK(slot >= 0 && slot < en->n_slots);
+    return slot_table(en)[slot].pos;
+}
+
+int engine_commit(struct engine *en, int slot, int accepted, struct err *e)
+{
+    if (slot < 0 || slot >= en->n_slots)
+        return err_set(e, ST_USAGE, "commit: slot %d, the engine has slots 0..%d", slot, en->n_slots - 1);
+    struct slot_meta *sm = &slot_table(en)[slot];
+    if (sm->draft == 0)
+        return err_set(e, ST_USAGE, "commit: slot %d has no uncommitted draft (run a spec step over it first)", slot);
+    if (accepted < 0 || (uint32_t)accepted > sm->draft)
+        return err_set(e, ST_USAGE, "commit: slot %d: %d tokens accepted of a draft of %u, expected 0..%u", slot,
+                       accepted, sm->draft, sm->draft);
+    sm->cur = (sm->cur + (uint32_t)accepted) % (uint32_t)en->n_snap;
+    sm->pos += (uint32_t)accepted;
+    sm->draft = 0;
+    return ST_OK;
+}
+
 int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e)
+{
+    return engine_init_spec(en, g, d, s, w, max_cols, n_slots, max_pos, max_logits, 0, e);
+}
+
+int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
+                     const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits,
+                     int max_draft, struct err *e)
 {
     memset(en, 0, sizeof *en);
     const struct family_plan *fp = family_plan_get(d->family);
@@ -31,13 +71,15 @@ int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, co
     en->max_pos = max_pos;
     en->max_logits = max_logits;
     en->blocks_per_slot = (max_pos + KV_BLOCK - 1) / KV_BLOCK;
+    en->max_draft = MAX(max_draft, 0);
+    en->n_snap = en->max_draft + 1;
     uint64_t H = (uint64_t)d->hidden, C = (uint64_t)max_cols;
     uint64_t qd = (uint64_t)MAX(dims.q, 1), kvd = (uint64_t)MAX(dims.kv, 1), sd = (uint64_t)MAX(dims.scratch, 1);
 
     uint64_t state = 0, kv = 0;
     for (int l = s->a; l < s->b; l++) {
         en->state_off[l] = state;
-        state += ALIGN256(fp->state_bytes(d, l) * (uint64_t)n_slots);
+        state += ALIGN256(fp->state_bytes(d, l) * (uint64_t)n_slots * (uint64_t)en->n_snap);
         if (d->kind[l] == LAYER_ATTN) {
             uint64_t pool = (uint64_t)n_slots * en->blocks_per_slot * KV_BLOCK * kvd * 4;
             en->kv_off[l][0] = kv;
@@ -64,6 +106,7 @@ int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, co
         {&en->runs, C * sizeof(struct run_meta), GPU_MEM_DEVICE, "run table"},
         {&en->logit_idx, (uint64_t)MAX(max_logits, 1) * 4, GPU_MEM_DEVICE, "logit index"},
         {&en->btab, (uint64_t)n_slots * en->blocks_per_slot * 4, GPU_MEM_DEVICE, "block table"},
+        {&en->slot_tab, (uint64_t)n_slots * sizeof(struct slot_meta), GPU_MEM_DEVICE, "slot table"},
         {&en->state, MAX(state, 256), GPU_MEM_DEVICE, "recurrent state"},
         {&en->kv, MAX(kv, 256), GPU_MEM_DEVICE, "KV pool"},
     };
@@ -75,7 +118,8 @@ int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, co
     en->up_runs = ALIGN256(C * sizeof(struct col_meta));
     en->up_idx = en->up_runs + ALIGN256(C * sizeof(struct run_meta));
     en->up_hidden = en->up_idx + ALIGN256((uint64_t)MAX(max_logits, 1) * 4);
-    uint64_t up = en->up_hidden + C * H * 4;
+    en->up_slots = ALIGN256(en->up_hidden + C * H * 4);
+    uint64_t up = en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta);
     uint64_t down = MAX(C * H * 4, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4);
     int st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
     if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
@@ -89,6 +133,7 @@ int engine_reset(struct engine *en, struct err *e)
 {
     int st = gpu_fill(en->g, &en->state, 0, e);
     if (st) return st;
+    memset(slot_table(en), 0, (size_t)en->n_slots * sizeof(struct slot_meta)); /* entry 0, position 0 */
     uint64_t n = (uint64_t)en->n_slots * en->blocks_per_slot;
     uint32_t *tab = malloc(n * 4);
     if (!tab) return err_set(e, ST_RUNTIME, "out of host memory for the block table");
@@ -104,6 +149,12 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
     if (shape->cols > en->max_cols || shape->n_logits > en->max_logits)
         return err_set(e, ST_RUNTIME, "step of %d columns / %d logits exceeds the engine's %d / %d", shape->cols,
                        shape->n_logits, en->max_cols, en->max_logits);
+    if (shape->plan == PLAN_SPEC && !en->fp->spec)
+        return err_set(e, ST_USAGE, "%s: --spec is not supported yet for the %s family", en->d->source,
+                       family_name(en->d->family));
+    if (shape->plan == PLAN_SPEC && (en->max_draft < 1 || shape->cols > shape->n_runs * en->max_draft))
+        return err_set(e, ST_RUNTIME, "spec step of %d columns in %d slots: the engine keeps snapshots for drafts of "
+                       "up to %d columns a slot", shape->cols, shape->n_runs, en->max_draft);
     layers->kind = shape->plan;
     int st = en->fp->build_layers(en, shape, layers, e);
     if (st || !head || !en->s->last || shape->n_logits == 0) return st;
@@ -132,6 +183,15 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     bool want_hidden = !en->s->last && io->hidden_out;
     int st;
     CHECK(!timestamps || repeat == 1);
+    bool spec = shape->plan == PLAN_SPEC;
+    for (int r = 0; r < shape->n_runs; r++) {
+        if (io->runs[r].slot >= (uint32_t)en->n_slots)
+            return err_set(e, ST_USAGE, "step: run %d names slot %u, the engine has slots 0..%d", r, io->runs[r].slot,
+                           en->n_slots - 1);
+        if (spec && io->runs[r].n_cols > (uint32_t)en->max_draft)
+            return err_set(e, ST_USAGE, "spec step: slot %u has a draft of %u columns, the engine keeps snapshots "
+                           "for up to %d", io->runs[r].slot, io->runs[r].n_cols, en->max_draft);
+    }
 
     uint8_t *up = en->up.host;
     memcpy(up + en->up_cols, io->cols, (size_t)shape->cols * sizeof(struct col_meta));
@@ -152,6 +212,7 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     gpu_cmd_copy(g, &en->up, en->up_runs, &en->runs, 0, (uint64_t)shape->n_runs * sizeof(struct run_meta));
     if (shape->n_logits) gpu_cmd_copy(g, &en->up, en->up_idx, &en->logit_idx, 0, (uint64_t)shape->n_logits * 4);
     if (!en->s->first) gpu_cmd_copy(g, &en->up, en->up_hidden, &en->hidden, 0, (uint64_t)shape->cols * H * 4);
+    gpu_cmd_copy(g, &en->up, en->up_slots, &en->slot_tab, 0, (uint64_t)en->n_slots * sizeof(struct slot_meta));
     gpu_cmd_barrier(g);
     for (int r = 0; r < repeat; r++) {
         plan_record(g, layers, timestamps ? 0 : -1);
@@ -160,6 +221,11 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
     if ((st = gpu_submit_wait(g, wall_us, e))) return st;
+    for (int r = 0; r < shape->n_runs; r++) {
+        struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];
+        sm->draft = spec ? io->runs[r].n_cols : 0;
+        sm->pos = io->runs[r].pos0 + (spec ? 0 : io->runs[r].n_cols);
+    }
     if (want_logits && io->logits) memcpy(io->logits, en->down.host, (size_t)shape->n_logits * V * 4);
     else if (want_hidden) memcpy(io->hidden_out, en->down.host, (size_t)shape->cols * H * 4);
     return ST_OK;

@@ -85,26 +85,30 @@ static int golden_open(struct golden *gd, const char *path, const struct model_d
     return golden_tensor(&gd->src, gd->ref_name, DT_F32, 3, hs, (void **)&gd->ref, e);
 }
 
-/* The plans of one step width (n columns a slot), built once and reused by every step of it. */
+/* The plans of one step width (n columns a slot) and plan kind, built once and reused by every
+ * step of it. */
 struct golden_plans {
     int n; /* 0: unused */
+    enum plan_kind kind;
     struct step_shape shape;
     struct plan layers, head;
 };
-#define GOLDEN_WIDTHS 3 /* decode (1), mixed (T/2), prefill (T) */
+#define GOLDEN_WIDTHS 3 /* decode (1), mixed (T/2), prefill (T); spec runs: decode (1), spec (m) */
 
-static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S, int n, struct golden_plans **out,
-                            struct err *e)
+static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S, int n, enum plan_kind kind,
+                            struct golden_plans **out, struct err *e)
 {
     struct golden_plans *gp = NULL;
     for (int i = 0; i < GOLDEN_WIDTHS && !gp; i++)
-        if (cache[i].n == n || cache[i].n == 0) gp = &cache[i];
+        if ((cache[i].n == n && cache[i].kind == kind) || cache[i].n == 0) gp = &cache[i];
     CHECK(gp);
     *out = gp;
     if (gp->n == n) return ST_OK;
     gp->n = n;
+    gp->kind = kind;
     int cols = S * n;
-    gp->shape = (struct step_shape){.cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1};
+    gp->shape = (struct step_shape){
+        .cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1, .plan = kind};
     int st = engine_build(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, e);
     /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
     if (!st && getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (gp->head.n ? &gp->head : &gp->layers)->n--;
@@ -121,7 +125,7 @@ static void golden_plans_free(struct golden_plans *cache)
 
 /* One step over columns (s, t) for s in 0..S-1, t in t0..t0+n-1: sequence s in slot s. */
 static int golden_step(struct engine *en, struct golden_plans *cache, const struct golden *gd, int t0, int n,
-                       float *out, struct err *e)
+                       enum plan_kind kind, float *out, struct err *e)
 {
     const struct model_desc *d = en->d;
     int S = gd->S, cols = S * n;
@@ -133,7 +137,7 @@ static int golden_step(struct engine *en, struct golden_plans *cache, const stru
     float *res = malloc((size_t)cols * gd->width * 4);
     int st = (!cm || !rm || !idx || !res || (!en->s->first && !hin))
                  ? err_set(e, ST_RUNTIME, "out of host memory")
-                 : golden_plans_for(en, cache, S, n, &gp, e);
+                 : golden_plans_for(en, cache, S, n, kind, &gp, e);
     if (!st) {
         for (int s = 0; s < S; s++) {
             rm[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * n), .n_cols = (uint32_t)n,
@@ -171,47 +175,81 @@ static int golden_shape(struct engine *en, struct golden_plans *cache, const str
     int st = engine_reset(en, e);
     if (st) return st;
     int T = gd->T, k = T / 2;
-    if (!strcmp(shape, "prefill")) return golden_step(en, cache, gd, 0, T, out, e);
+    if (!strcmp(shape, "prefill")) return golden_step(en, cache, gd, 0, T, PLAN_BATCH, out, e);
     int t = 0;
     if (!strcmp(shape, "mixed")) {
-        if ((st = golden_step(en, cache, gd, 0, k, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, 0, k, PLAN_BATCH, out, e))) return st;
         t = k;
     }
     for (; t < T; t++)
-        if ((st = golden_step(en, cache, gd, t, 1, out, e))) return st;
+        if ((st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, out, e))) return st;
     return ST_OK;
 }
 
+/* Compares sequence sq at positions t0..t1-1 with the reference; prints one line, counts it. */
+static void golden_check(FILE *out, const struct golden *gd, const float *res, const char *shape, int sq, int t0,
+                         int t1, int *passed, int *checks)
+{
+    size_t base = ((size_t)sq * gd->T + t0) * gd->width, n = (size_t)(t1 - t0) * gd->width;
+    double ref_max = 0, diff_max = 0;
+    bool finite = true;
+    for (size_t i = base; i < base + n; i++) {
+        double r = gd->ref[i], o = res[i];
+        if (!isfinite(o)) finite = false;
+        ref_max = fmax(ref_max, fabs(r));
+        diff_max = fmax(diff_max, fabs(o - r));
+    }
+    double rel = finite ? diff_max / fmax(ref_max, 1e-30) : NAN;
+    bool ok = finite && rel <= GOLDEN_TOL;
+    (*checks)++;
+    *passed += ok;
+    fprintf(out, "golden %s seq %d %s max_rel %.3e %s\n", shape, sq, gd->ref_name, rel, ok ? "ok" : "FAIL");
+}
+
+/* Draft length of the spec check: m = min(8, T - k) tokens after k = T/2 committed ones. */
+static int golden_draft(int T) { return MIN(8, T - T / 2); }
+
+/* The spec plan's check (DESIGN.md "Golden verify mode", Plans): every sequence commits its first
+ * k = T/2 tokens in decode steps, verifies a draft of m tokens (the golden's own continuation) in
+ * one spec step, compared at k..k+m-1 ("spec"); accepts j = m/2, so its state must become snapshot
+ * j, and decodes k+j..T-1 from there, compared ("rollback"). */
+static int golden_spec(struct engine *en, struct golden_plans *cache, const struct golden *gd, float *res, FILE *out,
+                       int *passed, int *checks, struct err *e)
+{
+    int st = engine_reset(en, e);
+    int T = gd->T, k = T / 2, m = golden_draft(T), j = m / 2;
+    for (int t = 0; !st && t < k; t++) st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, res, e);
+    if (!st) st = golden_step(en, cache, gd, k, m, PLAN_SPEC, res, e);
+    for (int sq = 0; !st && sq < gd->S; sq++) golden_check(out, gd, res, "spec", sq, k, k + m, passed, checks);
+    for (int sq = 0; !st && sq < gd->S; sq++) {
+        st = engine_commit(en, sq, j, e);
+        if (!st && engine_slot_pos(en, sq) != (uint32_t)(k + j))
+            st = err_set(e, ST_RUNTIME, "commit: slot %d at position %u, expected %d", sq, engine_slot_pos(en, sq),
+                         k + j);
+    }
+    for (int t = k + j; !st && t < T; t++) st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, res, e);
+    for (int sq = 0; !st && sq < gd->S; sq++) golden_check(out, gd, res, "rollback", sq, k + j, T, passed, checks);
+    return st;
+}
+
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-               const char *path, FILE *out, struct err *e)
+               const char *path, enum plan_kind plan, FILE *out, struct err *e)
 {
     struct golden gd;
     int st = golden_open(&gd, path, d, s, e);
     struct engine en;
     float *res = NULL;
-    if (!st) st = engine_init(&en, g, d, s, w, gd.S * gd.T, gd.S, gd.T, gd.S * gd.T, e);
+    if (!st)
+        st = engine_init_spec(&en, g, d, s, w, gd.S * gd.T, gd.S, gd.T, gd.S * gd.T,
+                              plan == PLAN_SPEC ? golden_draft(gd.T) : 0, e);
     if (!st && !(res = malloc((size_t)gd.S * gd.T * gd.width * 4))) st = err_set(e, ST_RUNTIME, "out of host memory");
     struct golden_plans cache[GOLDEN_WIDTHS] = {0};
     int passed = 0, checks = 0;
     static const char *shapes[] = {"decode", "prefill", "mixed"};
-    for (size_t si = 0; !st && si < ARRAY_LEN(shapes); si++) {
+    if (!st && plan == PLAN_SPEC) st = golden_spec(&en, cache, &gd, res, out, &passed, &checks, e);
+    for (size_t si = 0; !st && plan != PLAN_SPEC && si < ARRAY_LEN(shapes); si++) {
         if ((st = golden_shape(&en, cache, &gd, shapes[si], res, e))) break;
-        for (int sq = 0; sq < gd.S; sq++) {
-            size_t n = (size_t)gd.T * gd.width, base = (size_t)sq * n;
-            double ref_max = 0, diff_max = 0;
-            bool finite = true;
-            for (size_t i = 0; i < n; i++) {
-                double r = gd.ref[base + i], o = res[base + i];
-                if (!isfinite(o)) finite = false;
-                ref_max = fmax(ref_max, fabs(r));
-                diff_max = fmax(diff_max, fabs(o - r));
-            }
-            double rel = finite ? diff_max / fmax(ref_max, 1e-30) : NAN;
-            bool ok = finite && rel <= GOLDEN_TOL;
-            checks++;
-            passed += ok;
-            fprintf(out, "golden %s seq %d %s max_rel %.3e %s\n", shapes[si], sq, gd.ref_name, rel, ok ? "ok" : "FAIL");
-        }
+        for (int sq = 0; sq < gd.S; sq++) golden_check(out, &gd, res, shapes[si], sq, 0, gd.T, &passed, &checks);
     }
     if (!st) {
         fprintf(out, "golden: %d/%d checks passed\n", passed, checks);

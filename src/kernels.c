@@ -378,26 +378,43 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
 /* ---- shortconv */
 
 struct push_shortconv {
-    uint64_t bcx, w, state, y, runs;
-    uint32_t H, n_runs, wdtype, pad;
+    uint64_t bcx, w, state, y, runs, slots;
+    uint32_t H, n_runs, wdtype, n_snap, mode, pad;
 };
-_Static_assert(sizeof(struct push_shortconv) == 56, "push_shortconv layout");
+_Static_assert(sizeof(struct push_shortconv) == 72, "push_shortconv layout");
 
-int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx, uint64_t state,
-                uint64_t y, uint64_t runs, int n_runs, int layer, const char *op, struct err *e)
+/* shortconv.comp's modes */
+enum { SHORTCONV_COMMIT = 0, SHORTCONV_SNAP = 1, SHORTCONV_NO_WRITE = 2 };
+
+/* Test hook: a spec step that writes no snapshots, so the golden rollback check must fail. */
+static bool skip_snapshots(void)
 {
+    static int skip = -1;
+    if (skip < 0) skip = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;
+    return skip;
+}
+
+int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
+                const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, const char *op,
+                struct err *e)
+{
+    bool spec = p->kind == PLAN_SPEC;
     if (!is_plain_type(conv_w->dtype) || conv_w->k != 3 || conv_w->rows < 1)
         return err_set(e, ST_USAGE, "shortconv %s: conv weight [%lld, %lld] %s, expected [H, 3] F32/F16/BF16", op,
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype));
     if (n_runs < 1 || n_runs > (int)MAX_GROUPS)
         return err_set(e, ST_USAGE, "shortconv %s: %d runs, expected 1..65535", op, n_runs);
+    if (state->n_snap < 1 || (spec && state->n_snap < 2))
+        return err_set(e, ST_USAGE, "shortconv %s: %u state entries a slot, expected %s", op, state->n_snap,
+                       spec ? "at least 2 in a spec plan (snapshots)" : "at least 1");
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "shortconv", NULL, 0, &pipe, e);
     if (rc) return rc;
-    struct push_shortconv pc = {bcx, conv_w->addr, state, y, runs, (uint32_t)conv_w->rows, (uint32_t)n_runs,
-                                (uint32_t)conv_w->dtype, 0};
-    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs, "shortconv", layer, op,
-        conv_w->bytes);
+    uint32_t mode = !spec ? SHORTCONV_COMMIT : skip_snapshots() ? SHORTCONV_NO_WRITE : SHORTCONV_SNAP;
+    struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
+                                (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
+    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
+        spec ? "shortconv.snap" : "shortconv", layer, op, conv_w->bytes);
     return ST_OK;
 }
 

@@ -90,8 +90,7 @@ static int run(const struct options *o, struct err *e)
         profile_free(&cur);
         return st;
     }
-    if (o->wide || o->spec)
-        return err_set(e, ST_USAGE, "%s is not supported yet (only the batch plan exists)", o->wide ? "--wide" : "--spec");
+    if (o->wide) return err_set(e, ST_USAGE, "--wide is not supported yet (the batch and spec plans exist)");
     struct loaded m;
     int st = load_model(o, &m, e);
     struct gpu g;
@@ -109,7 +108,8 @@ static int run(const struct options *o, struct err *e)
     }
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
-    else if (!st && o->golden) st = golden_run(&g, &m.d, &m.s, &w, o->golden, stdout, e);
+    else if (!st && o->golden)
+        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->spec ? PLAN_SPEC : PLAN_BATCH, stdout, e);
     else if (!st) {
         st = profile_run(&g, &m.d, &m.s, &w, o, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);

@@ -32,8 +32,9 @@ static int conv_block(struct engine *en, struct plan *p, const struct step_shape
     struct k_norm norm = {lw(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
     TRY(k_matmul_norm(g, p, lw(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
                       "conv.in_proj", "", e));
-    TRY(k_shortconv(g, p, lw(en, l, W_CONV), en->t1.addr, engine_state_addr(en, l), en->t2.addr,
-                    en->runs.addr, sh->n_runs, l, "conv.conv", e));
+    struct k_state state = engine_state(en, l);
+    TRY(k_shortconv(g, p, lw(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l,
+                    "conv.conv", e));
     return k_matmul(g, p, lw(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l, "conv.out_proj",
                     "", e);
 }
@@ -97,6 +98,7 @@ const struct family_plan plan_lfm2 = {
     .family = FAMILY_LFM2,
     .dims = lfm2_dims,
     .state_bytes = lfm2_state_bytes,
+    .spec = true, /* the conv window's snapshots: shortconv.snap; attention needs none */
     .build_layers = lfm2_layers,
     .build_head = engine_build_head_default,
 };

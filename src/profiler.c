@@ -87,11 +87,12 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->model.source, sizeof p->model.source, "%.511s", d->source);
     p->shard.a = s->a;
     p->shard.b = s->b;
-    snprintf(p->shape.plan, sizeof p->shape.plan, "batch");
+    snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(o->spec ? PLAN_SPEC : PLAN_BATCH));
     p->shape.cols = o->cols;
     p->shape.pos = o->pos;
     p->shape.slots = o->slots ? o->slots : o->cols;
-    p->shape.logits = o->logits;
+    p->shape.logits = o->logits || (o->spec && s->last); /* a verify wants every column's logit */
+    p->shape.draft = o->spec ? o->cols / p->shape.slots : 0;
 }
 
 /* Per-dispatch timestamps of `reps` profiled steps. */
@@ -185,8 +186,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     memset(p, 0, sizeof *p);
     fill_profile_header(g, d, s, o, p);
     int n_slots = o->slots ? o->slots : o->cols, per = o->cols / n_slots;
-    bool head_on = o->logits && s->last;
-    struct step_shape sh = {.cols = o->cols, .n_runs = n_slots, .n_logits = head_on ? o->cols : 0, .prefill = per > 1};
+    bool head_on = (o->logits || o->spec) && s->last;
+    struct step_shape sh = {.cols = o->cols, .n_runs = n_slots, .n_logits = head_on ? o->cols : 0, .prefill = per > 1,
+                            .plan = o->spec ? PLAN_SPEC : PLAN_BATCH};
     struct step_shape warm = {.cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false};
     struct engine en;
     struct plan layers = {0}, head = {0}, wplan = {0};
@@ -195,7 +197,9 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     double bw = 0;
     int st = gpu_copy_bandwidth(g, 5, &bw, e);
     p->device.copy_gbps = bw * 1e-9;
-    if (!st) st = engine_init(&en, g, d, s, w, MAX(o->cols, n_slots), n_slots, o->pos + per, head_on ? o->cols : 0, e);
+    if (!st)
+        st = engine_init_spec(&en, g, d, s, w, MAX(o->cols, n_slots), n_slots, o->pos + per, head_on ? o->cols : 0,
+                              o->spec ? per : 0, e);
     if (!st) st = engine_build(&en, &sh, &layers, head_on ? &head : NULL, e);
     if (!st) st = engine_build(&en, &warm, &wplan, NULL, e);
     if (!st) st = columns_alloc(&cols, o->cols, n_slots, d->hidden, e);
@@ -214,7 +218,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     }
     progress_end(&pr);
     if (!st) {
-        columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits);
+        columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits || o->spec);
         if (!s->first) fill_hidden(cols.hidden, (size_t)o->cols * d->hidden, &rng);
         struct step_io io = {.cols = cols.cols, .runs = cols.runs, .logit_idx = cols.idx,
                              .hidden_in = s->first ? NULL : cols.hidden};

@@ -360,6 +360,9 @@ static void text_busy(FILE *out, const struct profile *p)
             "slots=%d ==\n",
             s->cols, s->pos, p->shard.a, p->shard.b, bool_str(strcmp(s->plan, "wide") == 0),
             bool_str(strcmp(s->plan, "spec") == 0), bool_str(s->logits), s->slots);
+    if (strcmp(s->plan, "spec") == 0)
+        fprintf(out, "plan spec: %d slots × drafts of %d tokens; every column gets a logit and a snapshot of "
+                     "every recurrent state (kinds *.snap)\n", s->slots, s->draft);
     if (p->device.has_timestamps) {
         fprintf(out, "GPU busy %.0f µs/step  wall %.0f µs  → %.1f tok/s/stage at this width",
                 p->busy_us.mean, p->wall_us.mean, p->tok_s);
@@ -406,8 +409,10 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| copy bandwidth | %.0f GB/s |\n", d->copy_gbps);
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
-    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s |\n", s->plan, s->cols,
+    fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s", s->plan, s->cols,
             s->pos, s->slots, bool_str(s->logits));
+    if (strcmp(s->plan, "spec") == 0) fprintf(out, ", drafts of %d tokens", s->draft);
+    fprintf(out, " |\n");
     if (d->has_timestamps)
         fprintf(out, "| GPU busy | %.0f µs/step (median %.0f) |\n", p->busy_us.mean,
                 p->busy_us.median);

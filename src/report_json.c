@@ -152,6 +152,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(s, "cols", p->shape.cols);
     add_num(s, "pos", p->shape.pos);
     add_num(s, "slots", p->shape.slots);
+    add_num(s, "draft", p->shape.draft);
     cJSON_AddBoolToObject(s, "logits", p->shape.logits);
 
     cJSON_AddItemToObject(root, "busy_us", timing_json(&p->busy_us));
@@ -393,6 +394,8 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->shape.cols = (int)get_num(r, o, "shape", "cols");
     p->shape.pos = (int)get_num(r, o, "shape", "pos");
     p->shape.slots = (int)get_num(r, o, "shape", "slots");
+    v = cJSON_GetObjectItemCaseSensitive(o, "draft"); /* optional: files from before the spec plan */
+    p->shape.draft = cJSON_IsNumber(v) ? (int)v->valuedouble : 0;
     p->shape.logits = get_bool(r, o, "shape", "logits");
 
     p->busy_us = get_timing(r, root, "", "busy_us");

@@ -30,7 +30,7 @@ cli_test(cli_no_model cli 2 "--model" --full)
 cli_test(cli_missing_path cli 2 "/nonexistent/model" --model /nonexistent/model --full)
 cli_test(cli_folder_without_config cli 2 "config.json" --model ${CMAKE_SOURCE_DIR}/tests --full)
 cli_test(cli_wide_not_yet cli 2 "not supported yet" --model ${LT} --full --wide)
-cli_test(cli_spec_not_yet cli 2 "not supported yet" --model ${LT} --full --spec)
+cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
 cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --current nope.json)
@@ -47,6 +47,8 @@ cli_test(cli_load_glm cli-gpu 0 "uploaded" --model ${FIXTURES}/glm-ocr-tiny --fu
 cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --load-only)
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
 cli_test(cli_qwen_profile_not_yet cli-gpu 2 "not supported yet" --model ${FIXTURES}/qwen35-tiny --full)
+cli_test(cli_spec_profile cli-gpu 0 "shortconv.snap" --model ${LT} --full --spec --cols 8 --pos 5 --reps 1)
+cli_test(cli_spec_profile_slots cli-gpu 0 "plan spec: 2 slots × drafts of 3 tokens" --model ${LT} --layers 1:4 --spec --cols 6 --slots 2 --pos 3 --reps 1)
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
 cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --load-only --device 7)
 
@@ -63,6 +65,10 @@ foreach(v "model.safetensors:golden" "model-f16.gguf:golden-f16" "model-q8_0.ggu
   cli_test(golden_${gold}_full golden 0 "golden: 9/9 checks passed" --model ${model} --full --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_0_3 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_3_6 golden 0 "golden: 9/9 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
+  # the spec plan (issue 10): a verify of 8 draft tokens, accept 4, decode on from snapshot 4
+  cli_test(golden_spec_${gold}_full golden 0 "golden: 6/6 checks passed" --model ${model} --full --spec --golden ${LT}/${gold}.safetensors)
+  cli_test(golden_spec_${gold}_0_3 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 0:3 --spec --golden ${LT}/${gold}.safetensors)
+  cli_test(golden_spec_${gold}_3_6 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 3:6 --spec --golden ${LT}/${gold}.safetensors)
 endforeach()
 # long goldens: 2 sequences of 144 tokens (several KV blocks; prefill steps of 288 columns)
 foreach(v "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
@@ -77,6 +83,11 @@ foreach(v "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
   cli_test(golden_${gold}_0_3 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 0:3 --golden ${LT}/${gold}.safetensors)
   cli_test(golden_${gold}_3_6 golden 0 "golden: 6/6 checks passed" --model ${model} --layers 3:6 --golden ${LT}/${gold}.safetensors)
 endforeach()
+cli_test(golden_spec_long_full golden 0 "golden: 4/4 checks passed" --model ${LT} --full --spec --golden ${LT}/golden-long.safetensors)
+# a broken snapshot (the spec step writes none) passes the verify and fails every rollback
+add_test(NAME golden_spec_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6 checks passed" ${BIN} --model ${LT} --full --spec --golden ${LT}/golden.safetensors)
+set_tests_properties(golden_spec_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
+  ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900

@@ -374,48 +374,82 @@ static void test_gemm(void)
 
 /* ---- shortconv */
 
+/* CPU reference of one shortconv dispatch: y, and the state entries it must leave (st in/out). */
+static void shortconv_ref(const struct host_weight *w, const float *bcx, const struct run_meta *runs, int n_runs,
+                          const struct slot_meta *sm, int n_snap, bool spec, int H, double *y, double *st)
+{
+    for (int r = 0; r < n_runs; r++) {
+        uint32_t cur = sm ? sm[runs[r].slot].cur : 0;
+        size_t slot0 = (size_t)runs[r].slot * n_snap * 2 * H;
+        for (int h = 0; h < H; h++) {
+            double u2 = st[slot0 + cur * 2 * H + h], u1 = st[slot0 + cur * 2 * H + H + h];
+            for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
+                double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
+                const double *k = &w->val[h * 3];
+                y[c * H + h] = bcx[c * 3 * H + H + h] * (k[0] * u2 + k[1] * u1 + k[2] * u);
+                u2 = u1;
+                u1 = u;
+                if (spec) { /* snapshot after this column: entry cur + i + 1 of the ring */
+                    size_t e = slot0 + ((cur + c - runs[r].first_col + 1) % (uint32_t)n_snap) * 2 * H;
+                    st[e + h] = u2;
+                    st[e + H + h] = u1;
+                }
+            }
+            if (!spec) {
+                st[slot0 + cur * 2 * H + h] = u2;
+                st[slot0 + cur * 2 * H + H + h] = u1;
+            }
+        }
+    }
+}
+
+/* Batch (decode and prefill layouts) and spec: the state read from each slot's entry cur, written
+ * back there (batch) or as one snapshot per column into the ring after it (spec); entries the
+ * kernel must not touch are compared too. n_snap 1 without a slot table is the plain layout. */
 static void test_shortconv(void)
 {
     const int H = 200, S = 6;
-    /* decode: 5 runs of one column in scattered slots; prefill: runs of 3 and 4 columns */
+    /* decode: 5 runs of one column in scattered slots; prefill / spec: runs of 3 and 4 columns */
     struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
     struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
+    struct {
+        const struct run_meta *runs;
+        int n_runs, cols, n_snap;
+        bool slot_tab, spec;
+    } cases[] = {
+        {dec, 5, 5, 1, false, false}, {pre, 2, 7, 1, false, false}, {dec, 5, 5, 5, true, false},
+        {pre, 2, 7, 5, true, false},  {pre, 2, 7, 5, true, true},   {pre, 2, 7, 7, true, true},
+    };
     for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
-        for (int shape = 0; shape < 2; shape++) {
-            const struct run_meta *runs = shape ? pre : dec;
-            int n_runs = shape ? 2 : 5, C = shape ? 7 : 5;
+        for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
+            const struct run_meta *runs = cases[ci].runs;
+            int n_runs = cases[ci].n_runs, C = cases[ci].cols, ns = cases[ci].n_snap;
+            size_t sn = (size_t)S * ns * 2 * H;
+            struct slot_meta sm[6];
+            for (int i = 0; i < S; i++) sm[i] = (struct slot_meta){.cur = t_rng_u32(&rng) % (uint32_t)ns};
             struct host_weight w = make_weight(plain_types[ti], H, 3, 0.5f, 0);
-            float *bcx = rand_floats((size_t)C * 3 * H, 1.0f), *st = rand_floats((size_t)S * 2 * H, 1.0f);
-            struct gpu_buf bb = dev_floats(bcx, (size_t)C * 3 * H), sb = dev_floats(st, (size_t)S * 2 * H);
-            struct gpu_buf yb = dev_alloc((uint64_t)C * H * 4), rb = dev_alloc(sizeof dec);
+            float *bcx = rand_floats((size_t)C * 3 * H, 1.0f), *st = rand_floats(sn, 1.0f);
+            struct gpu_buf bb = dev_floats(bcx, (size_t)C * 3 * H), sb = dev_floats(st, sn);
+            struct gpu_buf yb = dev_alloc((uint64_t)C * H * 4), rb = dev_alloc(sizeof dec), mb = dev_alloc(sizeof sm);
             up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
+            up(&mb, sm, sizeof sm);
             poison(&yb);
-            struct plan p = {0};
-            int rc = k_shortconv(&g, &p, &w.w, bb.addr, sb.addr, yb.addr, rb.addr, n_runs, 0, "conv", &e);
+            struct plan p = {.kind = cases[ci].spec ? PLAN_SPEC : PLAN_BATCH};
+            struct k_state ks = {sb.addr, cases[ci].slot_tab ? mb.addr : 0, (uint32_t)ns};
+            int rc = k_shortconv(&g, &p, &w.w, bb.addr, &ks, yb.addr, rb.addr, n_runs, 0, "conv", &e);
             T_CHECK(rc == ST_OK, "k_shortconv: %s", e.msg);
+            T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, cases[ci].spec ? "shortconv.snap" : "shortconv"), "kind %s",
+                    p.n ? p.d[0].kind : "(none)");
             run_plan(&p);
-            float *y = malloc((size_t)C * H * 4), *st2 = malloc((size_t)S * 2 * H * 4);
-            double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc((size_t)S * 2 * H * sizeof *sref);
+            float *y = malloc((size_t)C * H * 4), *st2 = malloc(sn * 4);
+            double *ref = malloc((size_t)C * H * sizeof *ref), *sref = malloc(sn * sizeof *sref);
             down(&yb, y, (uint64_t)C * H * 4);
-            down(&sb, st2, (uint64_t)S * 2 * H * 4);
-            for (int i = 0; i < S * 2 * H; i++) sref[i] = st[i];
-            for (int r = 0; r < n_runs; r++) {
-                for (int h = 0; h < H; h++) {
-                    double u2 = st[runs[r].slot * 2 * H + h], u1 = st[runs[r].slot * 2 * H + H + h];
-                    for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
-                        double u = (double)bcx[c * 3 * H + h] * bcx[c * 3 * H + 2 * H + h];
-                        ref[c * H + h] = bcx[c * 3 * H + H + h] *
-                                         (w.val[h * 3] * u2 + w.val[h * 3 + 1] * u1 + w.val[h * 3 + 2] * u);
-                        u2 = u1;
-                        u1 = u;
-                    }
-                    sref[runs[r].slot * 2 * H + h] = u2;
-                    sref[runs[r].slot * 2 * H + H + h] = u1;
-                }
-            }
-            double ey = rel_err(y, ref, (size_t)C * H), es = rel_err(st2, sref, (size_t)S * 2 * H);
-            T_CHECK(ey < 1e-5 && es < 1e-6, "shortconv %s shape %d: rel err y %g state %g", dtype_name(plain_types[ti]),
-                    shape, ey, es);
+            down(&sb, st2, sn * 4);
+            for (size_t i = 0; i < sn; i++) sref[i] = st[i];
+            shortconv_ref(&w, bcx, runs, n_runs, cases[ci].slot_tab ? sm : NULL, ns, cases[ci].spec, H, ref, sref);
+            double ey = rel_err(y, ref, (size_t)C * H), es = rel_err(st2, sref, sn);
+            T_CHECK(ey < 1e-5 && es < 1e-6, "shortconv %s case %zu: rel err y %g state %g",
+                    dtype_name(plain_types[ti]), ci, ey, es);
             free(bcx);
             free(st);
             free(y);
@@ -425,6 +459,14 @@ static void test_shortconv(void)
             free_weight(&w);
         }
     }
+    /* a spec plan needs room for snapshots */
+    struct plan p = {.kind = PLAN_SPEC};
+    struct host_weight w = make_weight(DT_F32, H, 3, 0.5f, 0);
+    struct k_state one = {w.buf.addr, 0, 1};
+    T_CHECK(k_shortconv(&g, &p, &w.w, 0, &one, 0, 0, 1, 0, "conv", &e) == ST_USAGE && strstr(e.msg, "snapshots"),
+            "spec shortconv with one entry: %s", e.msg);
+    plan_free(&p);
+    free_weight(&w);
 }
 
 /* ---- attention: prep (norm + RoPE + KV write) then attention, in one plan */
