@@ -12,7 +12,7 @@
  * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
  * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
  * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
- * Environment: LFM2_TEST_NO_COOPMAT=1 (FMA twin), LFM2_GEMM_TILE, LFM2_GEMM_ROOF (kernels.c),
+ * Environment: LFM2_TEST_NO_COOPMAT=1 (FMA twin), LFM2_GEMM_TILE, LFM2_GEMM_ROOF (tuning.h),
  * LFM2_GEMM_MIN_COLS. */
 #include <math.h>
 #include <stdio.h>

@@ -81,10 +81,36 @@ spec() { # issue 10: what the spec plan's snapshots cost, against the batch plan
 trace() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 3 --trace "$O/p16.trace.json" --markdown
 }
+numbers() { # issue 13: instrumentation cost, sampled vs full timestamps, attribution closure (note 07)
+    M="--model ${MODEL:-lfm2-1.2b} --full --pos 64 --logits --reps ${REPS:-20}"
+    for c in 1 16 64; do
+        echo "== cols=$c: no timestamps (the uninstrumented reference: gap probe only)"
+        run $M --cols $c --timing none --gap-probe --json "$O/n${c}_none.json"
+        echo "== cols=$c: full timestamps (default mode)"
+        run $M --cols $c --gap-probe --json "$O/n${c}_full.json"
+        echo "== cols=$c: sampled timestamps, stride 8 and 4"
+        run $M --cols $c --gap-probe --timing sampled --json "$O/n${c}_s8.json"
+        run $M --cols $c --gap-probe --timing sampled --sample-stride 4 --json "$O/n${c}_s4.json"
+        echo "== cols=$c: attribution by kind (no timestamps in the measured steps)"
+        run $M --cols $c --attribution --json "$O/n${c}_attr.json"
+        echo "== cols=$c: sampled vs full, per kind (informational: exit 3 means sampled reads higher)"
+        run --compare "$O/n${c}_full.json" --current "$O/n${c}_s8.json" --threshold 3
+        echo "== cols=$c: full vs full again (must be exit 0: the noise-aware compare)"
+        run $M --cols $c --gap-probe --json "$O/n${c}_full2.json"
+        run --compare "$O/n${c}_full.json" --current "$O/n${c}_full2.json"
+    done
+    echo "== attribution per kind and op at 16 columns"
+    run $M --cols 16 --attribution-ops
+    echo "== plan crossover (batch; wide once it is merged)"
+    run --model ${MODEL:-lfm2-1.2b} --full --pos 64 --logits --reps 10 --cols 1,16,64,256 --plans batch,wide
+}
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
     case $what in
     all) devices >"$O/devices.txt" 2>&1; golden >"$O/golden.txt" 2>&1; load >"$O/load.txt" 2>&1; profile >"$O/profile.txt" 2>&1; spec >"$O/spec.txt" 2>&1 ;;
+    numbers) numbers >"$O/numbers.txt" 2>&1
+        grep -E "^== |GPU busy|marginal pass  |kernel-time sum|inter-dispatch|timestamps add|closure:|VERDICT|REGRESSION|no regression|^\(exit" \
+            "$O/numbers.txt" >"$O/numbers.summary.txt" ;;
     *) $what >"$O/$what.txt" 2>&1 ;;
     esac
 done

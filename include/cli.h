@@ -7,6 +7,10 @@
 
 #include "common.h"
 #include "loader.h"
+#include "plan.h"
+#include "profile.h"
+
+#define CLI_MAX_WIDTHS 16
 
 #define SPEC_DEFAULT_DRAFT 4 /* --spec without --slots: drafts of 4 tokens, slots = cols / 4 */
 
@@ -14,7 +18,16 @@ struct options {
     const char *model;     /* folder, .gguf or built-in name */
     int a, b;              /* --layers a:b */
     bool layers_set, full;
-    int cols, pos, slots;  /* slots 0: decode shape (one column per slot); --spec sets it (cols / 4) */
+    int cols, pos, slots;  /* slots 0: decode shape (one column per slot); --spec with one width sets it
+                              (cols / 4); cols: the first of --cols */
+    int col_list[CLI_MAX_WIDTHS]; /* --cols 1,16,64: every width (n_cols 1 for a single width) */
+    int n_cols;
+    enum plan_kind plans[PLAN_COUNT]; /* --plans batch,wide (or the one --wide / --spec / default gives) */
+    int n_plans;
+    bool plans_set;
+    enum timing_mode timing; /* --timing full|sampled|none (default full) */
+    int sample_stride;       /* --sample-stride N (0: the profiler picks) */
+    int attribution;         /* --attribution: 1 by kind, --attribution-ops: 2 by kind and op */
     bool wide, spec, logits, gap_probe;
     int reps;
     int device;            /* -1: default */

@@ -46,6 +46,9 @@ struct engine {
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
     uint64_t up_slots;        /* offset in `up` of the slot table's host copy (the one the engine edits) */
+    /* Sampled timing (profiler): a timestamped step brackets only dispatches i (layers then head)
+     * with i % ts_stride == ts_phase. 0 / 0 (engine_init): every dispatch. */
+    int ts_stride, ts_phase;
 };
 
 /* The geometry of one step. */

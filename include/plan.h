@@ -11,6 +11,7 @@
 #include "gpu.h"
 
 #define PLAN_PUSH_MAX 128
+#define DISPATCH_MAX_OUTS 4
 
 /* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
  * kind to pick their implementation, so a family's plan builder is the same for every kind. */
@@ -31,6 +32,12 @@ struct dispatch {
     int layer;      /* layer index, -1 for embedding and head */
     char op[40];    /* what it computes there: "ffn_down", "conv.in_proj", "attn.q_proj" */
     uint64_t bytes; /* weight bytes it reads (0 for kernels that read no weights) */
+    /* Its outputs, for --attribution (which records a dispatch again with its outputs redirected
+     * to scratch copies): byte offsets into push of the 64-bit device addresses it writes through
+     * (in-place operands such as an accumulated y or a state it reads and writes included).
+     * n_out 0: not declared, so the dispatch cannot be repeated harmlessly. */
+    uint8_t n_out;
+    uint8_t out_at[DISPATCH_MAX_OUTS];
 };
 
 struct plan {
@@ -45,10 +52,15 @@ struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const
                           uint32_t gx, uint32_t gy, uint32_t gz);
 /* Sets the tags of a dispatch (kind, layer, op, bytes). */
 void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *op, uint64_t bytes);
+/* Declares the dispatch's n outputs: n push offsets (size_t each) of the addresses it writes. */
+void dispatch_outputs(struct dispatch *d, int n, ...);
 void plan_free(struct plan *p);
 
 /* Records the plan into the command buffer being recorded. With ts_base >= 0, timestamp query
  * ts_base + 2i is written before dispatch i and ts_base + 2i + 1 after it (and its barrier). */
 void plan_record(struct gpu *g, const struct plan *p, int ts_base);
+/* The same, timestamping only dispatches i with i % stride == phase (sampled timing; query
+ * numbers stay ts_base + 2i and ts_base + 2i + 1). stride 1, phase 0: plan_record. */
+void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase);
 
 #endif

@@ -18,16 +18,38 @@
 
 #include "common.h"
 
-/* Statistics of one quantity over the profiled repetitions, plus every sample (µs). */
+/* Statistics of one quantity over the profiled repetitions, plus every sample (µs).
+ * The reports quote the median with its spread: p10–p90 (the middle 80 % of the reps; with fewer
+ * than 10 reps these are interpolated between the nearest samples) and the MAD (median absolute
+ * deviation from the median), and the rep count. */
 struct timing {
     double mean, median, min;
-    double *reps; /* n_reps samples, in the order they were taken (owned) */
+    double p10, p90; /* 10th / 90th percentile (linear interpolation between order statistics) */
+    double mad;      /* median of |sample − median| */
+    double *reps;    /* n_reps samples, in the order they were taken (owned) */
     int n_reps;
 };
 
-/* Computes mean / median / min of samples[0..n) and copies them into reps (n = 0 gives zeros). */
+/* Computes mean / median / min / p10 / p90 / MAD of samples[0..n) and copies them into reps (n = 0
+ * gives zeros). */
 struct timing timing_from(const double *samples, int n);
 void timing_free(struct timing *t);
+/* A deep copy (reps duplicated). */
+struct timing timing_copy(const struct timing *t);
+
+/* A figure with its uncertainty: v ± u (µs). u is the standard error of a median, estimated from
+ * the MAD: 1.2533 · 1.4826 · MAD / √n (both factors hold for normal noise); a difference of two
+ * independent medians adds the errors in quadrature. A figure is "within noise" when |v| ≤ 2u
+ * (about a 95 % interval). A timing of one rep has an unknown error (u = INFINITY): it is within
+ * noise whatever its size. */
+struct est {
+    double v, u;
+};
+#define EST_NOISE_K 2.0
+struct est est_median(const struct timing *t); /* {median, standard error of the median} */
+struct est est_sub(struct est a, struct est b);
+struct est est_exact(double v); /* u = 0 */
+bool est_within_noise(struct est x);
 
 /* One dispatch of the profiled step: the layer plan's dispatches first, then the head's. */
 struct prof_dispatch {
@@ -37,7 +59,8 @@ struct prof_dispatch {
     char op[40];        /* what it computes there: "ffn_down", "conv.in_proj" */
     uint32_t groups[3]; /* workgroup counts x, y, z */
     uint64_t bytes;     /* weight bytes it reads (0: reads no weights) */
-    struct timing us;   /* its GPU time (end − start timestamps), one sample per rep */
+    struct timing us;   /* its GPU time (end − start timestamps), one sample per rep (sampled
+                           timing: one per rep that timestamped it) */
     double start_us;    /* its start, from the step's first timestamp, in the rep the executor
                            keeps for the trace (any rep: the trace shows one) */
 };
@@ -53,17 +76,63 @@ struct prof_kind {
     uint64_t bytes;   /* weight bytes all its dispatches read per step */
 };
 
+/* --attribution: one row per kind (or per kind and op): the in-place cost of its dispatches
+ * without timestamps, measured as the step with those dispatches run one extra time (into scratch
+ * copies of their outputs) minus the plain step, per rep (profiler.c says how). */
+struct prof_attrib {
+    char kind[40];
+    char op[40];       /* "" when grouped by kind only */
+    int n;             /* dispatches in the group */
+    struct timing us;  /* per rep: wall(step + group repeated) − wall(step), µs */
+    struct est diff;   /* median of us and its standard error */
+    double ts_us;      /* the group's timestamp figure (median of its per-rep sum; 0: none) */
+    bool ts_inflated;  /* ts_us exceeds diff by more than 10 % and by more than diff's noise */
+    bool attributable; /* false: some dispatch of the group declares no outputs (not measured) */
+};
+
+struct prof_attribution {
+    bool ran;
+    bool by_op;               /* rows are kind × op */
+    int repeat;               /* the plan recorded this many times per measured step */
+    struct prof_attrib *rows; /* n_rows, owned */
+    int n_rows;
+    struct timing base_us; /* wall of the plain step (the baseline of every row) */
+    struct est sum;        /* Σ of the rows' differentials */
+    struct est marginal;   /* the uninstrumented marginal pass of the same plan (layers + head) */
+    struct est closure;    /* sum − marginal */
+    double closure_share;  /* closure / marginal */
+};
+
+/* How a verdict came out. */
+enum verdict {
+    VERDICT_UNKNOWN,      /* no kernel sum (no timestamps) */
+    VERDICT_SUBMIT_POLL,  /* gaps below 25 % of the marginal pass beyond noise */
+    VERDICT_PER_DISPATCH, /* gaps above 25 % of the marginal pass beyond noise */
+    VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps */
+};
+const char *
+verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-dispatch", "inconclusive" */
+
 /* The gap probe: host wall of submit + wait with the plan recorded 1× and 2× in one command buffer
- * and no timestamps, minimum over the probe reps (gap_probe_compute fills the derived terms). */
+ * and no timestamps, over --reps probe reps. Statistic: the median on both sides of every
+ * subtraction (walls and timestamp sums alike); every derived term carries its uncertainty
+ * (struct est) and a term within its noise is printed as such. The scalar fields keep the JSON
+ * schema; the *_est fields hold value and error. */
 struct gap_probe {
     bool ran;
-    double wall1_us, wall2_us; /* min wall, plan 1× and 2× */
+    int n_reps;             /* probe reps (one sample of each wall per rep) */
+    struct timing w1, w2;   /* walls, plan 1× and 2× (owned) */
+    struct timing hw1, hw2; /* the same with the head appended (owned; empty without head) */
+    enum verdict verdict;
+    struct est marginal, gaps, fixed, lm_head, ts_add; /* value ± error of the derived terms */
+    double ts_pair_us;         /* ts_add per timestamped dispatch: the cost of one timestamp pair */
+    double wall1_us, wall2_us; /* median wall, plan 1× and 2× */
     double marginal_us;        /* wall2 − wall1: one plan pass, submit and wait cancelled */
     double kernel_sum_us;      /* the plan's timestamp kernel sum (busy), head excluded */
     double gaps_us;            /* marginal − kernel sum: inter-dispatch dead time */
     double gaps_share;         /* gaps / marginal */
     double fixed_us;           /* wall1 − marginal: fixed submit + poll cost */
-    bool per_dispatch;         /* verdict: gaps > 25 % of marginal (fusion reclaims them) */
+    bool per_dispatch;         /* verdict == VERDICT_PER_DISPATCH (fusion reclaims the gaps) */
     /* the same pair with the LM head appended (last stage with --logits) */
     bool head;
     double head_wall1_us, head_wall2_us;
@@ -76,7 +145,19 @@ struct gap_probe {
     uint64_t head_bytes_real; /* the head's weight bytes in its stored dtype */
     uint64_t head_bytes_f16;  /* V·H·2 */
     uint64_t head_bytes_q4_0; /* V·H·0.5625 (18 bytes per 32 weights) */
-    bool disagree;            /* |head_kernel_sum − lm_head| > 10 % of the larger */
+    bool disagree;            /* |head_kernel_sum − lm_head| > 10 % of the larger, beyond noise */
+};
+
+/* Inputs of the gap-probe arithmetic: timings of the probe and the timestamped run (any may be
+ * empty: n_reps 0). */
+struct gap_probe_in {
+    const struct timing *w1, *w2;   /* probe walls without the head */
+    const struct timing *hw1, *hw2; /* with the head (NULL: no head) */
+    const struct timing *busy;      /* the layer plan's timestamp sum per rep */
+    const struct timing *head_sum;  /* the head's timestamp sum per rep */
+    const struct timing *wall_ts;   /* wall of the timestamped step (for "timestamps add") */
+    int n_timestamped;              /* timestamp pairs in that step (per-pair cost) */
+    uint64_t head_bytes_real, vocab, hidden;
 };
 
 struct prof_device {
@@ -105,6 +186,15 @@ struct prof_shape {
     bool logits;
 };
 
+/* How the per-dispatch times were taken. */
+enum timing_mode {
+    TIMING_FULL,    /* every dispatch bracketed by a timestamp pair in every rep */
+    TIMING_SAMPLED, /* rep r brackets dispatches i with i % stride == r % stride; stride·reps
+                       steps give every dispatch `reps` samples (fewer timestamps a step) */
+    TIMING_NONE,    /* no timestamps (device without them, or asked): walls only */
+};
+const char *timing_mode_name(enum timing_mode m); /* "full", "sampled", "none" */
+
 struct profile {
     char tool[64]; /* "lfm2-profile-stage" */
     char version[32];
@@ -123,7 +213,13 @@ struct profile {
     struct prof_kind *by_kind; /* n_kinds, owned, filled by profile_by_kind */
     int n_kinds;
     struct gap_probe gap_probe;
-    double tok_s; /* cols·1e6 / busy mean (from wall mean when the device has no timestamps) */
+    double tok_s; /* cols·1e6 / busy median (from the wall median when there are no timestamps) */
+    enum timing_mode timing; /* how dispatches were timed */
+    int sample_stride;       /* TIMING_SAMPLED: dispatches between two timestamped ones */
+    int steps_timed;         /* timestamped steps run (reps, or reps·stride when sampled) */
+    uint64_t floor_bytes;    /* weight bytes the step must read at least (each weight once) */
+    double floor_us;         /* floor_bytes ÷ copy bandwidth (0: bandwidth unknown) */
+    struct prof_attribution attribution;
 };
 
 /* Frees everything a profile owns and zeroes it. */
@@ -141,11 +237,29 @@ void profile_totals(struct profile *p);
  * descending. Also sets tok_s. */
 void profile_by_kind(struct profile *p);
 
-/* The gap-probe arithmetic of DESIGN.md; sets g->ran. With head false the head terms are zero. */
+/* The gap-probe arithmetic of DESIGN.md on timings (median both sides, errors from the reps);
+ * sets g->ran and copies the probe's walls into g (freed by gap_probe_free / profile_free). */
+void gap_probe_compute_reps(struct gap_probe *g, const struct gap_probe_in *in);
+void gap_probe_free(struct gap_probe *g);
+/* The same on exact scalars (no spread: nothing is within noise). With head false the head terms
+ * are zero. */
 void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
                        double kernel_sum_us, bool head, double hw1_min_us, double hw2_min_us,
                        double head_kernel_sum_us, uint64_t head_bytes_real, uint64_t vocab,
                        uint64_t hidden);
+
+/* Weight bytes a step must read, each weight once: the dispatches grouped by (layer, op), each
+ * group's largest byte count (a matmul of many columns runs in passes, each tagged with the whole
+ * weight). */
+uint64_t profile_floor_bytes(const struct profile *p);
+
+/* --attribution arithmetic: per row its differential (median ± error), its timestamp figure from
+ * the dispatches, the inflation flag, then the sum and the closure against `marginal`. */
+void attribution_compute(struct profile *p, struct est marginal);
+
+/* Number formatting shared by the reports: three significant digits, no exponent ("0.0123",
+ * "4.26", "828", "4290"). */
+const char *fmt_sig3(char *buf, size_t size, double v);
 
 /* Reports. The text keeps the seed's headings word for word. */
 void report_text(FILE *out, const struct profile *p);
@@ -175,7 +289,45 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
  * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step; ST_OK
  * otherwise. */
 #define COMPARE_NOISE_US 1.0
+/* A comparison fails CI, so its noise rule is a rank test over the reps, free of any assumption
+ * about the noise's shape: a change counts only when the one-sided Mann–Whitney p-value is below
+ * COMPARE_ALPHA (one false alarm in a thousand rows of pure noise). With fewer than
+ * COMPARE_MIN_REPS reps on a side no p-value can get that low and the row says so. The ± printed
+ * beside each delta is COMPARE_NOISE_K standard errors of the difference of the medians. */
+#define COMPARE_ALPHA 0.001
+#define COMPARE_MIN_REPS 7
+#define COMPARE_NOISE_K 2.0
+
+/* One-sided Mann–Whitney (Wilcoxon rank-sum) test: the probability, if x and y came from one
+ * distribution, of a rank sum of y as large as observed (ties share ranks). Exact for nx, ny <= 25,
+ * normal approximation with continuity correction above. 1 when either side is empty. */
+double rank_test_greater(const double *x, int nx, const double *y, int ny);
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e);
+/* The same, as Markdown when markdown is set, and with json_path != NULL also written as JSON
+ * ({base, current, threshold_pct, rows: [{name, base_us, current_us, delta_us, delta_pct,
+ * noise_us, p_value, verdict, reason}], regression}). A row is a regression only when its median
+ * change is above threshold_pct AND above COMPARE_NOISE_US AND beyond the two runs' noise (rank
+ * test p < COMPARE_ALPHA); a change above the threshold but inside the noise is printed "within
+ * noise" and does not fail. */
+int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
+                         double threshold_pct, bool markdown, const char *json_path, struct err *e);
+
+/* --cols with a list, or --plans: one row per width × plan, then the summary table. */
+struct crossover_row {
+    int cols;
+    char plan[16];
+    bool ok; /* false: the plan failed; why holds the message */
+    char why[256];
+    struct est step_us; /* the gap probe's 1× wall (with the head when it ran): no timestamps */
+    double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */
+    double tok_s;       /* cols · 1e6 / step */
+    double floor_us;    /* weights ÷ measured copy bandwidth */
+};
+/* Fills row from a finished profile. */
+void crossover_row_from(struct crossover_row *row, const struct profile *p);
+/* The summary table: width, plan, step, busy, tok/s, × floor, and per width the faster plan
+ * (or "within noise" when the two steps are). */
+void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown);
 
 #endif

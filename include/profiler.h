@@ -1,13 +1,39 @@
-/* profiler.h - the profiled step: columns, warm-up, per-dispatch timestamps over --reps
- * repetitions, the gap probe; fills a struct profile for the report stage. */
+/* profiler.h - the profiled step: columns, warm-up, per-dispatch timestamps over the reps, the gap
+ * probe and the attribution mode; fills a struct profile for the report stage.
+ *
+ * The profiler takes a request, not the command line: main.c (and golden mode, tests) fill one
+ * struct profile_request, so new modes add a field here instead of threading options through. */
 #ifndef LFM2_PROFILER_H
 #define LFM2_PROFILER_H
 
-#include "cli.h"
 #include "engine.h"
 #include "profile.h"
 
-int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-                const struct options *o, struct profile *p, struct err *e);
+enum attribution_mode {
+    ATTRIBUTION_OFF,
+    ATTRIBUTION_KIND, /* one row per kind */
+    ATTRIBUTION_OP,   /* one row per kind × op */
+};
+
+struct profile_request {
+    enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
+    int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
+    int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
+    bool logits;         /* every column wants a logit (the head runs on a last stage) */
+    int reps;            /* profiled repetitions (also the gap probe's and attribution's) */
+    enum timing_mode timing;
+    int sample_stride; /* TIMING_SAMPLED: 0 picks one (about 8) */
+    bool gap_probe;
+    enum attribution_mode attribution;
+    uint64_t seed;       /* seeds hidden_in of a stage that does not start at layer 0 */
+    const char *argline; /* the command line, for the JSON ("" when none) */
+};
+
+/* The request's defaults: batch plan, 16 columns, pos 64, decode shape, 10 reps, full timing. */
+struct profile_request profile_request_default(void);
+
+int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
+                struct err *e);
 
 #endif

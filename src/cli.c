@@ -32,16 +32,26 @@ void cli_usage(FILE *out)
             "                    layout; drafts of 4 without --slots), every column gets a logit\n"
             "                    and a snapshot of every recurrent state (exclusive with --wide)\n"
             "  --wide            wide plan (not supported yet)\n"
+            "  --cols A,B,...    a list of widths: one profile each, then the plan crossover table\n"
+            "  --plans P,Q       plans to profile at each width (batch, wide, spec); with a list of\n"
+            "                    widths or plans the tool ends with the plan crossover table\n"
             "profiling:\n"
             "  --reps N          profiled repetitions (default 10)\n"
             "  --gap-probe       time the plan 1x and 2x in one command buffer: dead time between\n"
             "                    dispatches, and the LM head's marginal cost\n"
+            "  --timing M        full (default: a timestamp pair on every dispatch every rep),\n"
+            "                    sampled (each rep timestamps every Nth dispatch, rotating), none\n"
+            "  --sample-stride N sampled timing: dispatches between two timestamped ones (default 8)\n"
+            "  --attribution     each kind's in-place cost without timestamps: the step with that\n"
+            "                    kind run once more into scratch, minus the plain step; closure line\n"
+            "  --attribution-ops the same per kind and op\n"
             "  --device N        Vulkan device index (default: first discrete GPU)\n"
             "  --list-devices    list Vulkan devices and exit\n"
             "  --list-models     list built-in models and exit\n"
             "output:\n"
-            "  --json FILE       write the profile as JSON (schema in README)\n"
-            "  --markdown        print the tables as Markdown\n"
+            "  --json FILE       write the profile as JSON (schema in README); with --compare A\n"
+            "                    --current B, the comparison as JSON\n"
+            "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
             "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
             "  --compare BASE    compare against a saved --json baseline (exit 3 on regression)\n"
             "  --current NEW     with --compare: compare two saved files, no GPU\n"
@@ -87,6 +97,51 @@ static int parse_layers(const char *v, struct options *o, struct err *e)
     return ST_OK;
 }
 
+/* --cols 16 or --cols 1,16,64: widths in 1..4096, at most CLI_MAX_WIDTHS. */
+static int parse_cols(const char *v, struct options *o, struct err *e)
+{
+    if (!v) return err_set(e, ST_USAGE, "--cols needs a value (N or a list N,M,...)");
+    const char *at = v;
+    o->n_cols = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        long x = strtol(at, &end, 10);
+        if (errno || end == at || (*end && *end != ',') || x < 1 || x > 4096)
+            return err_set(e, ST_USAGE, "--cols %s: expected integers in 1..4096 separated by commas", v);
+        if (o->n_cols == CLI_MAX_WIDTHS)
+            return err_set(e, ST_USAGE, "--cols %s: at most %d widths", v, CLI_MAX_WIDTHS);
+        o->col_list[o->n_cols++] = (int)x;
+        if (!*end) break;
+        at = end + 1;
+    }
+    o->cols = o->col_list[0];
+    return ST_OK;
+}
+
+/* --plans batch,wide: names from plan_kind_name, each once. */
+static int parse_plans(const char *v, struct options *o, struct err *e)
+{
+    if (!v) return err_set(e, ST_USAGE, "--plans needs a value (e.g. batch,wide)");
+    o->n_plans = 0;
+    for (const char *at = v; *at;) {
+        size_t len = strcspn(at, ",");
+        int k = 0;
+        while (k < PLAN_COUNT && !(strlen(plan_kind_name((enum plan_kind)k)) == len &&
+                                   !strncmp(at, plan_kind_name((enum plan_kind)k), len)))
+            k++;
+        if (k == PLAN_COUNT || len == 0)
+            return err_set(e, ST_USAGE, "--plans %s: expected plan names batch, wide, spec separated by commas", v);
+        for (int i = 0; i < o->n_plans; i++)
+            if (o->plans[i] == (enum plan_kind)k) return err_set(e, ST_USAGE, "--plans %s: %.*s twice", v, (int)len, at);
+        o->plans[o->n_plans++] = (enum plan_kind)k;
+        at += len;
+        if (*at == ',' && !*++at) return err_set(e, ST_USAGE, "--plans %s: trailing comma", v);
+    }
+    o->plans_set = true;
+    return ST_OK;
+}
+
 static int parse_dtype(const char *v, enum dtype *t, struct err *e)
 {
     static const struct {
@@ -110,6 +165,9 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     o->device = -1;
     o->dtype = DT_BF16;
     o->threshold = 10.0;
+    o->n_cols = 1;
+    o->col_list[0] = o->cols;
+    o->timing = TIMING_FULL;
     size_t used = 0;
     for (int i = 0; i < argc; i++) {
         int n = snprintf(o->argline + used, sizeof o->argline - used, "%s%s", i ? " " : "", argv[i]);
@@ -127,7 +185,16 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         } else if (!strcmp(a, "--layers")) {
             st = parse_layers(v, o, e);
         } else if (!strcmp(a, "--cols")) {
-            if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->cols = (int)x;
+            st = parse_cols(v, o, e);
+        } else if (!strcmp(a, "--plans")) {
+            st = parse_plans(v, o, e);
+        } else if (!strcmp(a, "--timing")) {
+            if (v && !strcmp(v, "full")) o->timing = TIMING_FULL;
+            else if (v && !strcmp(v, "sampled")) o->timing = TIMING_SAMPLED;
+            else if (v && !strcmp(v, "none")) o->timing = TIMING_NONE;
+            else return err_set(e, ST_USAGE, "--timing %s: expected full, sampled or none", v ? v : "(missing)");
+        } else if (!strcmp(a, "--sample-stride")) {
+            if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->sample_stride = (int)x;
         } else if (!strcmp(a, "--pos")) {
             if (!(st = parse_int(a, v, 0, 1 << 20, &x, e))) o->pos = (int)x;
         } else if (!strcmp(a, "--slots")) {
@@ -159,6 +226,9 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             o->threshold = strtod(v, &end);
             if (end == v || *end || !(o->threshold >= 0 && o->threshold < 1e6))
                 return err_set(e, ST_USAGE, "--threshold %s: expected a percentage >= 0", v);
+        } else if (!strcmp(a, "--attribution") || !strcmp(a, "--attribution-ops")) {
+            takes = false;
+            o->attribution = !strcmp(a, "--attribution") ? 1 : 2;
         } else {
             takes = false;
             bool *flag = !strcmp(a, "--full")           ? &o->full
@@ -181,11 +251,28 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     }
     if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
     if (o->spec && !o->slots && !o->golden) {
-        if (o->cols % SPEC_DEFAULT_DRAFT)
-            return err_set(e, ST_USAGE, "--spec --cols %d: without --slots drafts are %d tokens, so --cols must be a "
-                           "multiple of %d (or give --slots)", o->cols, SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
-        o->slots = o->cols / SPEC_DEFAULT_DRAFT;
+        for (int i = 0; i < o->n_cols; i++)
+            if (o->col_list[i] % SPEC_DEFAULT_DRAFT)
+                return err_set(e, ST_USAGE, "--spec --cols %d: without --slots drafts are %d tokens, so --cols must be a "
+                               "multiple of %d (or give --slots)", o->col_list[i], SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
+        if (o->n_cols == 1) o->slots = o->cols / SPEC_DEFAULT_DRAFT; /* a list: per width (main.c) */
     }
+    if (o->plans_set && (o->wide || o->spec))
+        return err_set(e, ST_USAGE, "--plans and %s: give the plans in --plans only", o->wide ? "--wide" : "--spec");
+    if (!o->plans_set) {
+        o->plans[0] = o->wide ? PLAN_WIDE : o->spec ? PLAN_SPEC : PLAN_BATCH;
+        o->n_plans = 1;
+    }
+    if (o->sample_stride && o->timing != TIMING_SAMPLED)
+        return err_set(e, ST_USAGE, "--sample-stride %d needs --timing sampled", o->sample_stride);
+    bool many = o->n_cols > 1 || o->n_plans > 1;
+    if (many && (o->json || o->trace || (o->compare && !o->current) || o->golden))
+        return err_set(e, ST_USAGE, "%s takes one width and one plan; a list of widths or plans gives the crossover table only",
+                       o->json ? "--json" : o->trace ? "--trace" : o->golden ? "--golden" : "--compare");
+    for (int i = 0; o->slots && i < o->n_cols; i++)
+        if (o->slots > o->col_list[i] || o->col_list[i] % o->slots)
+            return err_set(e, ST_USAGE, "--slots %d: expected a divisor of every --cols width (%d is not a multiple)",
+                           o->slots, o->col_list[i]);
     if (o->slots && (o->slots > o->cols || o->cols % o->slots))
         return err_set(e, ST_USAGE, "--slots %d: expected a divisor of --cols %d (each slot gets cols/slots columns)",
                        o->slots, o->cols);

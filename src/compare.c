@@ -1,13 +1,17 @@
 /* compare.c - a run against a saved baseline (DESIGN.md "JSON and compare").
  *
- * Statistic: the median of each timing (robust to one slow rep). Two runs are comparable only
+ * Statistic: the median of each timing (robust to one slow rep), with the error of the
+ * difference of two medians from the reps' MADs (struct est). Two runs are comparable only
  * when they are the same experiment: same model (family, dims, dtype), shard, shape and device;
  * a different driver version is allowed with a warning, since checking a driver upgrade is one of
  * the reasons to compare. A slowdown counts when it is above the threshold in percent AND above
- * COMPARE_NOISE_US per step, so tiny kernels jittering by a fraction of a µs never fail CI. */
+ * COMPARE_NOISE_US per step AND beyond the two runs' noise, so tiny kernels jittering by a fraction of
+ * a µs and whole runs on a noisy device never fail CI. */
 #include "profile.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------------------------------------
@@ -49,7 +53,12 @@ static int check_identity(const struct profile *b, const struct profile *c, stru
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Deltas */
+ * Deltas: each row sets the two medians against each other, with the error of their difference
+ * (struct est, from the MADs) printed beside it. A row is SLOWER only when the change is above the
+ * threshold, above COMPARE_NOISE_US and beyond noise by the rank test over the reps (p <
+ * COMPARE_ALPHA): the MAD of ten reps is itself too noisy an estimate to gate CI on (measured on
+ * synthetic ±80 % reps: 3 false alarms in 10 comparisons at 3 standard errors). Above the
+ * threshold but inside the noise a row is "within noise" and does not fail. */
 
 static const struct prof_kind *find_kind(const struct profile *p, const char *kind)
 {
@@ -58,18 +67,102 @@ static const struct prof_kind *find_kind(const struct profile *p, const char *ki
     return NULL;
 }
 
-/* Prints one row and says whether it is a regression under the threshold and the noise floor. */
-static bool delta_row(FILE *out, const char *name, double base, double cur, double threshold_pct)
+enum row_verdict { ROW_SAME, ROW_SLOWER, ROW_FASTER, ROW_NOISE, ROW_INFO };
+
+struct cmp_row {
+    char name[48];
+    struct est base, cur, delta;
+    double pct; /* NAN when base <= 0 */
+    double p;   /* rank test: p-value of "current slower" (or faster, for faster rows) */
+    enum row_verdict verdict;
+    const char *reason;
+};
+
+static struct cmp_row make_row(const char *name, const struct timing *b, const struct timing *c,
+                               double threshold_pct, bool info)
 {
-    double d = cur - base;
-    bool slower = d > COMPARE_NOISE_US && (base <= 0 || 100.0 * d / base > threshold_pct);
-    fprintf(out, "  %-32s %11.1f %11.1f %+10.1f ", name, base, cur, d);
-    if (base > 0)
-        fprintf(out, "%+8.1f%%", 100.0 * d / base);
+    struct cmp_row r = {.base = est_median(b), .cur = est_median(c), .p = 1.0};
+    snprintf(r.name, sizeof r.name, "%s", name);
+    r.delta = est_sub(r.cur, r.base);
+    r.pct = r.base.v > 0 ? 100.0 * r.delta.v / r.base.v : NAN;
+    bool over =
+        fabs(r.delta.v) > COMPARE_NOISE_US && (r.base.v <= 0 || fabs(r.pct) > threshold_pct);
+    if (info) {
+        r.verdict = ROW_INFO;
+        r.reason = "information only";
+    } else if (!over) {
+        r.verdict = ROW_SAME;
+        r.reason = fabs(r.delta.v) <= COMPARE_NOISE_US ? "change under the 1 µs floor"
+                                                       : "change under the threshold";
+    } else if (b->n_reps < COMPARE_MIN_REPS || c->n_reps < COMPARE_MIN_REPS) {
+        r.verdict = ROW_NOISE;
+        r.reason = "too few reps to tell change from noise (the rank test needs 7 a side)";
+    } else if ((r.p = r.delta.v > 0 ? rank_test_greater(b->reps, b->n_reps, c->reps, c->n_reps)
+                                    : rank_test_greater(c->reps, c->n_reps, b->reps, b->n_reps)) >=
+               COMPARE_ALPHA) {
+        r.verdict = ROW_NOISE;
+        r.reason = "change above the threshold but within noise of the reps (rank test)";
+    } else {
+        r.verdict = r.delta.v > 0 ? ROW_SLOWER : ROW_FASTER;
+        r.reason = r.delta.v > 0 ? "slower beyond threshold, floor and noise"
+                                 : "faster beyond threshold, floor and noise";
+    }
+    return r;
+}
+
+static const char *row_mark(enum row_verdict v)
+{
+    switch (v) {
+    case ROW_SLOWER:
+        return "SLOWER";
+    case ROW_FASTER:
+        return "faster";
+    case ROW_NOISE:
+        return "within noise";
+    default:
+        return "";
+    }
+}
+
+static void print_row(FILE *out, const struct cmp_row *r, bool markdown)
+{
+    char pct[32];
+    if (isfinite(r->pct))
+        snprintf(pct, sizeof pct, "%+.1f%%", r->pct);
     else
-        fprintf(out, "%9s", "n/a");
-    fprintf(out, "%s\n", slower ? "  SLOWER" : "");
-    return slower;
+        snprintf(pct, sizeof pct, "n/a");
+    double noise = COMPARE_NOISE_K * r->delta.u;
+    if (markdown) {
+        fprintf(out, "| `%s` | %.1f | %.1f | %+.1f | %.1f | %s | %s |\n", r->name, r->base.v,
+                r->cur.v, r->delta.v, noise, pct, row_mark(r->verdict));
+        return;
+    }
+    fprintf(out, "  %-32s %11.1f %11.1f %+10.1f %8.1f %9s", r->name, r->base.v, r->cur.v,
+            r->delta.v, noise, pct);
+    if (r->verdict == ROW_INFO)
+        fprintf(out, "  (%s)\n", r->reason);
+    else
+        fprintf(out, "%s%s\n", r->verdict == ROW_SAME ? "" : "  ", row_mark(r->verdict));
+}
+
+static cJSON *row_json(const struct cmp_row *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", r->name);
+    cJSON_AddItemToObject(o, "base_us", report_json_number(r->base.v));
+    cJSON_AddItemToObject(o, "current_us", report_json_number(r->cur.v));
+    cJSON_AddItemToObject(o, "delta_us", report_json_number(r->delta.v));
+    cJSON_AddItemToObject(o, "delta_pct", report_json_number(r->pct));
+    cJSON_AddItemToObject(o, "noise_us", report_json_number(COMPARE_NOISE_K * r->delta.u));
+    cJSON_AddItemToObject(o, "p_value", report_json_number(r->p));
+    const char *v = r->verdict == ROW_SLOWER   ? "slower"
+                    : r->verdict == ROW_FASTER ? "faster"
+                    : r->verdict == ROW_NOISE  ? "within_noise"
+                    : r->verdict == ROW_INFO   ? "info"
+                                               : "same";
+    cJSON_AddStringToObject(o, "verdict", v);
+    cJSON_AddStringToObject(o, "reason", r->reason);
+    return o;
 }
 
 static void list_only_in(FILE *out, const char *label, const struct profile *p,
@@ -88,49 +181,123 @@ static void list_only_in(FILE *out, const char *label, const struct profile *p,
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e)
 {
+    return compare_profiles_fmt(out, base, cur, threshold_pct, false, NULL, e);
+}
+
+int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
+                         double threshold_pct, bool markdown, const char *json_path, struct err *e)
+{
     if (!(threshold_pct >= 0) || !isfinite(threshold_pct))
         return err_set(e, ST_USAGE, "--threshold %g: expected a percentage >= 0", threshold_pct);
     int rc = check_identity(base, cur, e);
     if (rc) return rc;
 
-    fprintf(out,
-            "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs ==\n",
-            threshold_pct, COMPARE_NOISE_US);
+    int cap = base->n_kinds + 3, n = 0;
+    struct cmp_row *rows = calloc((size_t)cap, sizeof *rows);
+    CHECK(rows);
+    for (int i = 0; i < base->n_kinds; i++) {
+        const struct prof_kind *ck = find_kind(cur, base->by_kind[i].kind);
+        if (ck)
+            rows[n++] = make_row(base->by_kind[i].kind, &base->by_kind[i].us, &ck->us,
+                                 threshold_pct, false);
+    }
+    bool ts = base->device.has_timestamps;
+    int total = n, kinds = n; /* rows [0, kinds) are the common kinds: they and the total decide */
+    rows[n++] = make_row(ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)",
+                         ts ? &base->busy_us : &base->wall_us, ts ? &cur->busy_us : &cur->wall_us,
+                         threshold_pct, false);
+    if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0)
+        rows[n++] = make_row("LM head", &base->head_us, &cur->head_us, threshold_pct, false);
+    if (ts) {
+        rows[n] = make_row("wall", &base->wall_us, &cur->wall_us, threshold_pct, true);
+        rows[n++].reason = "host submit + wait, information only";
+    }
+
+    if (markdown) {
+        fprintf(out,
+                "### compare: medians in µs/step\n\nSlower = more than %.1f%%, more than %.0f µs "
+                "and beyond "
+                "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of "
+                "the difference "
+                "of the medians, from the MADs of the reps.\n\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+    } else {
+        fprintf(out,
+                "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs "
+                "and beyond "
+                "the noise (rank test over the reps, p < %g; ± = %.0f × the error of the "
+                "difference) ==\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+    }
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
                 cur->device.driver);
+    /* the runs' own copy-bandwidth measurement: a device that itself ran slower (a shared machine,
+     * other clocks) slows every row alike, and no rule over one run's reps can tell that apart */
+    double bw_change = base->device.copy_gbps > 0 && cur->device.copy_gbps > 0
+                           ? 100.0 * (cur->device.copy_gbps / base->device.copy_gbps - 1.0)
+                           : 0.0;
+    if (fabs(bw_change) > threshold_pct)
+        fprintf(out,
+                "WARNING: the device's copy bandwidth differs by %+.0f%% between the runs (base "
+                "%.3g GB/s, "
+                "current %.3g GB/s): the device itself ran at another speed, so a change below may "
+                "be the "
+                "device's, not the code's\n",
+                bw_change, base->device.copy_gbps, cur->device.copy_gbps);
+    if (base->timing != cur->timing)
+        fprintf(out,
+                "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
+                "differently)\n",
+                timing_mode_name(base->timing), timing_mode_name(cur->timing));
+    if (markdown) {
+        fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
+        fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");
+    }
     /* "µ" is two bytes: the µs headers get one more byte of width to stay aligned */
-    fprintf(out, "  %-32s %12s %12s %11s %9s\n", "kind", "base µs", "current µs", "delta µs",
-            "delta %");
-
-    bool regressed = false;
-    int n_slower = 0;
-    for (int i = 0; i < base->n_kinds; i++) {
-        const struct prof_kind *bk = &base->by_kind[i];
-        const struct prof_kind *ck = find_kind(cur, bk->kind);
-        if (!ck) continue;
-        if (delta_row(out, bk->kind, bk->us.median, ck->us.median, threshold_pct)) n_slower++;
+    if (!markdown)
+        fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs",
+                "delta µs", "± µs", "delta %");
+    int n_slower = 0, n_noise = 0;
+    for (int i = 0; i < n; i++) {
+        print_row(out, &rows[i], markdown);
+        if (i < kinds && rows[i].verdict == ROW_SLOWER) n_slower++;
+        n_noise += rows[i].verdict == ROW_NOISE;
     }
-    bool ts = base->device.has_timestamps;
-    const char *total_name = ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)";
-    double tb = ts ? base->busy_us.median : base->wall_us.median;
-    double tc = ts ? cur->busy_us.median : cur->wall_us.median;
-    bool total_slower = delta_row(out, total_name, tb, tc, threshold_pct);
-    if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0) {
-        double d = cur->head_us.median - base->head_us.median;
-        fprintf(out, "  %-32s %11.1f %11.1f %+10.1f  (beside the total, its kinds are above)\n",
-                "LM head", base->head_us.median, cur->head_us.median, d);
-    }
-    fprintf(out, "  %-32s %11.1f %11.1f %+10.1f  (host submit + wait, information only)\n", "wall",
-            base->wall_us.median, cur->wall_us.median, cur->wall_us.median - base->wall_us.median);
+    if (markdown) fprintf(out, "\n");
     list_only_in(out, "only in base: ", base, cur);
     list_only_in(out, "only in current: ", cur, base);
 
-    regressed = total_slower || n_slower > 0;
+    bool total_slower = rows[total].verdict == ROW_SLOWER;
+    bool regressed = total_slower || n_slower > 0;
     if (regressed)
-        fprintf(out, "REGRESSION: %s%d kind(s) slower than the baseline\n",
-                total_slower ? "total slower, " : "", n_slower);
+        fprintf(
+            out,
+            "REGRESSION: %s%d kind(s) slower than the baseline beyond threshold, floor and noise\n",
+            total_slower ? "total slower, " : "", n_slower);
+    else if (n_noise)
+        fprintf(out,
+                "no regression: %d change(s) above the threshold are within noise (rerun with more "
+                "--reps to "
+                "tell)\n",
+                n_noise);
     else
         fprintf(out, "no regression\n");
-    return regressed ? ST_REGRESSION : ST_OK;
+
+    int st = regressed ? ST_REGRESSION : ST_OK;
+    if (json_path) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddStringToObject(root, "base", base->args);
+        cJSON_AddStringToObject(root, "current", cur->args);
+        cJSON_AddItemToObject(root, "threshold_pct", report_json_number(threshold_pct));
+        cJSON_AddItemToObject(root, "noise_floor_us", report_json_number(COMPARE_NOISE_US));
+        cJSON *arr = cJSON_AddArrayToObject(root, "rows");
+        for (int i = 0; i < n; i++)
+            cJSON_AddItemToArray(arr, row_json(&rows[i]));
+        cJSON_AddBoolToObject(root, "regression", regressed);
+        int wst = report_json_save(json_path, "--json", root, true, e);
+        if (wst) st = wst;
+    }
+    free(rows);
+    return st;
 }

@@ -214,9 +214,12 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     if (!en->s->first) gpu_cmd_copy(g, &en->up, en->up_hidden, &en->hidden, 0, (uint64_t)shape->cols * H * 4);
     gpu_cmd_copy(g, &en->up, en->up_slots, &en->slot_tab, 0, (uint64_t)en->n_slots * sizeof(struct slot_meta));
     gpu_cmd_barrier(g);
+    int stride = en->ts_stride > 0 ? en->ts_stride : 1, phase = en->ts_phase % stride;
     for (int r = 0; r < repeat; r++) {
-        plan_record(g, layers, timestamps ? 0 : -1);
-        if (head) plan_record(g, head, timestamps ? 2 * layers->n : -1);
+        plan_record_sampled(g, layers, timestamps ? 0 : -1, stride, phase);
+        if (head)
+            plan_record_sampled(g, head, timestamps ? 2 * layers->n : -1, stride,
+                                ((phase - layers->n) % stride + stride) % stride);
     }
     if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);

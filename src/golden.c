@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuning.h"
+
 #define GOLDEN_TOL 1e-3
 
 struct golden {
@@ -111,7 +113,7 @@ static int golden_plans_for(struct engine *en, struct golden_plans *cache, int S
         .cols = cols, .n_runs = S, .n_logits = en->s->last ? cols : 0, .prefill = n > 1, .plan = kind};
     int st = engine_build(en, &gp->shape, &gp->layers, en->s->last ? &gp->head : NULL, e);
     /* Test hook: drop the step's last dispatch so its output stays unwritten (poisoned). */
-    if (!st && getenv("LFM2_TEST_DROP_LAST_DISPATCH")) (gp->head.n ? &gp->head : &gp->layers)->n--;
+    if (!st && tuning()->test_drop_last_dispatch) (gp->head.n ? &gp->head : &gp->layers)->n--;
     return st;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "shaders.h"
+#include "tuning.h"
 
 #define GPU_ALIGN 256ull              /* sub-allocation alignment, bytes */
 #define GPU_DEVICE_BLOCK (1ull << 30) /* default device block (capped by max_alloc) */
@@ -115,8 +116,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
 
 static bool validation_requested(void)
 {
-    const char *v = getenv("LFM2_VALIDATION");
-    return v && *v && strcmp(v, "0") != 0;
+    return tuning()->validation;
 }
 
 static bool has_instance_layer(const char *name)
@@ -584,7 +584,7 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
     g->timestamp_period = g->props.limits.timestampPeriod;
     g->timestamp_valid_bits = d->ts_bits;
     /* Test hook: behave as a device without timestamps (the profiler's fallback path). */
-    if (getenv("LFM2_TEST_NO_TIMESTAMPS")) g->timestamp_valid_bits = 0;
+    if (tuning()->test_no_timestamps) g->timestamp_valid_bits = 0;
     g->has_coopmat_nv = d->has_coopmat_nv && d->fcoop.cooperativeMatrix;
     g->has_memory_budget = d->has_budget;
     g->device_local_bytes = d->device_local_bytes;
@@ -597,7 +597,7 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
      * subgroup of 32 (its 2 x 2 subgroup grid); test hook: LFM2_TEST_NO_COOPMAT=1 runs the FMA twin
      * on such a device too, so both can be compared on it */
     g->gemm_coopmat = g->has_coopmat_nv && coopmat_f16_16(g->phys) && g->has_float16 &&
-                      d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !getenv("LFM2_TEST_NO_COOPMAT");
+                      d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !tuning()->test_no_coopmat;
 }
 
 /* The command pool, the step and transfer command buffers, the fence, the staging buffer. */

@@ -3,10 +3,14 @@
  * plan. The push structs mirror the `Push` blocks of shaders/<name>.comp field by field. */
 #include "kernels.h"
 
+#include <stddef.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "tuning.h"
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
 
@@ -84,12 +88,13 @@ float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int6
 
 /* ---- shared helpers */
 
-/* Appends one dispatch and tags it. */
-static void add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size, uint32_t gx,
-                uint32_t gy, const char *kind, int layer, const char *op, uint64_t bytes)
+/* Appends one dispatch and tags it; the caller declares its outputs (dispatch_outputs). */
+static struct dispatch *add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size,
+                            uint32_t gx, uint32_t gy, const char *kind, int layer, const char *op, uint64_t bytes)
 {
     struct dispatch *d = plan_add(p, pipe, push, push_size, gx, gy, 1);
     dispatch_tag(d, kind, layer, op, bytes);
+    return d;
 }
 
 static uint32_t div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
@@ -127,8 +132,9 @@ int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint6
                             (uint32_t)table->dtype, (uint32_t)cols};
     char kind[40];
     snprintf(kind, sizeof kind, "embed.%s", kind_dtype(table->dtype));
-    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1, "embed",
-        weight_bytes(table->dtype, cols, table->k));
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1,
+                         "embed", weight_bytes(table->dtype, cols, table->k)),
+                     1, offsetof(struct push_embed, dst));
     return ST_OK;
 }
 
@@ -154,7 +160,8 @@ int k_rmsnorm(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_
     struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps, plus1};
     char kind[40];
     snprintf(kind, sizeof kind, "%srmsnorm", kind_prefix ? kind_prefix : "");
-    add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes), 1,
+                     offsetof(struct push_rmsnorm, y));
     return ST_OK;
 }
 
@@ -198,10 +205,9 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
     uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
     while (ksl < MATMUL_THREADS && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
     /* tuning hooks for bench/ runs: force the slices (8 .. 128) or the rows a row group keeps */
-    const char *env = getenv("LFM2_MATMUL_KSL");
-    if (env && atoi(env) >= 8 && atoi(env) <= 128 && !(atoi(env) & (atoi(env) - 1))) ksl = (uint32_t)atoi(env);
-    env = getenv("LFM2_MATMUL_RT");
-    if (env && !swiglu && atoi(env) >= 1 && atoi(env) <= 4) rt = (uint32_t)atoi(env);
+    const struct tuning *tu = tuning();
+    if (tu->matmul_ksl) ksl = (uint32_t)tu->matmul_ksl;
+    if (tu->matmul_rt && !swiglu) rt = (uint32_t)tu->matmul_rt;
     spec[0] = g->subgroup_size ? g->subgroup_size : 32;
     spec[1] = ksl;
     spec[2] = rt;
@@ -254,8 +260,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
 
     /* the wide plan's steps of many columns go to the tiled matrix product */
-    const char *min_env = getenv("LFM2_GEMM_MIN_COLS"); /* tests and bench/ runs: the crossover width */
-    int min_cols = min_env && atoi(min_env) >= 1 ? atoi(min_env) : K_GEMM_MIN_COLS;
+    int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
     if (p->kind == PLAN_WIDE && cols >= min_cols)
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
 
@@ -265,8 +270,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
              kind_dtype(w->dtype));
     uint64_t bytes = w->bytes + (swiglu ? w3->bytes : 0);
     /* tuning hook for bench/ runs: fewer columns a pass (fewer registers, weights read again) */
-    const char *env = getenv("LFM2_MATMUL_PASS_COLS");
-    int pass = env && atoi(env) >= 1 && atoi(env) <= K_MATMUL_MAX_COLS ? atoi(env) : K_MATMUL_MAX_COLS;
+    int pass = tuning()->matmul_pass_cols;
+    if (pass < 1 || pass > K_MATMUL_MAX_COLS) pass = K_MATMUL_MAX_COLS;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         uint32_t n = (uint32_t)MIN(pass, cols - c0);
         uint32_t spec[5];
@@ -279,7 +284,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
         if ((rc = gpu_pipeline(g, name, spec, 5, &pipe, e))) return rc;
         struct push_matmul pc = matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
                                             y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
-        add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+        dispatch_outputs(add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes), 1,
+                         offsetof(struct push_matmul, y));
     }
     return ST_OK;
 }
@@ -339,20 +345,18 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
     if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt) <= g->shared_mem) bk = 64;
-    /* tuning hooks for bench/ runs: LFM2_GEMM_TILE=BMxBNxBK (multiples of 32, 16 and 32 for
-     * cooperative matrices; of 16, 16 and 32 for the twin); LFM2_GEMM_ROOF=1: F16 weights with x as
-     * one f16 (no low part, so not f32-accurate): the plain tensor-core rate of this kernel. A tile
-     * that needs more shared memory than the device has is ignored (the default stays). */
-    const char *env = getenv("LFM2_GEMM_TILE");
-    unsigned tm, tn, tk;
-    if (env && sscanf(env, "%ux%ux%u", &tm, &tn, &tk) == 3 && tm >= 16 && tm <= 256 && tn >= 16 && tn <= 256 &&
-        tk >= 32 && tk <= 128 && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 && tk % 32 == 0 &&
+    /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
+     * kernel or needs more shared memory than the device has is ignored: the default stays);
+     * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
+    const struct tuning *tu = tuning();
+    uint32_t tm = (uint32_t)tu->gemm_tile[0], tn = (uint32_t)tu->gemm_tile[1], tk = (uint32_t)tu->gemm_tile[2];
+    if (tm && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 &&
         gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt) <= g->shared_mem) {
         bm = tm;
         bn = tn;
         bk = tk;
     }
-    bool roof = cm && !swiglu && w->dtype == DT_F16 && getenv("LFM2_GEMM_ROOF");
+    bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
     uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt);
     if (shared > g->shared_mem)
         return err_set(e, ST_USAGE, "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u", op,
@@ -371,7 +375,8 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     int rc = gpu_pipeline(g, name, spec, 5, &pipe, e);
     if (rc) return rc;
     struct push_gemm pc = {matmul_push(w, w3, norm, x, y, accumulate), (uint32_t)cols, 0};
-    add(p, pipe, &pc, sizeof pc, gx, gy, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0));
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, gx, gy, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0)), 1,
+                     offsetof(struct push_gemm, m.y));
     return ST_OK;
 }
 
@@ -387,12 +392,7 @@ _Static_assert(sizeof(struct push_shortconv) == 72, "push_shortconv layout");
 enum { SHORTCONV_COMMIT = 0, SHORTCONV_SNAP = 1, SHORTCONV_NO_WRITE = 2 };
 
 /* Test hook: a spec step that writes no snapshots, so the golden rollback check must fail. */
-static bool skip_snapshots(void)
-{
-    static int skip = -1;
-    if (skip < 0) skip = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;
-    return skip;
-}
+static bool skip_snapshots(void) { return tuning()->test_skip_snapshot; }
 
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
                 const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, const char *op,
@@ -413,8 +413,9 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
     uint32_t mode = !spec ? SHORTCONV_COMMIT : skip_snapshots() ? SHORTCONV_NO_WRITE : SHORTCONV_SNAP;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
-    add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
-        spec ? "shortconv.snap" : "shortconv", layer, op, conv_w->bytes);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
+                         spec ? "shortconv.snap" : "shortconv", layer, op, conv_w->bytes),
+                     2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
     return ST_OK;
 }
 
@@ -467,8 +468,10 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
         a->no_norm ? 0u : (uint32_t)q_norm->dtype, a->eps, r_hi, (float)(r - (double)r_hi),
     };
     uint64_t bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
-    add(p, pipe, &pc, sizeof pc, (uint32_t)(a->n_h + 2 * a->n_kv), (uint32_t)cols, "attn.prep", layer,
-        "attn.prep", bytes);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)(a->n_h + 2 * a->n_kv), (uint32_t)cols, "attn.prep",
+                         layer, "attn.prep", bytes),
+                     3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
+                     offsetof(struct push_attn_prep, vpool));
     return ST_OK;
 }
 
@@ -492,8 +495,9 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
     struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
                                 (uint32_t)a->max_blocks, a->scale};
-    add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, prefill ? "attn.prefill" : "attn.decode", layer,
-        "attn", 0);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols,
+                         prefill ? "attn.prefill" : "attn.decode", layer, "attn", 0),
+                     1, offsetof(struct push_attention, dst));
     return ST_OK;
 }
 
@@ -522,6 +526,7 @@ int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t 
     uint32_t gx = MIN(groups, MAX_GROUPS), gy = div_up(groups, gx);
     struct push_winit pc = {w->addr, (uint32_t)w->rows, (uint32_t)w->k, seed, tensor, (uint32_t)w->dtype,
                             (uint32_t)mode, a, b};
-    add(p, pipe, &pc, sizeof pc, gx, gy, "winit", -1, "winit", 0);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, gx, gy, "winit", -1, "winit", 0), 1,
+                     offsetof(struct push_winit, w));
     return ST_OK;
 }

@@ -79,18 +79,92 @@ static void print_load(const struct gpu *g, const struct loaded *m, const struct
            (double)m->s.bytes / 1e6, (double)g->allocated[GPU_MEM_DEVICE] / 1e6, w->upload_ms);
 }
 
+/* The plans this build profiles; the others are a clear "not supported yet". */
+static int plan_check(enum plan_kind k, struct err *e)
+{
+    if (k == PLAN_BATCH || k == PLAN_SPEC) return ST_OK;
+    return err_set(e, ST_USAGE, "--%s is not supported yet (the batch and spec plans exist)", plan_kind_name(k));
+}
+
+/* The profiler's request for one width and plan of the command line. */
+static struct profile_request request_of(const struct options *o, int cols, enum plan_kind plan)
+{
+    struct profile_request rq = profile_request_default();
+    rq.plan = plan;
+    rq.cols = cols;
+    rq.pos = o->pos;
+    rq.slots = o->slots;
+    if (plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
+    rq.logits = o->logits;
+    rq.reps = o->reps;
+    rq.timing = o->timing;
+    rq.sample_stride = o->sample_stride;
+    /* the crossover's step time is the probe's 1× wall; the attribution sits beside the probe */
+    rq.gap_probe = o->gap_probe || o->n_cols > 1 || o->n_plans > 1 || o->attribution;
+    rq.attribution = o->attribution == 2 ? ATTRIBUTION_OP : o->attribution ? ATTRIBUTION_KIND : ATTRIBUTION_OFF;
+    rq.seed = o->seed;
+    rq.argline = o->argline;
+    return rq;
+}
+
+/* --cols list / --plans: one profile per width × plan, printed as it comes, then the crossover
+ * table. A plan that fails (not supported yet, too wide for the device) is a row saying so; the
+ * run fails only when every row failed. */
+static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev_weights *w, const struct options *o,
+                         struct err *e)
+{
+    struct crossover_row rows[CLI_MAX_WIDTHS * PLAN_COUNT];
+    int n = 0, n_ok = 0, first_st = ST_OK;
+    struct err first = {{0}};
+    for (int i = 0; i < o->n_cols; i++)
+        for (int k = 0; k < o->n_plans; k++) {
+            struct crossover_row *r = &rows[n++];
+            memset(r, 0, sizeof *r);
+            r->cols = o->col_list[i];
+            snprintf(r->plan, sizeof r->plan, "%s", plan_kind_name(o->plans[k]));
+            struct profile p = {0};
+            struct err pe = {{0}};
+            struct profile_request rq = request_of(o, o->col_list[i], o->plans[k]);
+            int st = plan_check(o->plans[k], &pe);
+            if (!st) st = profile_run(g, &m->d, &m->s, w, &rq, &p, &pe);
+            if (!st) {
+                (o->markdown ? report_markdown : report_text)(stdout, &p);
+                crossover_row_from(r, &p);
+                n_ok++;
+            } else {
+                snprintf(r->why, sizeof r->why, "%.255s", pe.msg);
+                fprintf(stderr, "lfm2-profile-stage: %d cols, plan %s: %s\n", r->cols, r->plan, pe.msg);
+                if (!first_st) {
+                    first_st = st;
+                    first = pe;
+                }
+            }
+            profile_free(&p);
+        }
+    report_crossover(stdout, rows, n, o->markdown);
+    if (n_ok == 0 && first_st) {
+        *e = first;
+        return first_st;
+    }
+    return ST_OK;
+}
+
 static int run(const struct options *o, struct err *e)
 {
     if (o->compare && o->current) {
         struct profile base = {0}, cur = {0};
         int st = report_json_read(o->compare, &base, e);
         if (!st) st = report_json_read(o->current, &cur, e);
-        if (!st) st = compare_profiles(stdout, &base, &cur, o->threshold, e);
+        if (!st) st = compare_profiles_fmt(stdout, &base, &cur, o->threshold, o->markdown, o->json, e);
         profile_free(&base);
         profile_free(&cur);
         return st;
     }
-    if (o->wide) return err_set(e, ST_USAGE, "--wide is not supported yet (the batch and spec plans exist)");
+    bool many = o->n_cols > 1 || o->n_plans > 1;
+    if (!many && !o->load_only) {
+        int st = plan_check(o->plans[0], e);
+        if (st) return st;
+    }
     struct loaded m;
     int st = load_model(o, &m, e);
     struct gpu g;
@@ -110,12 +184,14 @@ static int run(const struct options *o, struct err *e)
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)
         st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->spec ? PLAN_SPEC : PLAN_BATCH, stdout, e);
+    else if (!st && many) st = run_crossover(&g, &m, &w, o, e);
     else if (!st) {
-        st = profile_run(&g, &m.d, &m.s, &w, o, &p, e);
+        struct profile_request rq = request_of(o, o->cols, o->plans[0]);
+        st = profile_run(&g, &m.d, &m.s, &w, &rq, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(stdout, &p);
         if (!st && o->json) st = report_json_write(o->json, &p, e);
         if (!st && o->trace) st = trace_write(o->trace, &p, o->reps - 1, e);
-        if (!st && o->compare) st = compare_profiles(stdout, &base, &p, o->threshold, e);
+        if (!st && o->compare) st = compare_profiles_fmt(stdout, &base, &p, o->threshold, o->markdown, NULL, e);
     }
     profile_free(&p);
     profile_free(&base);

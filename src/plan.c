@@ -1,6 +1,7 @@
 /* plan.c - dispatch lists and their recording. */
 #include "plan.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,20 @@ void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *o
     d->bytes = bytes;
 }
 
+void dispatch_outputs(struct dispatch *d, int n, ...)
+{
+    CHECK(n >= 0 && n <= DISPATCH_MAX_OUTS);
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        size_t at = va_arg(ap, size_t);
+        CHECK(at + 8 <= d->push_size);
+        d->out_at[i] = (uint8_t)at;
+    }
+    va_end(ap);
+    d->n_out = (uint8_t)n;
+}
+
 const char *plan_kind_name(enum plan_kind k)
 {
     static const char *const names[PLAN_COUNT] = {"batch", "wide", "spec"};
@@ -49,13 +64,16 @@ void plan_free(struct plan *p)
     p->kind = kind;
 }
 
-void plan_record(struct gpu *g, const struct plan *p, int ts_base)
+void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
 {
     for (int i = 0; i < p->n; i++) {
         const struct dispatch *d = &p->d[i];
-        if (ts_base >= 0) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
+        bool ts = ts_base >= 0 && i % stride == phase;
+        if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
         gpu_cmd_barrier(g);
-        if (ts_base >= 0) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
+        if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
 }
+
+void plan_record(struct gpu *g, const struct plan *p, int ts_base) { plan_record_sampled(g, p, ts_base, 1, 0); }

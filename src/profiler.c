@@ -1,4 +1,5 @@
-/* profiler.c - the profiled step (DESIGN.md "Engine semantics", "Profiling contract"). */
+/* profiler.c - the profiled step (DESIGN.md "Engine semantics", "Profiling contract"): warm-up,
+ * per-dispatch timestamps (full or sampled), the gap probe, and the attribution mode. */
 #include "profiler.h"
 
 #include <math.h>
@@ -6,8 +7,6 @@
 #include <string.h>
 
 #include "progress.h"
-
-#define GAP_PROBE_REPS 10
 
 /* Seeded N(0,1) values for hidden_in of a stage that does not start at layer 0 (never zeros). */
 static void fill_hidden(float *h, size_t n, uint64_t *state)
@@ -45,7 +44,8 @@ static int columns_alloc(struct columns *c, int cols, int n_runs, int hidden, st
     c->runs = calloc((size_t)n_runs, sizeof *c->runs);
     c->idx = calloc((size_t)cols, sizeof *c->idx);
     c->hidden = malloc((size_t)cols * hidden * sizeof(float));
-    if (!c->cols || !c->runs || !c->idx || !c->hidden) return err_set(e, ST_RUNTIME, "out of host memory");
+    if (!c->cols || !c->runs || !c->idx || !c->hidden)
+        return err_set(e, ST_RUNTIME, "out of host memory");
     return ST_OK;
 }
 
@@ -53,28 +53,42 @@ static int columns_alloc(struct columns *c, int cols, int n_runs, int hidden, st
 static void columns_make(struct columns *c, int n_slots, int per, int pos, int vocab, bool logits)
 {
     for (int s = 0; s < n_slots; s++) {
-        c->runs[s] = (struct run_meta){.slot = (uint32_t)s, .first_col = (uint32_t)(s * per), .n_cols = (uint32_t)per,
+        c->runs[s] = (struct run_meta){.slot = (uint32_t)s,
+                                       .first_col = (uint32_t)(s * per),
+                                       .n_cols = (uint32_t)per,
                                        .pos0 = (uint32_t)pos};
         for (int j = 0; j < per; j++) {
             int i = s * per + j;
-            c->cols[i] = (struct col_meta){.token = (uint32_t)((1000 + i) % vocab), .pos = (uint32_t)(pos + j),
-                                           .slot = (uint32_t)s, .need_logit = logits};
+            c->cols[i] = (struct col_meta){.token = (uint32_t)((1000 + i) % vocab),
+                                           .pos = (uint32_t)(pos + j),
+                                           .slot = (uint32_t)s,
+                                           .need_logit = logits};
             c->idx[i] = (uint32_t)i;
         }
     }
 }
 
+struct profile_request profile_request_default(void)
+{
+    return (struct profile_request){.plan = PLAN_BATCH,
+                                    .cols = 16,
+                                    .pos = 64,
+                                    .reps = 10,
+                                    .timing = TIMING_FULL,
+                                    .argline = ""};
+}
+
 static void fill_profile_header(struct gpu *g, const struct model_desc *d, const struct shard *s,
-                                const struct options *o, struct profile *p)
+                                const struct profile_request *rq, struct profile *p)
 {
     snprintf(p->tool, sizeof p->tool, "lfm2-profile-stage");
     snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
-    snprintf(p->args, sizeof p->args, "%s", o->argline);
+    snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
     snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
     snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
     uint32_t v = g->props.apiVersion;
-    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
-             VK_API_VERSION_PATCH(v));
+    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v),
+             VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
     p->device.timestamp_period_ns = g->timestamp_period;
     p->device.timestamp_valid_bits = g->timestamp_valid_bits;
     p->device.has_timestamps = g->timestamp_valid_bits > 0;
@@ -83,157 +97,459 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->model.hidden = d->hidden;
     p->model.vocab = d->vocab;
     snprintf(p->model.dtype, sizeof p->model.dtype, "%s", dtype_name(d->dtype));
-    for (char *c = p->model.dtype; *c; c++) *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    for (char *c = p->model.dtype; *c; c++)
+        *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     snprintf(p->model.source, sizeof p->model.source, "%.511s", d->source);
     p->shard.a = s->a;
     p->shard.b = s->b;
-    snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(o->spec ? PLAN_SPEC : PLAN_BATCH));
-    p->shape.cols = o->cols;
-    p->shape.pos = o->pos;
-    p->shape.slots = o->slots ? o->slots : o->cols;
-    p->shape.logits = o->logits || (o->spec && s->last); /* a verify wants every column's logit */
-    p->shape.draft = o->spec ? o->cols / p->shape.slots : 0;
+    snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(rq->plan));
+    p->shape.cols = rq->cols;
+    p->shape.pos = rq->pos;
+    p->shape.slots = rq->slots ? rq->slots : rq->cols;
+    bool spec = rq->plan == PLAN_SPEC;
+    p->shape.logits = rq->logits || (spec && s->last); /* a verify wants every column's logit */
+    p->shape.draft = spec ? rq->cols / p->shape.slots : 0;
+    p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
 
-/* Per-dispatch timestamps of `reps` profiled steps. */
-static int profile_dispatches(struct engine *en, const struct step_shape *sh, const struct plan *layers,
-                              const struct plan *head, const struct step_io *io, int reps, struct profile *p,
+/* Everything one profiled step needs, built once. */
+struct step_ctx {
+    struct engine *en;
+    const struct step_shape *sh;
+    const struct plan *layers, *head;
+    const struct step_io *io;
+    int reps;
+};
+
+/* Dispatch i of the step (layers, then head) and its tags in the profile. */
+static const struct dispatch *step_dispatch(const struct plan *layers, const struct plan *head,
+                                            int i)
+{
+    return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
+}
+
+static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i)
+{
+    pd->index = i;
+    snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
+    snprintf(pd->op, sizeof pd->op, "%s", d->op);
+    pd->layer = d->layer;
+    memcpy(pd->groups, d->groups, sizeof pd->groups);
+    pd->bytes = d->bytes;
+}
+
+/* Per-dispatch timestamps. Full: every dispatch in each of `reps` steps. Sampled (stride k > 1):
+ * reps·k steps, step r bracketing dispatches i with i % k == r % k, so every dispatch gets `reps`
+ * samples while each step carries 1/k of the timestamps. */
+static int profile_dispatches(const struct step_ctx *c, int stride, struct profile *p,
                               struct err *e)
 {
+    struct engine *en = c->en;
     struct gpu *g = en->g;
-    int n = layers->n + (head ? head->n : 0), st = ST_OK;
-    double *samples = calloc((size_t)n * reps, sizeof *samples), *walls = calloc((size_t)reps, sizeof *walls);
+    const struct plan *layers = c->layers, *head = c->head;
+    int n = layers->n + (head ? head->n : 0), reps = c->reps, steps = reps * stride, st = ST_OK;
+    double *samples = calloc((size_t)n * reps, sizeof *samples),
+           *walls = calloc((size_t)steps, sizeof *walls);
     double *starts = calloc((size_t)n, sizeof *starts);
     uint64_t *ticks = calloc((size_t)2 * n, sizeof *ticks);
+    int *got = calloc((size_t)n, sizeof *got);
     p->dispatches = calloc((size_t)n, sizeof *p->dispatches);
-    if (!samples || !walls || !starts || !ticks || !p->dispatches) st = err_set(e, ST_RUNTIME, "out of host memory");
+    if (!samples || !walls || !starts || !ticks || !got || !p->dispatches)
+        st = err_set(e, ST_RUNTIME, "out of host memory");
     struct progress pr;
-    progress_begin(&pr, "profiled reps", (uint64_t)reps, "reps", 1);
-    for (int r = 0; !st && r < reps; r++) {
+    progress_begin(&pr, "profiled reps", (uint64_t)steps, "reps", 1);
+    for (int r = 0; !st && r < steps; r++) {
         progress_update(&pr, (uint64_t)r);
-        st = engine_step(en, sh, layers, head, io, 1, true, false, &walls[r], e);
-        if (!st) st = gpu_read_timestamps(g, 0, (uint32_t)(2 * n), ticks, e);
-        for (int i = 0; !st && i < n; i++) {
-            double dt = ticks[2 * i + 1] >= ticks[2 * i] ? (double)(ticks[2 * i + 1] - ticks[2 * i]) : 0;
-            samples[(size_t)i * reps + r] = dt * g->timestamp_period * 1e-3;
-            if (r == reps - 1) starts[i] = (double)(ticks[2 * i] - ticks[0]) * g->timestamp_period * 1e-3;
+        en->ts_stride = stride;
+        en->ts_phase = r % stride;
+        st = engine_step(en, c->sh, layers, head, c->io, 1, true, false, &walls[r], e);
+        if (!st && stride == 1) st = gpu_read_timestamps(g, 0, (uint32_t)(2 * n), ticks, e);
+        for (int i = r % stride; !st && i < n; i += stride) {
+            if (stride > 1 && (st = gpu_read_timestamps(g, (uint32_t)(2 * i), 2, &ticks[2 * i], e)))
+                break;
+            double dt =
+                ticks[2 * i + 1] >= ticks[2 * i] ? (double)(ticks[2 * i + 1] - ticks[2 * i]) : 0;
+            samples[(size_t)i * reps + got[i]++] = dt * g->timestamp_period * 1e-3;
+            if (stride == 1 && r == steps - 1)
+                starts[i] = (double)(ticks[2 * i] - ticks[0]) * g->timestamp_period * 1e-3;
         }
     }
     progress_end(&pr);
+    en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
-        const struct dispatch *d = i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
-        struct prof_dispatch *pd = &p->dispatches[i];
-        pd->index = i;
-        snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
-        snprintf(pd->op, sizeof pd->op, "%s", d->op);
-        pd->layer = d->layer;
-        memcpy(pd->groups, d->groups, sizeof pd->groups);
-        pd->bytes = d->bytes;
-        pd->us = timing_from(&samples[(size_t)i * reps], reps);
-        pd->start_us = starts[i];
+        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i);
+        p->dispatches[i].us = timing_from(&samples[(size_t)i * reps], got[i]);
+        p->dispatches[i].start_us = starts[i];
     }
     if (!st) {
         p->n_dispatches = n;
-        p->wall_us = timing_from(walls, reps);
+        p->wall_us = timing_from(walls, steps);
+        p->steps_timed = steps;
+        p->sample_stride = stride;
     }
     free(samples);
     free(walls);
     free(starts);
     free(ticks);
+    free(got);
     return st;
 }
 
-/* Wall-clock only (no timestamps): for devices without timestamps, the wall of a plain step. */
-static int profile_walls(struct engine *en, const struct step_shape *sh, const struct plan *layers,
-                         const struct plan *head, const struct step_io *io, int reps, struct profile *p,
-                         struct err *e)
+/* The dispatches' tags without times (no timestamps): the attribution and the floor need them. */
+static int profile_tags(const struct step_ctx *c, struct profile *p, struct err *e)
 {
-    double *walls = calloc((size_t)reps, sizeof *walls);
+    int n = c->layers->n + (c->head ? c->head->n : 0);
+    p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
+    if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
+    for (int i = 0; i < n; i++)
+        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i);
+    p->n_dispatches = n;
+    return ST_OK;
+}
+
+/* Wall-clock only (no timestamps): the wall of a plain step. */
+static int profile_walls(const struct step_ctx *c, struct profile *p, struct err *e)
+{
+    double *walls = calloc((size_t)c->reps, sizeof *walls);
     int st = walls ? ST_OK : err_set(e, ST_RUNTIME, "out of host memory");
-    for (int r = 0; !st && r < reps; r++) st = engine_step(en, sh, layers, head, io, 1, false, false, &walls[r], e);
-    if (!st) p->wall_us = timing_from(walls, reps);
+    for (int r = 0; !st && r < c->reps; r++)
+        st = engine_step(c->en, c->sh, c->layers, c->head, c->io, 1, false, false, &walls[r], e);
+    if (!st) p->wall_us = timing_from(walls, c->reps);
     free(walls);
     return st;
 }
 
-static int gap_probe(struct engine *en, const struct step_shape *sh, const struct plan *layers,
-                     const struct plan *head, const struct step_io *io, struct profile *p, struct err *e)
+/* The gap probe over c->reps reps; the four walls are taken interleaved so drift hits them alike.
+ */
+static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
 {
-    double w1 = INFINITY, w2 = INFINITY, h1 = INFINITY, h2 = INFINITY, t;
-    int st = ST_OK;
+    int reps = c->reps, st = ST_OK;
+    double *w = calloc((size_t)4 * reps, sizeof *w);
+    if (!w) return err_set(e, ST_RUNTIME, "out of host memory");
     struct progress pr;
-    progress_begin(&pr, "gap probe", GAP_PROBE_REPS, "reps", 1);
-    for (int r = 0; !st && r < GAP_PROBE_REPS; r++) {
+    progress_begin(&pr, "gap probe", (uint64_t)reps, "reps", 1);
+    for (int r = 0; !st && r < reps; r++) {
         progress_update(&pr, (uint64_t)r);
-        if (!(st = engine_step(en, sh, layers, NULL, io, 1, false, false, &t, e))) w1 = fmin(w1, t);
-        if (!st && !(st = engine_step(en, sh, layers, NULL, io, 2, false, false, &t, e))) w2 = fmin(w2, t);
-        if (!st && head && !(st = engine_step(en, sh, layers, head, io, 1, false, false, &t, e))) h1 = fmin(h1, t);
-        if (!st && head && !(st = engine_step(en, sh, layers, head, io, 2, false, false, &t, e))) h2 = fmin(h2, t);
+        for (int k = 0; !st && k < (c->head ? 4 : 2); k++)
+            st = engine_step(c->en, c->sh, c->layers, k >= 2 ? c->head : NULL, c->io, 1 + k % 2,
+                             false, false, &w[k * reps + r], e);
     }
     progress_end(&pr);
-    if (st) return st;
-    uint64_t head_bytes = 0;
-    for (int i = 0; head && i < head->n; i++) head_bytes += head->d[i].bytes;
-    double busy = p->busy_us.n_reps ? p->busy_us.mean : 0, hsum = p->head_us.n_reps ? p->head_us.mean : 0;
-    gap_probe_compute(&p->gap_probe, w1, w2, busy, head != NULL, h1, h2, hsum, head_bytes, (uint64_t)en->d->vocab,
-                      (uint64_t)en->d->hidden);
+    if (!st) {
+        struct timing t[4];
+        for (int k = 0; k < 4; k++)
+            t[k] = timing_from(&w[k * reps], c->head || k < 2 ? reps : 0);
+        uint64_t head_bytes = 0;
+        for (int i = 0; c->head && i < c->head->n; i++)
+            head_bytes += c->head->d[i].bytes;
+        int n = c->layers->n + (c->head ? c->head->n : 0);
+        int stride = p->timing == TIMING_SAMPLED && p->sample_stride > 0 ? p->sample_stride : 1;
+        struct gap_probe_in in = {
+            .w1 = &t[0],
+            .w2 = &t[1],
+            .hw1 = c->head ? &t[2] : NULL,
+            .hw2 = c->head ? &t[3] : NULL,
+            .busy = &p->busy_us,
+            .head_sum = &p->head_us,
+            .wall_ts = p->timing == TIMING_NONE ? NULL : &p->wall_us,
+            .n_timestamped = (n + stride - 1) / stride,
+            .head_bytes_real = head_bytes,
+            .vocab = (uint64_t)c->en->d->vocab,
+            .hidden = (uint64_t)c->en->d->hidden,
+        };
+        gap_probe_compute_reps(&p->gap_probe, &in);
+        for (int k = 0; k < 4; k++)
+            timing_free(&t[k]);
+    }
+    free(w);
+    return st;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Attribution: what each kind costs in place, without timestamps.
+ *
+ * The step's dispatches (layers then head) form one list C. For a group K (a kind, or a kind and
+ * an op) the variant C_K is C with every dispatch of K recorded once more, its outputs (the push
+ * fields struct dispatch declares) redirected to shadow copies of the engine buffers they point
+ * into, at the same offsets, so the extra dispatch reads what the original reads, writes nothing
+ * the step uses, and the step's data and state stay as they are. The copy of dispatch i runs
+ * half a plan after it (after dispatch (i + n/2) mod n): right after the original it would find
+ * its weights in the last-level cache (50 MB on an H200, larger than many single weights) and cost
+ * less than the original. Per rep: wall(C_K) − wall(C), both with the plan recorded ATTRIB_REPEAT
+ * times in one submit (submit and wait cancel; the repeat halves their jitter per plan); the
+ * median over reps is K's cost, with its error from the MAD. The closure sets the sum against the
+ * marginal pass of C measured in the same reps. */
+
+#define ATTRIB_REPEAT 2
+
+/* Appends a copy of dispatch d (tags and outputs included). */
+static struct dispatch *plan_append(struct plan *p, const struct dispatch *d)
+{
+    struct dispatch *x =
+        plan_add(p, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+    *x = *d;
+    return x;
+}
+
+struct shadow {
+    const struct gpu_buf *real;
+    struct gpu_buf copy;
+    bool used;
+};
+
+/* The engine buffers a dispatch may write; the profiler shadows those outputs point into. */
+static int shadows_list(struct engine *en, struct shadow *sh)
+{
+    const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,  &en->t1,     &en->t2,    &en->q, &en->k,
+                                    &en->v,      &en->att, &en->logits, &en->state, &en->kv};
+    for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
+        sh[i] = (struct shadow){.real = bufs[i]};
+    return (int)ARRAY_LEN(bufs);
+}
+
+static struct shadow *shadow_of(struct shadow *sh, int n, uint64_t addr)
+{
+    for (int i = 0; i < n; i++)
+        if (addr >= sh[i].real->addr && addr < sh[i].real->addr + sh[i].real->size) return &sh[i];
+    return NULL;
+}
+
+/* Whether every output of d lies in a shadowed buffer (marks those buffers used). */
+static bool redirectable(const struct dispatch *d, struct shadow *sh, int n_sh)
+{
+    if (d->n_out == 0) return false;
+    for (int o = 0; o < d->n_out; o++) {
+        uint64_t addr;
+        memcpy(&addr, d->push + d->out_at[o], 8);
+        struct shadow *s = shadow_of(sh, n_sh, addr);
+        if (!s) return false;
+        s->used = true;
+    }
+    return true;
+}
+
+static void redirect(struct dispatch *d, struct shadow *sh, int n_sh)
+{
+    for (int o = 0; o < d->n_out; o++) {
+        uint64_t addr;
+        memcpy(&addr, d->push + d->out_at[o], 8);
+        struct shadow *s = shadow_of(sh, n_sh, addr);
+        CHECK(s && s->copy.addr);
+        addr = s->copy.addr + (addr - s->real->addr);
+        memcpy(d->push + d->out_at[o], &addr, 8);
+    }
+}
+
+static bool same_group(const struct dispatch *d, const struct prof_attrib *r)
+{
+    return !strcmp(d->kind, r->kind) && (!r->op[0] || !strcmp(d->op, r->op));
+}
+
+/* C_K: the list with group r's dispatches repeated half a plan later, redirected. */
+static void plan_variant(const struct plan *c, const struct prof_attrib *r, struct shadow *sh,
+                         int n_sh, struct plan *out)
+{
+    int n = c->n;
+    out->kind = c->kind;
+    for (int j = 0; j < n; j++) {
+        plan_append(out, &c->d[j]);
+        for (int i = 0; i < n; i++)
+            if ((i + n / 2) % n == j && same_group(&c->d[i], r))
+                redirect(plan_append(out, &c->d[i]), sh, n_sh);
+    }
+}
+
+/* The attribution groups of list c, in order of first appearance; attributable unless a member
+ * has undeclared or unshadowed outputs. */
+static int attribution_groups(const struct plan *c, bool by_op, struct shadow *sh, int n_sh,
+                              struct prof_attribution *a, struct err *e)
+{
+    a->rows = calloc((size_t)(c->n ? c->n : 1), sizeof *a->rows);
+    if (!a->rows) return err_set(e, ST_RUNTIME, "out of host memory");
+    for (int i = 0; i < c->n; i++) {
+        const struct dispatch *d = &c->d[i];
+        int k = 0;
+        while (k < a->n_rows && !(strcmp(a->rows[k].kind, d->kind) == 0 &&
+                                  (!by_op || !strcmp(a->rows[k].op, d->op))))
+            k++;
+        struct prof_attrib *r = &a->rows[k];
+        if (k == a->n_rows) {
+            snprintf(r->kind, sizeof r->kind, "%s", d->kind);
+            if (by_op) snprintf(r->op, sizeof r->op, "%s", d->op);
+            r->attributable = true;
+            a->n_rows++;
+        }
+        r->n++;
+        r->attributable = redirectable(d, sh, n_sh) && r->attributable;
+    }
     return ST_OK;
 }
 
-int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
-                const struct options *o, struct profile *p, struct err *e)
+/* Shadow buffers for every used one, filled with the real contents (real data, never zeros). */
+static int shadows_make(struct gpu *g, struct shadow *sh, int n_sh, struct err *e)
+{
+    int st = ST_OK;
+    for (int i = 0; !st && i < n_sh; i++)
+        if (sh[i].used) st = gpu_alloc(g, sh[i].real->size, GPU_MEM_DEVICE, &sh[i].copy, e);
+    if (st) return err_wrap(e, st, "--attribution scratch copies of the step's outputs");
+    if ((st = gpu_cmd_begin(g, e))) return st;
+    for (int i = 0; i < n_sh; i++)
+        if (sh[i].used) gpu_cmd_copy(g, sh[i].real, 0, &sh[i].copy, 0, sh[i].real->size);
+    return gpu_submit_wait(g, NULL, e);
+}
+
+static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, struct err *e)
+{
+    struct prof_attribution *a = &p->attribution;
+    struct plan all = {.kind = c->layers->kind};
+    struct plan *var = NULL;
+    struct shadow sh[16];
+    int n_sh = shadows_list(c->en, sh), reps = c->reps, st = ST_OK;
+    for (int i = 0; i < c->layers->n; i++)
+        plan_append(&all, &c->layers->d[i]);
+    for (int i = 0; c->head && i < c->head->n; i++)
+        plan_append(&all, &c->head->d[i]);
+    st = attribution_groups(&all, by_op, sh, n_sh, a, e);
+    double *w = NULL;
+    if (!st) st = shadows_make(c->en->g, sh, n_sh, e);
+    if (!st) {
+        var = calloc((size_t)a->n_rows, sizeof *var);
+        w = calloc((size_t)(a->n_rows + 2) * reps, sizeof *w);
+        if (!var || !w) st = err_set(e, ST_RUNTIME, "out of host memory");
+    }
+    for (int k = 0; !st && k < a->n_rows; k++)
+        if (a->rows[k].attributable) plan_variant(&all, &a->rows[k], sh, n_sh, &var[k]);
+    /* per rep: the plain list once and ATTRIB_REPEAT times, then every variant */
+    struct progress pr;
+    progress_begin(&pr, "attribution", (uint64_t)reps, "reps", 1);
+    for (int r = 0; !st && r < reps; r++) {
+        progress_update(&pr, (uint64_t)r);
+        st = engine_step(c->en, c->sh, &all, NULL, c->io, 1, false, false, &w[r], e);
+        if (!st)
+            st = engine_step(c->en, c->sh, &all, NULL, c->io, ATTRIB_REPEAT, false, false,
+                             &w[reps + r], e);
+        for (int k = 0; !st && k < a->n_rows; k++)
+            if (a->rows[k].attributable)
+                st = engine_step(c->en, c->sh, &var[k], NULL, c->io, ATTRIB_REPEAT, false, false,
+                                 &w[(2 + k) * reps + r], e);
+    }
+    progress_end(&pr);
+    if (!st) {
+        double *d = calloc((size_t)reps, sizeof *d);
+        CHECK(d);
+        for (int k = 0; k < a->n_rows; k++) {
+            if (!a->rows[k].attributable) continue;
+            for (int r = 0; r < reps; r++)
+                d[r] = (w[(2 + k) * reps + r] - w[reps + r]) / ATTRIB_REPEAT;
+            a->rows[k].us = timing_from(d, reps);
+        }
+        free(d);
+        struct timing t1 = timing_from(w, reps);
+        a->base_us = timing_from(&w[reps], reps);
+        struct est marginal = est_sub(est_median(&a->base_us), est_median(&t1));
+        marginal.v /= ATTRIB_REPEAT - 1;
+        marginal.u /= ATTRIB_REPEAT - 1;
+        timing_free(&t1);
+        a->ran = true;
+        a->by_op = by_op;
+        a->repeat = ATTRIB_REPEAT;
+        attribution_compute(p, marginal);
+    }
+    for (int k = 0; var && k < a->n_rows; k++)
+        plan_free(&var[k]);
+    free(var);
+    free(w);
+    plan_free(&all);
+    return st;
+}
+
+int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
+                const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
+                struct err *e)
 {
     memset(p, 0, sizeof *p);
-    fill_profile_header(g, d, s, o, p);
-    int n_slots = o->slots ? o->slots : o->cols, per = o->cols / n_slots;
-    bool head_on = (o->logits || o->spec) && s->last;
-    struct step_shape sh = {.cols = o->cols, .n_runs = n_slots, .n_logits = head_on ? o->cols : 0, .prefill = per > 1,
-                            .plan = o->spec ? PLAN_SPEC : PLAN_BATCH};
-    struct step_shape warm = {.cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false};
+    if (rq->cols < 1 || rq->reps < 1 || rq->pos < 0 || rq->slots < 0 ||
+        (rq->slots && rq->cols % rq->slots))
+        return err_set(
+            e, ST_USAGE,
+            "profile request: %d columns, %d slots, pos %d, %d reps: expected columns >= 1 "
+            "divisible by the slots, pos >= 0, reps >= 1",
+            rq->cols, rq->slots, rq->pos, rq->reps);
+    fill_profile_header(g, d, s, rq, p);
+    int n_slots = rq->slots ? rq->slots : rq->cols, per = rq->cols / n_slots;
+    bool spec = rq->plan == PLAN_SPEC, head_on = (rq->logits || spec) && s->last;
+    struct step_shape sh = {.cols = rq->cols,
+                            .n_runs = n_slots,
+                            .n_logits = head_on ? rq->cols : 0,
+                            .prefill = per > 1,
+                            .plan = rq->plan};
+    struct step_shape warm = {
+        .cols = n_slots, .n_runs = n_slots, .n_logits = 0, .prefill = false, .plan = PLAN_BATCH};
     struct engine en;
     struct plan layers = {0}, head = {0}, wplan = {0};
     struct columns cols = {0}, wcols = {0};
-    uint64_t rng = 0x5eed0000ull + o->seed;
+    uint64_t rng = 0x5eed0000ull + rq->seed;
     double bw = 0;
     int st = gpu_copy_bandwidth(g, 5, &bw, e);
     p->device.copy_gbps = bw * 1e-9;
     if (!st)
-        st = engine_init_spec(&en, g, d, s, w, MAX(o->cols, n_slots), n_slots, o->pos + per, head_on ? o->cols : 0,
-                              o->spec ? per : 0, e);
+        st = engine_init_spec(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
+                              head_on ? rq->cols : 0, spec ? per : 0, e);
     if (!st) st = engine_build(&en, &sh, &layers, head_on ? &head : NULL, e);
     if (!st) st = engine_build(&en, &warm, &wplan, NULL, e);
-    if (!st) st = columns_alloc(&cols, o->cols, n_slots, d->hidden, e);
+    if (!st) st = columns_alloc(&cols, rq->cols, n_slots, d->hidden, e);
     if (!st) st = columns_alloc(&wcols, n_slots, n_slots, d->hidden, e);
     /* warm-up: decode steps at positions 0..pos-1, one column per slot, so KV and state are real */
     struct progress pr;
-    progress_begin(&pr, "warm-up", (uint64_t)o->pos, "steps", 1);
-    for (int t = 0; !st && t < o->pos; t++) {
+    progress_begin(&pr, "warm-up", (uint64_t)rq->pos, "steps", 1);
+    for (int t = 0; !st && t < rq->pos; t++) {
         columns_make(&wcols, n_slots, 1, t, d->vocab, false);
-        for (int i = 0; i < n_slots; i++) wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
+        for (int i = 0; i < n_slots; i++)
+            wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
         if (!s->first) fill_hidden(wcols.hidden, (size_t)n_slots * d->hidden, &rng);
-        struct step_io io = {.cols = wcols.cols, .runs = wcols.runs, .logit_idx = wcols.idx,
+        struct step_io io = {.cols = wcols.cols,
+                             .runs = wcols.runs,
+                             .logit_idx = wcols.idx,
                              .hidden_in = s->first ? NULL : wcols.hidden};
         st = engine_step(&en, &warm, &wplan, NULL, &io, 1, false, false, NULL, e);
         progress_update(&pr, (uint64_t)t + 1);
     }
     progress_end(&pr);
     if (!st) {
-        columns_make(&cols, n_slots, per, o->pos, d->vocab, o->logits || o->spec);
-        if (!s->first) fill_hidden(cols.hidden, (size_t)o->cols * d->hidden, &rng);
-        struct step_io io = {.cols = cols.cols, .runs = cols.runs, .logit_idx = cols.idx,
+        columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits || spec);
+        if (!s->first) fill_hidden(cols.hidden, (size_t)rq->cols * d->hidden, &rng);
+        struct step_io io = {.cols = cols.cols,
+                             .runs = cols.runs,
+                             .logit_idx = cols.idx,
                              .hidden_in = s->first ? NULL : cols.hidden};
-        const struct plan *hp = head_on ? &head : NULL;
-        if (p->device.has_timestamps) {
-            st = profile_dispatches(&en, &sh, &layers, hp, &io, o->reps, p, e);
+        struct step_ctx c = {.en = &en,
+                             .sh = &sh,
+                             .layers = &layers,
+                             .head = head_on ? &head : NULL,
+                             .io = &io,
+                             .reps = rq->reps};
+        if (p->timing != TIMING_NONE) {
+            int n = layers.n + (head_on ? head.n : 0);
+            int stride =
+                p->timing == TIMING_SAMPLED ? (rq->sample_stride > 0 ? rq->sample_stride : 8) : 1;
+            st = profile_dispatches(&c, MAX(1, MIN(stride, n)), p, e);
             if (!st) {
                 profile_totals(p);
                 profile_by_kind(p);
             }
         } else {
-            st = profile_walls(&en, &sh, &layers, hp, &io, o->reps, p, e);
+            st = profile_walls(&c, p, e);
+            if (!st) st = profile_tags(&c, p, e);
             if (!st) profile_by_kind(p); /* no dispatch times: sets tok_s from the wall */
         }
-        if (!st && o->gap_probe) st = gap_probe(&en, &sh, &layers, hp, &io, p, e);
+        if (!st) {
+            p->floor_bytes = profile_floor_bytes(p);
+            p->floor_us =
+                p->device.copy_gbps > 0 ? p->floor_bytes / (p->device.copy_gbps * 1e3) : 0;
+        }
+        if (!st && rq->gap_probe) st = gap_probe(&c, p, e);
+        if (!st && rq->attribution != ATTRIBUTION_OFF)
+            st = attribution(&c, rq->attribution == ATTRIBUTION_OP, p, e);
     }
     plan_free(&layers);
     plan_free(&head);

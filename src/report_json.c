@@ -1,9 +1,12 @@
 /* report_json.c - the profile as one JSON object (DESIGN.md "JSON and compare") and back.
  *
- * Every timing is {mean, median, min, reps: [...]}. Field names are a contract with saved
- * baselines and scripts: add fields freely, never rename. Fields beyond DESIGN.md: device
- * {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes, bw_share,
- * share_of}, gap_probe.ran, lm_head (null when the head was not probed). */
+ * Every timing is {mean, median, min, p10, p90, mad, median_err, reps: [...]}. Field names are a
+ * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
+ * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes,
+ * bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
+ * <figure>_within_noise, timestamps_add, timestamp_pair_us}, lm_head (null when the head was not
+ * probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
+ * attribution (null unless --attribution). The reader needs only the DESIGN.md fields. */
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -40,16 +43,25 @@ static cJSON *timing_json(const struct timing *t)
     add_num(o, "mean", t->mean);
     add_num(o, "median", t->median);
     add_num(o, "min", t->min);
+    add_num(o, "p10", t->p10);
+    add_num(o, "p90", t->p90);
+    add_num(o, "mad", t->mad);
+    add_num(o, "median_err", est_median(t).u);
     cJSON *reps = cJSON_AddArrayToObject(o, "reps");
     for (int i = 0; i < t->n_reps; i++)
         cJSON_AddItemToArray(reps, report_json_number(t->reps[i]));
     return o;
 }
 
-static const char *verdict_name(const struct profile *p)
+/* A derived figure: value, error and whether it is within noise. */
+static void add_est(cJSON *o, const char *name, struct est x)
 {
-    if (!p->device.has_timestamps) return "unknown";
-    return p->gap_probe.per_dispatch ? "per-dispatch" : "submit-poll";
+    char key[64];
+    add_num(o, name, x.v);
+    snprintf(key, sizeof key, "%.40s_err", name);
+    add_num(o, key, x.u);
+    snprintf(key, sizeof key, "%.40s_within_noise", name);
+    cJSON_AddBoolToObject(o, key, est_within_noise(x));
 }
 
 static cJSON *gap_probe_json(const struct profile *p)
@@ -65,7 +77,16 @@ static cJSON *gap_probe_json(const struct profile *p)
     add_num(o, "gaps_us", g->gaps_us);
     add_num(o, "gaps_share", g->gaps_share);
     add_num(o, "fixed_us", g->fixed_us);
-    cJSON_AddStringToObject(o, "verdict", verdict_name(p));
+    cJSON_AddStringToObject(o, "verdict", verdict_name(g->verdict));
+    cJSON_AddStringToObject(o, "statistic", "median");
+    add_num(o, "n_reps", g->n_reps);
+    cJSON_AddItemToObject(o, "wall1", timing_json(&g->w1));
+    cJSON_AddItemToObject(o, "wall2", timing_json(&g->w2));
+    add_est(o, "marginal", g->marginal);
+    add_est(o, "gaps", g->gaps);
+    add_est(o, "fixed", g->fixed);
+    add_est(o, "timestamps_add", g->ts_add);
+    add_num(o, "timestamp_pair_us", g->ts_pair_us);
     return o;
 }
 
@@ -86,6 +107,37 @@ static cJSON *lm_head_json(const struct gap_probe *g)
     add_num(o, "bytes_f16", (double)g->head_bytes_f16);
     add_num(o, "bytes_q4_0", (double)g->head_bytes_q4_0);
     cJSON_AddBoolToObject(o, "disagree", g->disagree);
+    add_est(o, "lm_head", g->lm_head);
+    cJSON_AddItemToObject(o, "wall1", timing_json(&g->hw1));
+    cJSON_AddItemToObject(o, "wall2", timing_json(&g->hw2));
+    return o;
+}
+
+static cJSON *attribution_json(const struct prof_attribution *a)
+{
+    if (!a->ran) return cJSON_CreateNull();
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "group_by", a->by_op ? "kind_op" : "kind");
+    add_num(o, "repeat", a->repeat);
+    cJSON_AddItemToObject(o, "base_us", timing_json(&a->base_us));
+    cJSON *rows = cJSON_AddArrayToObject(o, "rows");
+    for (int i = 0; i < a->n_rows; i++) {
+        const struct prof_attrib *r = &a->rows[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", r->kind);
+        cJSON_AddStringToObject(x, "op", r->op);
+        add_num(x, "n", r->n);
+        cJSON_AddBoolToObject(x, "attributable", r->attributable);
+        cJSON_AddItemToObject(x, "us", timing_json(&r->us));
+        add_est(x, "diff", r->diff);
+        add_num(x, "ts_us", r->ts_us);
+        cJSON_AddBoolToObject(x, "ts_inflated", r->ts_inflated);
+        cJSON_AddItemToArray(rows, x);
+    }
+    add_est(o, "sum", a->sum);
+    add_est(o, "marginal", a->marginal);
+    add_est(o, "closure", a->closure);
+    add_num(o, "closure_share", a->closure_share);
     return o;
 }
 
@@ -169,6 +221,12 @@ static cJSON *profile_json(const struct profile *p)
 
     cJSON_AddItemToObject(root, "gap_probe", gap_probe_json(p));
     cJSON_AddItemToObject(root, "lm_head", lm_head_json(&p->gap_probe));
+    cJSON_AddStringToObject(root, "timing", timing_mode_name(p->timing));
+    add_num(root, "sample_stride", p->sample_stride);
+    add_num(root, "steps_timed", p->steps_timed);
+    add_num(root, "floor_bytes", (double)p->floor_bytes);
+    add_num(root, "floor_us", p->floor_us);
+    cJSON_AddItemToObject(root, "attribution", attribution_json(&p->attribution));
     return root;
 }
 
@@ -340,6 +398,8 @@ static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *
         char verdict[32];
         get_str(r, o, "gap_probe", "verdict", verdict, sizeof verdict);
         g->per_dispatch = strcmp(verdict, "per-dispatch") == 0;
+        for (int v = VERDICT_UNKNOWN; v <= VERDICT_INCONCLUSIVE; v++)
+            if (!strcmp(verdict, verdict_name((enum verdict)v))) g->verdict = (enum verdict)v;
     }
     const cJSON *h = field(r, root, "", "lm_head");
     if (!h || cJSON_IsNull(h)) return;
@@ -403,6 +463,10 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->wall_us = get_timing(r, root, "", "wall_us");
     v = cJSON_GetObjectItemCaseSensitive(root, "tok_s");
     p->tok_s = cJSON_IsNumber(v) ? v->valuedouble : 0.0;
+    v = cJSON_GetObjectItemCaseSensitive(root, "timing"); /* optional: files before issue 13 */
+    p->timing = cJSON_IsString(v) && !strcmp(v->valuestring, "sampled") ? TIMING_SAMPLED
+                : cJSON_IsString(v) && !strcmp(v->valuestring, "none")  ? TIMING_NONE
+                                                                         : TIMING_FULL;
 
     const cJSON *ds = get_arr(r, root, "", "dispatches");
     int n = cJSON_GetArraySize(ds);

@@ -1,7 +1,8 @@
 /* trace.c - one profiled step as a Chrome trace-event file ({"traceEvents":[...]}), which Perfetto
  * (ui.perfetto.dev) and chrome://tracing open: one complete ("X") slice per dispatch on one track,
  * ts and dur in µs, named by kind, with layer, op, groups and bytes as args. The layer plan and
- * the head go on two threads of one process so the head stands apart. */
+ * the head go on two threads of one process so the head stands apart (the LM-head thread is named
+ * only when a head ran). */
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -72,7 +73,9 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
              p->shard.b, p->shape.cols, p->shape.pos, p->device.name);
     cJSON_AddItemToArray(evs, meta_event("process_name", TRACE_TID_PLAN, "name", title));
     cJSON_AddItemToArray(evs, meta_event("thread_name", TRACE_TID_PLAN, "name", "layer plan"));
-    cJSON_AddItemToArray(evs, meta_event("thread_name", TRACE_TID_HEAD, "name", "LM head"));
+    bool head = false;
+    for (int i = 0; i < p->n_dispatches; i++) head |= prof_kind_is_head(p->dispatches[i].kind);
+    if (head) cJSON_AddItemToArray(evs, meta_event("thread_name", TRACE_TID_HEAD, "name", "LM head"));
 
     bool filled = starts_filled(p);
     double t = 0.0;

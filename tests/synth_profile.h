@@ -139,4 +139,22 @@ static inline void synth_adjust_kind(struct profile *p, const char *kind, double
     synth_derive(p);
 }
 
+/* Redraws every sample of every dispatch as base·shift·(1 + noise·(u − ½)), u fresh uniform from
+ * seed: noise 0.02 gives tight reps, 1.0 reps spread over ±50 %. Then re-derives. */
+static inline void synth_reshape(struct profile *p, double shift, double noise, uint64_t seed)
+{
+    struct t_rng r;
+    t_rng_seed(&r, seed);
+    for (int i = 0; i < p->n_dispatches; i++) {
+        struct prof_dispatch *d = &p->dispatches[i];
+        double s[64];
+        int n = d->us.n_reps;
+        for (int k = 0; k < n && k < 64; k++)
+            s[k] = synth_plan[i].base_us * shift * (1.0 + noise * (t_rng_uniform(&r) - 0.5));
+        timing_free(&d->us);
+        d->us = timing_from(s, n);
+    }
+    synth_derive(p);
+}
+
 #endif

@@ -2,6 +2,7 @@
  * regression, the noise floor, the threshold, an incomparable shard, a driver warning, kinds in one
  * file only. Each case writes base and current with report_json_write and compares the files read
  * back with report_json_read, as `--compare BASE --current NEW` does. */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,12 +61,13 @@ static void test_same(void)
     profile_free(&a);
 }
 
+/* The cases below take 10 reps a side: the rank test needs 7 to reach p < 0.001. */
 static void test_regression(void)
 {
     /* baseline: one kind 2× faster than now → the current run regressed */
     struct profile base, cur;
-    synth_profile(&base, 202, 5);
-    synth_profile(&cur, 202, 5);
+    synth_profile(&base, 202, 10);
+    synth_profile(&cur, 202, 10);
     synth_adjust_kind(&base, "attn.decode", 0.5, 0.0);
     struct err e;
     char *out;
@@ -94,8 +96,8 @@ static void test_noise_floor(void)
 {
     /* swiglu (~4 µs) 0.9 µs slower: over 10 % but under the 1 µs floor → not a regression */
     struct profile base, cur;
-    synth_profile(&base, 303, 5);
-    synth_profile(&cur, 303, 5);
+    synth_profile(&base, 303, 10);
+    synth_profile(&cur, 303, 10);
     synth_adjust_kind(&cur, "swiglu", 1.0, 0.9);
     struct err e;
     char *out;
@@ -184,6 +186,92 @@ static void test_bad_input(void)
     profile_free(&a);
 }
 
+/* DESIGN.md / issue 13: a verdict needs the change beyond the threshold AND beyond the noise. */
+static void test_noise_aware(void)
+{
+    struct profile base, cur;
+    struct err e;
+    char *out;
+    /* the same distribution twice (different draws, ±10 % per sample): no regression */
+    synth_profile(&base, 601, 10);
+    synth_profile(&cur, 602, 10);
+    int st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "same distribution twice: %d\n%s", st, out);
+    free(out);
+    /* the same twice with wide noise (±80 %): still none, whatever the medians do */
+    synth_reshape(&base, 1.0, 1.6, 603);
+    synth_reshape(&cur, 1.0, 1.6, 604);
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "same wide distribution twice: %d\n%s", st, out);
+    free(out);
+    /* a real 20 % shift with tight reps (±1 %): a regression, the total marked SLOWER */
+    synth_reshape(&base, 1.0, 0.02, 605);
+    synth_reshape(&cur, 1.2, 0.02, 606);
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_REGRESSION, "20%% shift, tight reps: %d\n%s", st, out);
+    const char *row = strstr(out, "  TOTAL (GPU busy)");
+    T_CHECK(row && strstr(row, "SLOWER") && strstr(row, "SLOWER") < strchr(row, '\n'), "total slower\n%s", out);
+    free(out);
+    /* the same 20 % shift inside wide noise (±80 %): no regression, said to be within noise */
+    synth_reshape(&base, 1.0, 1.6, 607);
+    synth_reshape(&cur, 1.2, 1.6, 608);
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK, "20%% shift inside the noise: %d\n%s", st, out);
+    T_CHECK(strstr(out, "within noise") != NULL, "says within noise\n%s", out);
+    free(out);
+
+    /* the rule over many draws: a tight 20 % shift always fails; the same distribution twice never;
+     * the same 20 % shift inside ±80 % noise seldom (it is a real shift: the rank test finds it now
+     * and then, 1 draw in 10 here, where the 3-standard-error rule on MADs failed 3 of 10 pure-noise
+     * draws) */
+    int tight = 0, wide = 0, same = 0;
+    for (uint64_t k = 0; k < 10; k++) {
+        synth_reshape(&base, 1.0, 0.02, 700 + 2 * k);
+        synth_reshape(&cur, 1.2, 0.02, 701 + 2 * k);
+        tight += compare_files(&base, &cur, 10.0, &out, &e) == ST_REGRESSION;
+        free(out);
+        synth_reshape(&base, 1.0, 1.6, 800 + 2 * k);
+        synth_reshape(&cur, 1.2, 1.6, 801 + 2 * k);
+        wide += compare_files(&base, &cur, 10.0, &out, &e) == ST_REGRESSION;
+        free(out);
+        synth_reshape(&cur, 1.0, 1.6, 901 + 2 * k);
+        same += compare_files(&base, &cur, 10.0, &out, &e) == ST_REGRESSION;
+        free(out);
+    }
+    T_CHECK(tight == 10 && wide <= 2 && same == 0, "regressions in 10 draws: tight shift %d, shift in noise %d, same %d",
+            tight, wide, same);
+
+    /* five reps a side cannot tell: the row says so and nothing fails */
+    struct profile b5, c5;
+    synth_profile(&b5, 611, 5);
+    synth_profile(&c5, 611, 5);
+    synth_adjust_kind(&c5, "attn.decode", 2.0, 0.0);
+    st = compare_files(&b5, &c5, 10.0, &out, &e);
+    T_CHECK(st == ST_OK && strstr(out, "within noise"), "5 reps: %d\n%s", st, out);
+    free(out);
+    profile_free(&b5);
+    profile_free(&c5);
+
+    /* Markdown and JSON of a comparison */
+    synth_reshape(&base, 1.0, 0.02, 609);
+    synth_reshape(&cur, 1.2, 0.02, 610);
+    char path[256];
+    snprintf(path, sizeof path, "%s/cmp.json", dir);
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    st = compare_profiles_fmt(f, &base, &cur, 10.0, true, path, &e);
+    fclose(f);
+    T_CHECK(st == ST_REGRESSION && strstr(out, "| `TOTAL (GPU busy)` |") && strstr(out, "|---|"), "markdown\n%s", out);
+    free(out);
+    struct cJSON *j = t_json_file(path);
+    T_CHECK(j && cJSON_IsTrue(t_json_at(j, "regression")) && t_json_at(j, "rows[0].noise_us") &&
+                t_json_at(j, "rows[0].verdict"),
+            "compare JSON");
+    cJSON_Delete(j);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
 int main(void)
 {
     dir = t_tmpdir();
@@ -195,5 +283,6 @@ int main(void)
     test_identity();
     test_only_in_one();
     test_bad_input();
+    test_noise_aware();
     return t_finish();
 }

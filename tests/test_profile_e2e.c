@@ -102,6 +102,43 @@ int main(int argc, char **argv)
     snprintf(args, sizeof args, "--model %s/lfm2-tiny/model-q4_0.gguf --layers 3:6 --cols 4 --pos 4 --reps 2 --logits", fx);
     T_CHECK(run(args) == 0 && strstr(out, "head.matmul.q4_0") && !strstr(out, "embed."), "stage 3:6 q4_0");
 
+    /* the trace of a stage without a head names no LM-head thread */
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --layers 0:3 --cols 2 --pos 2 --reps 2 --trace %s", fx, t_json);
+    T_CHECK(run(args) == 0, "trace without head");
+    t = t_json_file(t_json);
+    T_CHECK(t, "trace parses");
+    char *txt = t ? cJSON_PrintUnformatted(t) : NULL;
+    T_CHECK(txt && strstr(txt, "layer plan") && !strstr(txt, "LM head"), "no LM-head thread without a head");
+    free(txt);
+    cJSON_Delete(t);
+
+    /* sampled timing and the attribution mode: every dispatch gets its reps, the closure line prints */
+    snprintf(args, sizeof args,
+             "--model %s/lfm2-tiny --full --cols 2 --pos 2 --reps 3 --logits --timing sampled --sample-stride 4 "
+             "--attribution --json %s",
+             fx, a_json);
+    T_CHECK(run(args) == 0, "sampled + attribution");
+    T_CHECK(strstr(out, "timing: sampled") && strstr(out, "-- attribution") && strstr(out, "closure: Σ diff") &&
+                strstr(out, "head.matmul.bf16") && strstr(out, "-- gap probe"),
+            "sampled + attribution report\n%s", out);
+    j = t_json_file(a_json);
+    T_CHECK(j && !strcmp(t_json_at(j, "timing")->valuestring, "sampled") &&
+                cJSON_GetArraySize(t_json_at(j, "dispatches[5].us.reps")) == 3 && t_json_at(j, "attribution.rows[0].diff") &&
+                t_json_at(j, "attribution.closure") && t_json_at(j, "gap_probe.wall1.reps") &&
+                cJSON_GetArraySize(t_json_at(j, "gap_probe.wall1.reps")) == 3,
+            "sampled + attribution JSON");
+    cJSON_Delete(j);
+
+    /* a list of widths and plans: one profile each, then the crossover table; a plan that is not
+     * built yet is a row saying so */
+    snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 1,2,4 --plans batch,wide --pos 2 --reps 2 --logits",
+             fx);
+    T_CHECK(run(args) == 0, "crossover");
+    const char *xt = strstr(out, "-- plan crossover");
+    T_CHECK(xt && strstr(xt, "\n      1  batch") && strstr(xt, "\n      4  batch") && strstr(xt, "× floor"),
+            "crossover table\n%s", out);
+    T_CHECK(xt && (strstr(xt, "wide   failed") || strstr(xt, "\n      4  wide")), "wide row\n%s", out);
+
     /* a device without timestamps: a clear header line, no per-dispatch tables, still the gap probe */
     setenv("LFM2_TEST_NO_TIMESTAMPS", "1", 1);
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 2 --pos 3 --reps 2 --logits --gap-probe --json %s", fx,

@@ -60,6 +60,213 @@ static void test_timing(void)
     T_CHECK(t.n_reps == 0 && t.reps == NULL && t.mean == 0, "empty timing");
 }
 
+/* The rank test's exact tail on hand-checkable cases. */
+static void test_rank_test(void)
+{
+    double x[10], y[10];
+    for (int i = 0; i < 10; i++) {
+        x[i] = i;
+        y[i] = 100 + i;
+    }
+    /* fully separated 10 vs 10: one arrangement of C(20, 10) = 184756 */
+    T_CHECK(fabs(rank_test_greater(x, 10, y, 10) - 1.0 / 184756) < 1e-12, "separated p %g",
+            rank_test_greater(x, 10, y, 10));
+    T_CHECK(rank_test_greater(y, 10, x, 10) == 1.0, "other way p %g", rank_test_greater(y, 10, x, 10));
+    /* 2 vs 2, y = {3, 4} above x = {1, 2}: 1 of C(4, 2) = 6 */
+    T_CHECK(fabs(rank_test_greater(x + 1, 2, (double[]){3, 4}, 2) - 1.0 / 6) < 1e-12, "2v2");
+    /* interleaved: p about one half */
+    double a[6] = {1, 3, 5, 7, 9, 11}, b[6] = {2, 4, 6, 8, 10, 12};
+    double pv = rank_test_greater(a, 6, b, 6);
+    T_CHECK(pv > 0.3 && pv < 0.6, "interleaved p %g", pv);
+    T_CHECK(rank_test_greater(a, 0, b, 6) == 1.0, "empty side");
+    /* the normal approximation above 25 a side agrees with separation being very unlikely */
+    double big_x[30], big_y[30];
+    for (int i = 0; i < 30; i++) {
+        big_x[i] = i;
+        big_y[i] = i + 0.5;
+    }
+    pv = rank_test_greater(big_x, 30, big_y, 30);
+    T_CHECK(pv > 0.2 && pv < 0.6, "shift by half a step, 30 a side: p %g", pv);
+}
+
+/* Spread statistics, errors and the noise rules of the derived figures on synthetic reps. */
+static void test_spread_and_noise(void)
+{
+    double s[10];
+    for (int i = 0; i < 10; i++)
+        s[9 - i] = i + 1; /* 10..1: order must not matter */
+    struct timing t = timing_from(s, 10);
+    T_CHECK(NEAR(t.median, 5.5) && NEAR(t.p10, 1.9) && NEAR(t.p90, 9.1) && NEAR(t.mad, 2.5),
+            "median %g p10 %g p90 %g mad %g", t.median, t.p10, t.p90, t.mad);
+    struct est x = est_median(&t);
+    T_CHECK(NEAR(x.v, 5.5) && NEAR(x.u, 1.2533 * 1.4826 * 2.5 / sqrt(10.0)), "est %g ± %g", x.v, x.u);
+    timing_free(&t);
+    t = timing_from(s, 1);
+    T_CHECK(isinf(est_median(&t).u) && est_within_noise(est_median(&t)), "one rep: unknown error");
+    timing_free(&t);
+    T_CHECK(!est_within_noise((struct est){5, 2}) && est_within_noise((struct est){4, 2}) &&
+                est_within_noise((struct est){-3, 2}) && !est_within_noise((struct est){-5, 2}),
+            "within noise is |v| <= 2u");
+    struct est d = est_sub((struct est){10, 3}, (struct est){4, 4});
+    T_CHECK(NEAR(d.v, 6.0) && NEAR(d.u, 5.0), "difference %g ± %g", d.v, d.u);
+
+    /* gap probe on reps: noisy (gaps inside the noise, the 25 % line too: inconclusive) */
+    struct t_rng r;
+    t_rng_seed(&r, 77);
+    double w1[10], w2[10], busy[10], h1[10], h2[10], hs[10], wts[10];
+    for (int i = 0; i < 10; i++) {
+        w1[i] = 1000 + 80 * t_rng_normal(&r);
+        w2[i] = 1600 + 80 * t_rng_normal(&r);
+        busy[i] = 450 + 5 * t_rng_normal(&r); /* gaps ≈ 150 = 25 % of 600 */
+        h1[i] = 1100 + 80 * t_rng_normal(&r);
+        h2[i] = 1800 + 80 * t_rng_normal(&r);
+        hs[i] = 100 + 2 * t_rng_normal(&r);
+        wts[i] = 1300 + 80 * t_rng_normal(&r);
+    }
+    struct timing tw1 = timing_from(w1, 10), tw2 = timing_from(w2, 10), tb = timing_from(busy, 10);
+    struct timing th1 = timing_from(h1, 10), th2 = timing_from(h2, 10), ths = timing_from(hs, 10);
+    struct timing twts = timing_from(wts, 10);
+    struct gap_probe g;
+    struct gap_probe_in in = {.w1 = &tw1, .w2 = &tw2, .hw1 = &th1, .hw2 = &th2, .busy = &tb, .head_sum = &ths,
+                              .wall_ts = &twts, .n_timestamped = 50, .head_bytes_real = 1000000, .vocab = 1000,
+                              .hidden = 500};
+    gap_probe_compute_reps(&g, &in);
+    T_CHECK(g.ran && g.n_reps == 10 && g.w1.n_reps == 10 && g.hw2.n_reps == 10, "reps kept");
+    T_CHECK(NEAR(g.marginal_us, tw2.median - tw1.median) && NEAR(g.gaps_us, g.marginal_us - tb.median),
+            "medians on both sides: marginal %g gaps %g", g.marginal_us, g.gaps_us);
+    T_CHECK(g.marginal.u > 0 && g.gaps.u >= g.marginal.u, "errors grow through subtraction");
+    T_CHECK(g.verdict == VERDICT_INCONCLUSIVE && !g.per_dispatch, "noisy: inconclusive, got %s",
+            verdict_name(g.verdict));
+    T_CHECK(est_within_noise(g.lm_head) || fabs(g.lm_head.v) > 2 * g.lm_head.u, "lm head classified");
+    T_CHECK(NEAR(g.ts_add.v, twts.median - th1.median) && NEAR(g.ts_pair_us, g.ts_add.v / 50), "timestamps add");
+    /* the text says which figures are within noise and why the verdict is inconclusive */
+    struct profile p;
+    synth_profile(&p, 9, 10);
+    gap_probe_free(&p.gap_probe);
+    p.gap_probe = g;
+    char *txt = render(report_text, &p);
+    T_CHECK(strstr(txt, "within noise") && strstr(txt, "VERDICT: inconclusive") && strstr(txt, "medians of 10 reps"),
+            "noisy text\n%s", txt);
+    free(txt);
+    profile_free(&p); /* frees g's timings */
+
+    /* negative beyond noise: the timestamp sum (tight) exceeds a tight marginal pass */
+    for (int i = 0; i < 10; i++) {
+        w1[i] = 1000 + 0.5 * t_rng_normal(&r);
+        w2[i] = 1600 + 0.5 * t_rng_normal(&r);
+        busy[i] = 700 + 0.5 * t_rng_normal(&r);
+    }
+    struct timing n1 = timing_from(w1, 10), n2 = timing_from(w2, 10), nb = timing_from(busy, 10);
+    in = (struct gap_probe_in){.w1 = &n1, .w2 = &n2, .busy = &nb};
+    gap_probe_compute_reps(&g, &in);
+    T_CHECK(g.gaps_us < -90 && !est_within_noise(g.gaps) && g.verdict == VERDICT_SUBMIT_POLL && !g.head,
+            "negative gaps %g ± %g, verdict %s", g.gaps_us, g.gaps.u, verdict_name(g.verdict));
+    synth_profile(&p, 9, 10);
+    gap_probe_free(&p.gap_probe);
+    p.gap_probe = g;
+    txt = render(report_text, &p);
+    T_CHECK(strstr(txt, "negative: the timestamps' own cost"), "negative explained\n%s", txt);
+    free(txt);
+    profile_free(&p);
+
+    /* zero: identical reps (MAD 0) and a kernel sum equal to the marginal pass: exactly zero gaps
+     * with zero error are "within noise" (nothing to tell), the verdict still clear */
+    for (int i = 0; i < 10; i++) {
+        w1[i] = 1000;
+        w2[i] = 1600;
+        busy[i] = 600;
+    }
+    struct timing z1 = timing_from(w1, 10), z2 = timing_from(w2, 10), zb = timing_from(busy, 10);
+    in = (struct gap_probe_in){.w1 = &z1, .w2 = &z2, .busy = &zb};
+    gap_probe_compute_reps(&g, &in);
+    T_CHECK(g.gaps_us == 0 && g.gaps.u == 0 && est_within_noise(g.gaps) && g.marginal_us == 600.0 &&
+                g.marginal.u == 0 && g.verdict == VERDICT_SUBMIT_POLL,
+            "zero gaps: %g ± %g %s", g.gaps_us, g.gaps.u, verdict_name(g.verdict));
+    gap_probe_free(&g);
+    struct timing *all[] = {&tw1, &tw2, &tb, &th1, &th2, &ths, &twts, &n1, &n2, &nb, &z1, &z2, &zb};
+    for (size_t i = 0; i < ARRAY_LEN(all); i++)
+        timing_free(all[i]);
+}
+
+static void test_sig3(void)
+{
+    char b[32];
+    struct {
+        double v;
+        const char *want;
+    } cases[] = {{0.239, "0.239"}, {4290.4, "4290"}, {828.4, "828"}, {3.934, "3.93"}, {0.012345, "0.0123"},
+                 {0, "0.00"},      {42.04, "42.0"},  {99.96, "100"}, {-1.5, "-1.50"}, {0.00098, "0.000980"}};
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++)
+        T_CHECK(!strcmp(fmt_sig3(b, sizeof b, cases[i].v), cases[i].want), "sig3(%g) = %s, want %s", cases[i].v, b,
+                cases[i].want);
+}
+
+/* The crossover table: rows from profiles, a failed plan, the faster plan per width. */
+static void test_crossover(void)
+{
+    struct crossover_row rows[4] = {0};
+    struct profile p;
+    synth_profile(&p, 31, 10);
+    crossover_row_from(&rows[0], &p);
+    T_CHECK(rows[0].ok && rows[0].cols == 4 && !strcmp(rows[0].plan, "batch") &&
+                NEAR(rows[0].step_us.v, p.gap_probe.head_wall1_us),
+            "row from a profile: step %g", rows[0].step_us.v);
+    profile_free(&p);
+    rows[0].floor_us = 100;
+    rows[1] = (struct crossover_row){.cols = 4, .plan = "wide", .ok = false, .why = "--wide is not supported yet"};
+    rows[2] = (struct crossover_row){.cols = 64, .plan = "batch", .ok = true, .step_us = {4000, 10}, .busy_us = 3900,
+                                     .tok_s = 16000, .floor_us = 600};
+    rows[3] = (struct crossover_row){.cols = 64, .plan = "wide", .ok = true, .step_us = {1000, 10}, .busy_us = 950,
+                                     .tok_s = 64000, .floor_us = 600};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_crossover(f, rows, 4, false);
+    fclose(f);
+    T_CHECK(strstr(buf, "-- plan crossover") && strstr(buf, "failed: --wide is not supported yet") &&
+                strstr(buf, "1.67") && strstr(buf, "  wide\n"),
+            "crossover text\n%s", buf);
+    free(buf);
+    f = open_memstream(&buf, &len);
+    report_crossover(f, rows, 4, true);
+    fclose(f);
+    T_CHECK(strstr(buf, "| 64 | wide | 1000 |") && strstr(buf, "|---:|"), "crossover markdown\n%s", buf);
+    free(buf);
+}
+
+/* Attribution arithmetic: differential medians, the inflation flag, closure. */
+static void test_attribution(void)
+{
+    struct profile p;
+    synth_profile(&p, 41, 10);
+    struct prof_attribution *a = &p.attribution;
+    a->ran = true;
+    a->n_rows = 3;
+    a->rows = calloc(3, sizeof *a->rows);
+    const char *kinds[3] = {"matmul.bf16", "rmsnorm", "attn.decode"};
+    double diffs[3] = {220, 5, 26}; /* matmul (ts ≈ 225+) agrees, rmsnorm's ts (≈ 9) is inflated */
+    for (int k = 0; k < 3; k++) {
+        double s[10];
+        for (int i = 0; i < 10; i++)
+            s[i] = diffs[k] + 0.1 * (i - 4.5);
+        snprintf(a->rows[k].kind, sizeof a->rows[k].kind, "%s", kinds[k]);
+        a->rows[k].attributable = true;
+        a->rows[k].us = timing_from(s, 10);
+    }
+    attribution_compute(&p, (struct est){260, 2});
+    T_CHECK(NEAR(a->rows[0].diff.v, 220.0) && a->rows[0].ts_us > 200, "matmul diff %g ts %g", a->rows[0].diff.v,
+            a->rows[0].ts_us);
+    T_CHECK(a->rows[1].ts_inflated && a->rows[1].ts_us > 8, "rmsnorm inflated: ts %g diff %g", a->rows[1].ts_us,
+            a->rows[1].diff.v);
+    T_CHECK(NEAR(a->sum.v, 251.0) && NEAR(a->closure.v, -9.0) && fabs(a->closure_share + 9.0 / 260) < 1e-9,
+            "closure %g of %g", a->closure.v, a->sum.v);
+    char *txt = render(report_text, &p);
+    T_CHECK(strstr(txt, "-- attribution") && strstr(txt, "closure: Σ diff") && strstr(txt, "ts>diff"),
+            "attribution text\n%s", txt);
+    free(txt);
+    profile_free(&p);
+}
+
 static void test_totals_and_kinds(const struct profile *p)
 {
     int n_reps = p->busy_us.n_reps;
@@ -79,7 +286,7 @@ static void test_totals_and_kinds(const struct profile *p)
         T_CHECK(NEAR(p->head_us.reps[r], head), "head rep %d %g want %g", r, p->head_us.reps[r],
                 head);
     }
-    T_CHECK(NEAR(p->tok_s, p->shape.cols * 1e6 / p->busy_us.mean), "tok_s %g", p->tok_s);
+    T_CHECK(NEAR(p->tok_s, p->shape.cols * 1e6 / p->busy_us.median), "tok_s %g", p->tok_s);
 
     /* by kind: every kind once, counts, per-rep sums, shares, GB/s, sorted descending */
     T_CHECK(p->n_kinds == 8, "n_kinds %d", p->n_kinds);
@@ -100,16 +307,17 @@ static void test_totals_and_kinds(const struct profile *p)
         T_CHECK(pk->us.n_reps == 5 && NEAR(pk->us.reps[0], rep0), "%s rep0 %g want %g", pk->kind,
                 pk->us.reps[0], rep0);
         bool head = strncmp(pk->kind, "head.", 5) == 0;
-        double whole = head ? p->head_us.mean : p->busy_us.mean;
-        T_CHECK(NEAR(pk->share, pk->us.mean / whole), "%s share %g", pk->kind, pk->share);
+        double whole = head ? p->head_us.median : p->busy_us.median;
+        T_CHECK(NEAR(pk->share, pk->us.median / whole), "%s share %g", pk->kind, pk->share);
         *(head ? &head_share : &layer_share) += pk->share;
-        double gbps = bytes ? bytes / (pk->us.mean * 1e-6) / 1e9 : 0.0;
+        double gbps = bytes ? bytes / (pk->us.median * 1e-6) / 1e9 : 0.0;
         T_CHECK(NEAR(pk->gbps, gbps), "%s gbps %g want %g", pk->kind, pk->gbps, gbps);
         T_CHECK(NEAR(pk->bw_share, gbps / p->device.copy_gbps), "%s bw_share %g", pk->kind,
                 pk->bw_share);
-        if (k > 0) T_CHECK(p->by_kind[k - 1].us.mean >= pk->us.mean, "sorted at %d", k);
+        if (k > 0) T_CHECK(p->by_kind[k - 1].us.median >= pk->us.median, "sorted at %d", k);
     }
-    T_CHECK(NEAR(layer_share, 1.0) && NEAR(head_share, 1.0), "shares sum %g %g", layer_share,
+    /* shares of medians: the kinds' medians need not add up to the median of their sum */
+    T_CHECK(fabs(layer_share - 1.0) < 0.02 && fabs(head_share - 1.0) < 0.02, "shares sum %g %g", layer_share,
             head_share);
     T_CHECK(strcmp(p->by_kind[0].kind, "matmul.bf16") == 0, "largest kind %s", p->by_kind[0].kind);
 }
@@ -138,7 +346,7 @@ static void test_gap_probe(void)
     /* both verdicts on exact numbers, and the 25 % boundary (not per-dispatch at exactly 25 %) */
     struct gap_probe g;
     gap_probe_compute(&g, 1000, 1600, 300, false, 0, 0, 0, 0, 0, 0);
-    T_CHECK(g.marginal_us == 600 && g.fixed_us == 400 && g.gaps_us == 300 && g.gaps_share == 0.5,
+    T_CHECK(g.marginal_us == 600.0 && g.fixed_us == 400 && g.gaps_us == 300 && g.gaps_share == 0.5,
             "exact terms %g %g %g %g", g.marginal_us, g.fixed_us, g.gaps_us, g.gaps_share);
     T_CHECK(g.per_dispatch, "50%% gaps is per-dispatch");
     gap_probe_compute(&g, 1000, 1600, 500, false, 0, 0, 0, 0, 0, 0);
@@ -205,8 +413,11 @@ static void test_text(struct profile *p)
     T_CHECK(strstr(txt, "NOT production's") == NULL, "the seed's wall remark must not be printed");
     T_CHECK(strstr(txt, "WARNING") == NULL, "head sums agree in the synthetic profile");
     char want[128]; /* the slowest dispatch heads the top table */
-    snprintf(want, sizeof want, "-- top single dispatches --\n  step[  6] %-26s", "matmul.bf16");
-    T_CHECK(strstr(txt, want) != NULL, "top dispatch line\n%s", txt);
+    snprintf(want, sizeof want, "  step[  6] %-26s", "matmul.bf16");
+    const char *top = strstr(txt, "-- top single dispatches --");
+    T_CHECK(top && strstr(top, "  step[") == strstr(top, want), "top dispatch line\n%s", txt);
+    T_CHECK(top && strstr(top, "gz=1") && strstr(top, "gz=1") < strstr(top, " µs ("), "gz beside gy\n%s", txt);
+    T_CHECK(top && strstr(top, "mixed denominators"), "the top table mixes head and busy shares\n%s", txt);
     int steps = 0;
     for (const char *s = txt; (s = strstr(s, "  step[")); s++)
         steps++;
@@ -477,6 +688,11 @@ int main(void)
     struct profile p;
     synth_profile(&p, 7, 5);
     test_timing();
+    test_rank_test();
+    test_spread_and_noise();
+    test_sig3();
+    test_crossover();
+    test_attribution();
     test_totals_and_kinds(&p);
     test_gap_probe();
     test_text(&p);

@@ -1,0 +1,50 @@
+/* tuning.c - the environment's tuning and test switches, read once (tuning.h lists them). */
+#include "tuning.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The integer value of variable `name` when it lies in lo..hi, else 0. */
+static int env_int(const char *name, int lo, int hi)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return 0;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return *end || x < lo || x > hi ? 0 : (int)x;
+}
+
+static bool env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+const struct tuning *tuning(void)
+{
+    static struct tuning t;
+    static bool read;
+    if (read) return &t;
+    read = true;
+    t.matmul_ksl = env_int("LFM2_MATMUL_KSL", 8, 128);
+    if (t.matmul_ksl & (t.matmul_ksl - 1)) t.matmul_ksl = 0; /* powers of two only */
+    t.matmul_rt = env_int("LFM2_MATMUL_RT", 1, 4);
+    t.matmul_pass_cols = env_int("LFM2_MATMUL_PASS_COLS", 1, 1 << 16);
+    t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
+    const char *tile = getenv("LFM2_GEMM_TILE");
+    unsigned bm, bn, bk;
+    if (tile && sscanf(tile, "%ux%ux%u", &bm, &bn, &bk) == 3 && bm >= 16 && bm <= 256 && bn >= 16 && bn <= 256 &&
+        bk >= 32 && bk <= 128 && bk % 32 == 0) {
+        t.gemm_tile[0] = (int)bm;
+        t.gemm_tile[1] = (int)bn;
+        t.gemm_tile[2] = (int)bk;
+    }
+    t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
+    t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
+    t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
+    t.test_drop_last_dispatch = getenv("LFM2_TEST_DROP_LAST_DISPATCH") != NULL;
+    t.test_skip_snapshot = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;
+    t.validation = env_flag("LFM2_VALIDATION");
+    return &t;
+}
