@@ -1,52 +1,23 @@
 #!/usr/bin/env bash
 # bench/h200.sh WHAT... - the runs kept in bench/ notes, on the lent H200 (device tool):
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
-<<<<<<< HEAD
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
-# Outputs go to $OUT (or bench/out when OUT is unset), one file per section.
-=======
-# with carry [".gl", "build", ".fx"] (.fx: a copy of ../shared/fixtures/lfm2-tiny). Outputs go to
-# $OUT (or bench/out when OUT is unset), one file per section. Issue 8 (the wide plan):
-# `bash bench/h200.sh golden_wide wide wide_kinds` (goldens through --wide; the targets table; the
-# wide plan's short conv and prefill attention against the batch plan's at 512 tokens).
->>>>>>> wide
+# Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
+# wide plan (8): gemm golden_wide wide wide_kinds; Qwen3.5 (9): qwen; spec (10): spec;
+# numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
 mkdir -p "$O"
-F=.fx/lfm2-tiny
-Q=.fx/qwen35-tiny
-[ -d "$Q" ] || Q=tests/fixtures/qwen35-tiny # the project's own copy travels with the tree
+F=tests/fixtures/lfm2-tiny
+Q=tests/fixtures/qwen35-tiny
 run() { echo "\$ lfm2-profile-stage $*"; "$B" "$@"; echo "(exit $?)"; echo; }
 devices() { run --list-devices; }
-goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N
-    local d=$1 k=$2 n=$3 m
-    for m in "$d golden" "$d/model-f16.gguf golden-f16" "$d/model-q8_0.gguf golden-q8_0" "$d/model-q4_0.gguf golden-q4_0"; do
-        set -- $m
-        for L in --full "--layers 0:$k" "--layers $k:$n"; do run --model "$1" $L --golden "$d/$2.safetensors"; done
-    done
-}
-<<<<<<< HEAD
-golden() { goldens_of "$F" 3 6; }
-# Qwen3.5 (issue 9): the tiny goldens (short and 144-token), then Qwen3.5-2B BF16 at 1, 16 and 64
-# decode columns and a 512-token prefill of one slot, each with the head and the gap probe.
-qwen() {
-    goldens_of "$Q" 2 4
-    run --model "$Q" --full --golden "$Q/golden-long.safetensors"
-    run --model "$Q/model-q4_0.gguf" --full --golden "$Q/golden-q4_0-long.safetensors"
-    for c in 1 16 64; do
-        run --model qwen3.5-2b --full --cols $c --pos 64 --logits --gap-probe --json "$O/qwen2b_c$c.json"
-    done
-    run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_p512.json"
-=======
-golden_wide() { # the same goldens through the wide plan, and the long ones (288-column prefill steps)
+golden() {
     for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" "$F/model-q4_0.gguf golden-q4_0"; do
         set -- $m
-        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --wide --golden "$F/$2.safetensors"; done
+        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --golden "$F/$2.safetensors"; done
     done
-    for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$F" $L --wide --golden "$F/golden-long.safetensors"; done
-    run --model "$F/model-q4_0.gguf" --full --wide --golden "$F/golden-q4_0-long.safetensors"
->>>>>>> wide
 }
 load() {
     for m in lfm2-350m lfm2-700m lfm2-1.2b lfm2.5-1.2b lfm2-2.6b qwen3.5-0.8b qwen3.5-2b qwen3.5-4b qwen3.5-9b glm-ocr; do
@@ -89,65 +60,6 @@ dtypes() { # the other weight types at 16 columns
         "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
     done
 }
-<<<<<<< HEAD
-glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
-    # glm-ocr profiled at 1, 16, 64 columns with the head, and at 16 columns in q4_0. The bench
-    # note's floor, bf16: layers 16 × 61.3 MB = 981 MB (0.250 ms at 3.93 TB/s), head 182 MB
-    # (0.046 ms); q4_0: 276 MB (0.070 ms) and 51 MB (0.013 ms)
-    local G=${GLM_FX:-tests/fixtures/glm-ocr-tiny}
-    for gold in golden golden-long; do
-        for L in --full "--layers 0:1" "--layers 1:3"; do run --model "$G" $L --golden "$G/$gold.safetensors"; done
-    done
-    run --model glm-ocr --full --load-only
-    for c in 1 16 64; do
-        run --model glm-ocr --full --cols $c --pos 64 --logits --gap-probe --json "$O/glm_c$c.json"
-    done
-    run --model glm-ocr --full --cols 16 --pos 64 --logits --gap-probe --dtype q4_0 --json "$O/glm_c16_q4_0.json"
-=======
-# json_num FILE OBJECT KEY: the number KEY of the first OBJECT in a --json file (cJSON prints one
-# key a line); OBJECT "" takes the first KEY anywhere.
-json_num() { awk -v o="\"$2\":" -v k="\"$3\":" -F'[:,]' 'o == "\"\":" || index($0, o) { f = 1 } f && index($0, k) { gsub(/[ \t]/, "", $2); print $2; exit }' "$1"; }
-wide() { # issue 8 targets: LFM2-1.2B full with the head, step time = gap-probe wall 1x WITH the head,
-    # no timestamps (min of 10); floor = stored weight bytes / this run's copy bandwidth; TFLOP/s =
-    # 2 x weight elements x columns / wall (matrix products only)
-    local J="$O/wide.json" el=0
-    printf '%-5s %-6s %-12s %9s %9s %8s %9s %8s\n' dtype plan step "wall µs" "floor µs" "x floor" "tok/s" "TFLOP/s"
-    for dt in bf16 q4_0; do
-        local mb
-        mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
-        [ $dt = bf16 ] && el=$(awk -v m="$mb" 'BEGIN { print m * 1e6 / 2 }')
-        for plan in batch wide; do
-            for step in "decode 1" "decode 16" "decode 64" "decode 256" "prefill 512"; do
-                set -- $step
-                local args="--cols $2 --pos 64"
-                [ $1 = prefill ] && args="--cols $2 --slots 1 --pos 0"
-                [ $plan = wide ] && args="$args --wide"
-                if ! "$B" --model lfm2-1.2b --full --dtype $dt $args --logits --gap-probe --reps 3 --json "$J" \
-                    >"$O/wide_run.log" 2>&1; then
-                    echo "$dt $plan $step: failed"; tail -n 3 "$O/wide_run.log"; continue
-                fi
-                local wall gbps
-                wall=$(json_num "$J" lm_head wall1_us)
-                gbps=$(json_num "$J" "" copy_gbps)
-                awk -v dt=$dt -v pl=$plan -v st="$1 $2" -v w="$wall" -v mb="$mb" -v g="$gbps" -v c=$2 -v el="$el" \
-                    'BEGIN { f = mb * 1e3 / g; printf "%-5s %-6s %-12s %9.0f %9.0f %8.2f %9.0f %8.1f\n",
-                             dt, pl, st, w, f, w / f, c * 1e6 / w, 2 * el * c / w / 1e6 }'
-            done
-        done
-    done
-}
-wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attention tile width
-    for bq in auto 32 16; do
-        echo "== prefill 512 bf16 wide, attention tile $bq"
-        if [ $bq = auto ]; then unset LFM2_ATTN_BQ; else export LFM2_ATTN_BQ=$bq; fi
-        "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 --wide |
-            grep -E "GPU busy|attn|shortconv|matmul|gemm"
-    done
-    unset LFM2_ATTN_BQ
-    echo "== prefill 512 bf16 batch"
-    "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 | grep -E "GPU busy|attn|shortconv"
->>>>>>> wide
-}
 spec() { # issue 10: what the spec plan's snapshots cost, against the batch plan's prefill shape at
     # the same columns (4 slots x 4 tokens; --spec adds shortconv.snap in place of shortconv and a
     # logit for every column, which --logits gives the batch run too); then the golden spec checks
@@ -187,6 +99,103 @@ numbers() { # issue 13: instrumentation cost, sampled vs full timestamps, attrib
     run $M --cols 16 --attribution-ops
     echo "== plan crossover (batch; wide once it is merged)"
     run --model ${MODEL:-lfm2-1.2b} --full --pos 64 --logits --reps 10 --cols 1,16,64,256 --plans batch,wide
+}
+gemm() { # the wide plan's matrix products alone (bench/06): LFM2-1.2B's 16 layers at 512 columns
+    G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench}
+    for dt in bf16 f16 q8_0 q4_0; do echo "\$ gemm_bench $dt 512 20"; "$G" $dt 512 20; done
+    echo "\$ LFM2_GEMM_ROOF=1 gemm_bench f16 512 20"; LFM2_GEMM_ROOF=1 "$G" f16 512 20
+    echo "\$ LFM2_TEST_NO_COOPMAT=1 gemm_bench bf16 512 5"; LFM2_TEST_NO_COOPMAT=1 "$G" bf16 512 5
+    for c in 32 64 128 256 1024; do echo "\$ gemm_bench bf16 $c 10"; "$G" bf16 $c 10; done
+}
+
+golden_wide() { # the same goldens through the wide plan, and the long ones (288-column prefill steps)
+    for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" "$F/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$1" $L --wide --golden "$F/$2.safetensors"; done
+    done
+    for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$F" $L --wide --golden "$F/golden-long.safetensors"; done
+    run --model "$F/model-q4_0.gguf" --full --wide --golden "$F/golden-q4_0-long.safetensors"
+}
+
+# json_num FILE OBJECT KEY: the number KEY of the first OBJECT in a --json file (cJSON prints one
+# key a line); OBJECT "" takes the first KEY anywhere.
+json_num() { awk -v o="\"$2\":" -v k="\"$3\":" -F'[:,]' 'o == "\"\":" || index($0, o) { f = 1 } f && index($0, k) { gsub(/[ \t]/, "", $2); print $2; exit }' "$1"; }
+
+wide() { # issue 8 targets: LFM2-1.2B full with the head, step time = gap-probe wall 1x WITH the head,
+    # no timestamps (min of 10); floor = stored weight bytes / this run's copy bandwidth; TFLOP/s =
+    # 2 x weight elements x columns / wall (matrix products only)
+    local J="$O/wide.json" el=0
+    printf '%-5s %-6s %-12s %9s %9s %8s %9s %8s\n' dtype plan step "wall µs" "floor µs" "x floor" "tok/s" "TFLOP/s"
+    for dt in bf16 q4_0; do
+        local mb
+        mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
+        [ $dt = bf16 ] && el=$(awk -v m="$mb" 'BEGIN { print m * 1e6 / 2 }')
+        for plan in batch wide; do
+            for step in "decode 1" "decode 16" "decode 64" "decode 256" "prefill 512"; do
+                set -- $step
+                local args="--cols $2 --pos 64"
+                [ $1 = prefill ] && args="--cols $2 --slots 1 --pos 0"
+                [ $plan = wide ] && args="$args --wide"
+                if ! "$B" --model lfm2-1.2b --full --dtype $dt $args --logits --gap-probe --reps 3 --json "$J" \
+                    >"$O/wide_run.log" 2>&1; then
+                    echo "$dt $plan $step: failed"; tail -n 3 "$O/wide_run.log"; continue
+                fi
+                local wall gbps
+                wall=$(json_num "$J" lm_head wall1_us)
+                gbps=$(json_num "$J" "" copy_gbps)
+                awk -v dt=$dt -v pl=$plan -v st="$1 $2" -v w="$wall" -v mb="$mb" -v g="$gbps" -v c=$2 -v el="$el" \
+                    'BEGIN { f = mb * 1e3 / g; printf "%-5s %-6s %-12s %9.0f %9.0f %8.2f %9.0f %8.1f\n",
+                             dt, pl, st, w, f, w / f, c * 1e6 / w, 2 * el * c / w / 1e6 }'
+            done
+        done
+    done
+}
+
+wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attention tile width
+    for bq in auto 32 16; do
+        echo "== prefill 512 bf16 wide, attention tile $bq"
+        if [ $bq = auto ]; then unset LFM2_ATTN_BQ; else export LFM2_ATTN_BQ=$bq; fi
+        "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 --wide |
+            grep -E "GPU busy|attn|shortconv|matmul|gemm"
+    done
+    unset LFM2_ATTN_BQ
+    echo "== prefill 512 bf16 batch"
+    "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 | grep -E "GPU busy|attn|shortconv"
+}
+
+goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N
+    local d=$1 k=$2 n=$3 m
+    for m in "$d golden" "$d/model-f16.gguf golden-f16" "$d/model-q8_0.gguf golden-q8_0" "$d/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:$k" "--layers $k:$n"; do run --model "$1" $L --golden "$d/$2.safetensors"; done
+    done
+}
+
+# Qwen3.5 (issue 9): the tiny goldens (short and 144-token), then Qwen3.5-2B BF16 at 1, 16 and 64
+# decode columns and a 512-token prefill of one slot, each with the head and the gap probe.
+qwen() {
+    goldens_of "$Q" 2 4
+    run --model "$Q" --full --golden "$Q/golden-long.safetensors"
+    run --model "$Q/model-q4_0.gguf" --full --golden "$Q/golden-q4_0-long.safetensors"
+    for c in 1 16 64; do
+        run --model qwen3.5-2b --full --cols $c --pos 64 --logits --gap-probe --json "$O/qwen2b_c$c.json"
+    done
+    run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_p512.json"
+}
+
+glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
+    # glm-ocr profiled at 1, 16, 64 columns with the head, and at 16 columns in q4_0. The bench
+    # note's floor, bf16: layers 16 × 61.3 MB = 981 MB (0.250 ms at 3.93 TB/s), head 182 MB
+    # (0.046 ms); q4_0: 276 MB (0.070 ms) and 51 MB (0.013 ms)
+    local G=${GLM_FX:-tests/fixtures/glm-ocr-tiny}
+    for gold in golden golden-long; do
+        for L in --full "--layers 0:1" "--layers 1:3"; do run --model "$G" $L --golden "$G/$gold.safetensors"; done
+    done
+    run --model glm-ocr --full --load-only
+    for c in 1 16 64; do
+        run --model glm-ocr --full --cols $c --pos 64 --logits --gap-probe --json "$O/glm_c$c.json"
+    done
+    run --model glm-ocr --full --cols 16 --pos 64 --logits --gap-probe --dtype q4_0 --json "$O/glm_c16_q4_0.json"
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do

@@ -77,6 +77,7 @@ struct gpu {
     float timestamp_period;        /* ns per tick */
     uint32_t timestamp_valid_bits; /* of the compute queue; 0 = no timestamps */
     bool has_coopmat_nv;           /* VK_NV_cooperative_matrix */
+    bool gemm_coopmat;             /* the wide plan's gemm runs on cooperative matrices (kernels.h) */
     bool has_memory_budget;        /* VK_EXT_memory_budget */
     uint64_t device_local_bytes;   /* size of the largest device-local heap */
     uint64_t max_buffer;           /* maxBufferSize (Vulkan 1.3), else max_alloc */

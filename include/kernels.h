@@ -126,6 +126,19 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
                     const char *kind_prefix, struct err *e);
 
+/* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
+ * K_GEMM_MIN_COLS columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
+ * same arguments, same function, same layouts, each weight tile read once per 64 columns and met
+ * in L2 by the other column tiles. One dispatch, grid (ceil(cols/64), ceil(rows/BM)). Two
+ * implementations, picked once per device (gpu.h gemm_coopmat):
+ *  - cooperative matrices (VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape):
+ *    kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"; x' enters as f16 hi + lo
+ *    parts (and F32/Q8_0/Q4_0 weights as hi + lo too), so results stay f32-accurate (bench/06);
+ *  - the shared-memory FMA twin everywhere else (lavapipe, CI), or with LFM2_TEST_NO_COOPMAT=1:
+ *    kinds "<kind_prefix>gemm_fma.<dtype>", "<kind_prefix>gemm_fma_swiglu.<dtype>"; plain f32.
+ * push (88 B): matmul's 80 bytes, then u32 cols, u32 pad. */
+#define K_GEMM_MIN_COLS 32
+
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =
  * [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]; the n_runs runs cover the step's

@@ -6,6 +6,11 @@
  *   LFM2_MATMUL_RT=1..4                   matmul rows a row group keeps (bench/ runs)
  *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
+ *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
+ *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
+ *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
+ *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
+ *                                         matrices (tests: compare both on the H200)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv writes no snapshot (tests: a broken rollback)
@@ -20,6 +25,10 @@ struct tuning {
     int matmul_rt;        /* 0: automatic */
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
     int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */
+    int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
+    int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
+    bool gemm_roof;
+    bool test_no_coopmat;
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;

@@ -40,6 +40,15 @@ float wget(uint64_t base, uint dt, uint rows, uint k, uint row, uint i)
     return (float(q) - 8.0) * d;
 }
 
+// Elements 4·k4 .. 4·k4+3 of a 1-D F32, F16 or BF16 weight (a norm gain) at address base.
+vec4 gain4_at(uint64_t base, uint dt, uint k4)
+{
+    if (dt == DT_F32) return Vec4Buf(base).v[k4];
+    uvec2 h = uvec2(U32Buf(base).v[2u * k4], U32Buf(base).v[2u * k4 + 1u]);
+    if (dt == DT_F16) return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
+    return vec4(bf16_lo(h.x), bf16_hi(h.x), bf16_lo(h.y), bf16_hi(h.y));
+}
+
 // Element i of a 1-D weight (norm gain, conv taps).
 float wget1(uint64_t base, uint dt, uint i) { return wget(base, dt, 1u, 0u, 0u, i); }
 

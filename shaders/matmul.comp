@@ -113,13 +113,7 @@ float block_scale(uint64_t sbase, uint si)
 }
 
 // Norm gain of elements 4·k4 .. 4·k4+3 (F32, F16 or BF16; p.gdtype is uniform).
-vec4 gain4(uint k4)
-{
-    if (p.gdtype == DT_F32) return Vec4Buf(p.gain).v[k4];
-    uvec2 h = uvec2(U32Buf(p.gain).v[2u * k4], U32Buf(p.gain).v[2u * k4 + 1u]);
-    if (p.gdtype == DT_F16) return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
-    return vec4(bf16_lo(h.x), bf16_hi(h.x), bf16_lo(h.y), bf16_hi(h.y));
-}
+vec4 gain4(uint k4) { return gain4_at(p.gain, p.gdtype, k4); }
 
 void main()
 {

@@ -561,6 +561,25 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
     return ST_OK;
 }
 
+/* Whether the device lists the cooperative-matrix shape gemm.comp uses: 16x16x16, f16 * f16 + f32
+ * -> f32, subgroup scope. */
+static bool coopmat_f16_16(VkPhysicalDevice pd)
+{
+    uint32_t n = 0;
+    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0) return false;
+    VkCooperativeMatrixPropertiesNV *s = calloc(n, sizeof *s);
+    bool found = false;
+    for (uint32_t i = 0; s && i < n; i++) s[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    if (s && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, s) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = s[i].MSize == 16 && s[i].NSize == 16 && s[i].KSize == 16 &&
+                    s[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && s[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    s[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && s[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    s[i].scope == VK_SCOPE_SUBGROUP_NV;
+    free(s);
+    return found;
+}
+
 /* Copies what kernels and the report need from d into g. */
 static void fill_device_fields(struct gpu *g, const struct dev_info *d)
 {
@@ -584,6 +603,11 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
     g->max_subgroup_size = d->api13 ? d->p13.maxSubgroupSize : g->subgroup_size;
     g->has_float16 = d->f12.shaderFloat16;
     g->has_int8 = d->f12.shaderInt8;
+    /* the wide plan's tensor-core gemm needs the shape, f16 arithmetic and 16-bit storage, and a
+     * subgroup of 32 (its 2 x 2 subgroup grid); test hook: LFM2_TEST_NO_COOPMAT=1 runs the FMA twin
+     * on such a device too, so both can be compared on it */
+    g->gemm_coopmat = g->has_coopmat_nv && coopmat_f16_16(g->phys) && g->has_float16 &&
+                      d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !tuning()->test_no_coopmat;
 }
 
 /* The command pool, the step and transfer command buffers, the fence, the staging buffer. */

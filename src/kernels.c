@@ -229,6 +229,31 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
     spec[4] = MATMUL_THREADS;
 }
 
+/* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
+static struct push_matmul matmul_push(const struct gpu_weight *w, const struct gpu_weight *w3,
+                                      const struct k_norm *norm, uint64_t x, uint64_t y, bool accumulate)
+{
+    return (struct push_matmul){
+        .w = w->addr,
+        .wscale = scale_addr(w),
+        .w3 = w3 ? w3->addr : 0,
+        .w3scale = w3 ? scale_addr(w3) : 0,
+        .x = x,
+        .y = y,
+        .gain = norm && norm->w ? norm->w->addr : 0,
+        .rows = (uint32_t)w->rows,
+        .k = (uint32_t)w->k,
+        .accumulate = accumulate,
+        .gdtype = norm && norm->w ? (uint32_t)norm->w->dtype : 0,
+        .eps = norm ? norm->eps : 0,
+        .plus1 = norm && norm->plus1,
+    };
+}
+
+static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                    const char *op, const char *kind_prefix, struct err *e);
+
 static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
                       const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
                       const char *op, const char *kind_prefix, struct err *e)
@@ -248,6 +273,11 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc;
     if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
 
+    /* the wide plan's steps of many columns go to the tiled matrix product */
+    int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
+    if (p->kind == PLAN_WIDE && cols >= min_cols)
+        return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
+
     char name[40], kind[40];
     snprintf(name, sizeof name, "matmul%s_%s", swiglu ? "_swiglu" : "", kind_dtype(w->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", swiglu ? "_swiglu" : "",
@@ -266,21 +296,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
                            (long long)w->rows, groups);
         const struct gpu_pipeline *pipe;
         if ((rc = gpu_pipeline(g, name, spec, 5, &pipe, e))) return rc;
-        struct push_matmul pc = {
-            .w = w->addr,
-            .wscale = scale_addr(w),
-            .w3 = swiglu ? w3->addr : 0,
-            .w3scale = swiglu ? scale_addr(w3) : 0,
-            .x = x + 4 * (uint64_t)c0 * (uint64_t)w->k,
-            .y = y + 4 * (uint64_t)c0 * (uint64_t)w->rows,
-            .gain = norm && norm->w ? norm->w->addr : 0,
-            .rows = (uint32_t)w->rows,
-            .k = (uint32_t)w->k,
-            .accumulate = accumulate,
-            .gdtype = norm && norm->w ? (uint32_t)norm->w->dtype : 0,
-            .eps = norm ? norm->eps : 0,
-            .plus1 = norm && norm->plus1,
-        };
+        struct push_matmul pc = matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
+                                            y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
         dispatch_outputs(add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes), 1,
                          offsetof(struct push_matmul, y));
     }
@@ -306,6 +323,75 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 {
     if (!w3) return err_set(e, ST_USAGE, "matmul_swiglu %s: no up weight", op);
     return matmul_any(g, p, w1, w3, norm, x, y, cols, false, layer, op, kind_prefix, e);
+}
+
+/* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */
+
+struct push_gemm {
+    struct push_matmul m; /* as matmul.comp's block */
+    uint32_t cols, pad;
+};
+_Static_assert(sizeof(struct push_gemm) == 88, "push_gemm layout");
+
+/* Shared-memory bytes of gemm.comp at one geometry (mirrors its shared arrays). */
+static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn, uint32_t bk,
+                            uint32_t nt)
+{
+    uint32_t nm = swiglu ? 2 : 1, ss = bn * (bk / 8) * 4;
+    if (!coopmat) return (nm * bm + bn) * (bk + 1) * 4 + ss;
+    return nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2 + (nt / 32) * 256 * nm * 4 + ss;
+}
+
+static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                    const char *op, const char *kind_prefix, struct err *e)
+{
+    bool swiglu = w3 != NULL, cm = g->gemm_coopmat;
+    bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
+    /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
+     * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
+     * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
+    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
+    if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
+    /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
+     * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
+     * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
+    if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+    /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
+    if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt) <= g->shared_mem) bk = 64;
+    /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
+     * kernel or needs more shared memory than the device has is ignored: the default stays);
+     * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
+    const struct tuning *tu = tuning();
+    uint32_t tm = (uint32_t)tu->gemm_tile[0], tn = (uint32_t)tu->gemm_tile[1], tk = (uint32_t)tu->gemm_tile[2];
+    if (tm && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 &&
+        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt) <= g->shared_mem) {
+        bm = tm;
+        bn = tn;
+        bk = tk;
+    }
+    bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
+    uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt);
+    if (shared > g->shared_mem)
+        return err_set(e, ST_USAGE, "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u", op,
+                       bm, bn, bk, shared, g->shared_mem);
+    uint32_t gx = div_up((uint64_t)cols, bn), gy = div_up((uint64_t)w->rows, bm);
+    if (gx > MAX_GROUPS || gy > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
+                       cols, (long long)w->rows, gx, gy);
+    char name[40], kind[40];
+    const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
+    snprintf(name, sizeof name, "%s%s_%s", kern, swiglu ? "_swiglu" : "", kind_dtype(w->dtype));
+    snprintf(kind, sizeof kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
+             kind_dtype(w->dtype));
+    uint32_t spec[5] = {32, bm, bn, bk, nt};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, name, spec, 5, &pipe, e);
+    if (rc) return rc;
+    struct push_gemm pc = {matmul_push(w, w3, norm, x, y, accumulate), (uint32_t)cols, 0};
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, gx, gy, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0)), 1,
+                     offsetof(struct push_gemm, m.y));
+    return ST_OK;
 }
 
 /* ---- shortconv */

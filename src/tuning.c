@@ -1,6 +1,7 @@
 /* tuning.c - the environment's tuning and test switches, read once (tuning.h lists them). */
 #include "tuning.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,17 @@ const struct tuning *tuning(void)
     t.matmul_rt = env_int("LFM2_MATMUL_RT", 1, 4);
     t.matmul_pass_cols = env_int("LFM2_MATMUL_PASS_COLS", 1, 1 << 16);
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
+    t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
+    const char *tile = getenv("LFM2_GEMM_TILE");
+    unsigned bm, bn, bk;
+    if (tile && sscanf(tile, "%ux%ux%u", &bm, &bn, &bk) == 3 && bm >= 16 && bm <= 256 && bn >= 16 && bn <= 256 &&
+        bk >= 32 && bk <= 128 && bk % 32 == 0) {
+        t.gemm_tile[0] = (int)bm;
+        t.gemm_tile[1] = (int)bn;
+        t.gemm_tile[2] = (int)bk;
+    }
+    t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
+    t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
     t.test_drop_last_dispatch = getenv("LFM2_TEST_DROP_LAST_DISPATCH") != NULL;
     t.test_skip_snapshot = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;

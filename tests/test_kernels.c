@@ -338,6 +338,8 @@ static void matmul_ref(const double *w1, const double *w3, const double *gain, c
     }
     free(xn);
 }
+/* The plan kind test_matmul_case builds for: PLAN_WIDE sends it to the tiled gemm (test_gemm). */
+static enum plan_kind matmul_kind = PLAN_BATCH;
 
 static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swiglu, bool norm, bool acc)
 {
@@ -350,13 +352,19 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     if (acc) up(&yb, y0, (uint64_t)cols * rows * 4);
     else poison(&yb);
     struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, false};
-    struct plan p = {0};
+    struct plan p = {.kind = matmul_kind};
     int rc = swiglu ? k_matmul_swiglu(&g, &p, &w1.w, &w3.w, &kn, xb.addr, yb.addr, cols, 2, "ffn", "", &e)
              : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
                     : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
     T_CHECK(rc == ST_OK, "matmul: %s", e.msg);
-    T_CHECK(p.n == (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS, "matmul: %d dispatches for %d columns", p.n,
-            cols);
+    int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
+    T_CHECK(p.n == want_n, "matmul: %d dispatches for %d columns", p.n, cols);
+    if (matmul_kind == PLAN_WIDE && p.n == 1) {
+        char want[40];
+        snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", g.gemm_coopmat ? "gemm" : "gemm_fma",
+                 swiglu ? "_swiglu" : "");
+        T_CHECK(strncmp(p.d[0].kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", p.d[0].kind, want);
+    }
     T_CHECK(p.n > 0 && p.d[0].bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
@@ -456,6 +464,26 @@ static void test_gate_up_parts(void)
         weights_free(&dw);
         free(file);
     }
+}
+
+/* ---- gemm: the wide plan's tiled matrix product (the FMA twin on lavapipe; on a device with
+ * cooperative matrices the tensor-core kernel, or the twin with LFM2_TEST_NO_COOPMAT=1), at rows,
+ * k and columns that are not multiples of its tiles. main sets LFM2_GEMM_MIN_COLS=1 (tuning.h, read
+ * once) so that every width goes to it. */
+
+static void test_gemm(void)
+{
+    matmul_kind = PLAN_WIDE;
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        int k = t == DT_Q8_0 || t == DT_Q4_0 ? 1056 : 1000; /* 33 blocks of 32; 1000 = 31 steps + 8 */
+        test_matmul_case(t, 200, k, 1, false, false, false);
+        test_matmul_case(t, 67, k, 17, false, true, true);
+        test_matmul_case(t, 130, k, 45, true, true, false);
+        test_matmul_case(t, 75, k, 130, false, false, true);
+    }
+    test_matmul_case(DT_BF16, 129, 96, 64, true, false, false); /* k shorter than two steps */
+    matmul_kind = PLAN_BATCH;
 }
 
 /* ---- shortconv */
@@ -1094,6 +1122,7 @@ static void test_deltanet(void)
 
 int main(void)
 {
+    setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
     t_rng_seed(&rng, 20240611);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
@@ -1107,6 +1136,8 @@ int main(void)
     test_matmul();
     test_gate_up_parts();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
+    test_gemm();
+    printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
     test_shortconv();
     test_attention();
     test_deltanet();

@@ -1,0 +1,257 @@
+/* gemm_bench.c - the layer matrix products of LFM2-1.2B (16 layers, attention at 2 5 8 10 12 14) as
+ * one wide plan, timed alone: what `--wide` will spend in gemm per step (bench/06). Weights are
+ * made on the device (winit), activations are random, and the plan is the real sequence: per conv
+ * layer in_proj (norm) + out_proj (residual), per attention layer q/k/v (norm) + out_proj
+ * (residual), per layer the SwiGLU pair (norm) + down (residual).
+ *
+ *   gemm_bench DTYPE COLS [REPS [LAYERS]]     e.g.  gemm_bench bf16 512 20
+ * (LAYERS < 16: the first ones only, for a quick look on a CPU device).
+ *
+ * Prints per kind: dispatches, median µs a step, TFLOP/s (counting one dispatch per product, as the
+ * gemm does), weight GB/s; then the step's sum, the
+ * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
+ * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
+ * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
+ * Environment: LFM2_TEST_NO_COOPMAT=1 (FMA twin), LFM2_GEMM_TILE, LFM2_GEMM_ROOF (tuning.h),
+ * LFM2_GEMM_MIN_COLS. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "gpu.h"
+#include "kernels.h"
+#include "plan.h"
+
+#define H 2048
+#define FFN 8192
+#define KV 512
+#define LAYERS 16
+
+static struct gpu g;
+static struct err e;
+
+#define TRY(x)                                                                                                 \
+    do {                                                                                                       \
+        if ((x) != ST_OK) {                                                                                    \
+            fprintf(stderr, "gemm_bench: %s (%s:%d)\n", e.msg, __FILE__, __LINE__);                          \
+            exit(1);                                                                                           \
+        }                                                                                                      \
+    } while (0)
+
+static uint32_t tensor_id;
+
+/* A device tensor of random values: weights N(0, 1/k) (gains 1 + 0.1 N, activations N(0, 1)). */
+static struct gpu_buf last_buf; /* the buffer of the last make() (for downloads) */
+
+static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, float b)
+{
+    struct gpu_buf buf;
+    struct gpu_weight w = {0, t, rows, k, weight_bytes(t, rows, k)};
+    TRY(gpu_alloc(&g, w.bytes, GPU_MEM_DEVICE, &buf, &e));
+    w.addr = buf.addr;
+    last_buf = buf;
+    struct plan p = {0};
+    TRY(k_winit(&g, &p, &w, 1, ++tensor_id, WINIT_NORMAL, a, b, &e));
+    TRY(gpu_cmd_begin(&g, &e));
+    plan_record(&g, &p, -1);
+    TRY(gpu_submit_wait(&g, NULL, &e));
+    plan_free(&p);
+    return w;
+}
+
+static struct gpu_weight mat(enum dtype t, int64_t rows, int64_t k) { return make(t, rows, k, 1.0f / sqrtf((float)k), 0); }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* max|out - ref| / max|ref| of y = W·rms(x)·g on 64 columns, in double on the host. */
+static void accuracy(enum dtype t, int cols)
+{
+    struct gpu_weight w = mat(t, H, H);
+    struct gpu_buf wb = last_buf;
+    struct gpu_weight gain = make(DT_BF16, 1, H, 0.1f, 1.0f);
+    struct gpu_buf gb = last_buf;
+    struct gpu_weight x = make(DT_F32, cols, H, 1.0f, 0.5f);
+    struct gpu_buf xb = last_buf;
+    struct gpu_weight y = make(DT_F32, cols, H, 1.0f, 0);
+    struct gpu_buf yb = last_buf;
+    struct k_norm norm = {&gain, 1e-5f, false};
+    struct plan p = {.kind = PLAN_WIDE};
+    TRY(k_matmul_norm(&g, &p, &w, &norm, x.addr, y.addr, cols, false, 0, "acc", "", &e));
+    TRY(gpu_cmd_begin(&g, &e));
+    plan_record(&g, &p, -1);
+    TRY(gpu_submit_wait(&g, NULL, &e));
+    uint8_t *wh = malloc(w.bytes), *gh = malloc(gain.bytes);
+    float *xh = malloc(x.bytes), *yh = malloc(y.bytes);
+    int nc = MIN(cols, 64);
+    double num = 0, den = 0;
+    TRY(gpu_download(&g, &wb, 0, wh, w.bytes, &e));
+    TRY(gpu_download(&g, &gb, 0, gh, gain.bytes, &e));
+    TRY(gpu_download(&g, &xb, 0, xh, x.bytes, &e));
+    TRY(gpu_download(&g, &yb, 0, yh, y.bytes, &e));
+    double *xn = malloc(H * sizeof *xn);
+    for (int c = 0; c < nc; c++) {
+        int col = c * (cols / nc);
+        double ss = 0;
+        for (int i = 0; i < H; i++) ss += (double)xh[col * H + i] * xh[col * H + i];
+        double inv = 1 / sqrt(ss / H + 1e-5);
+        for (int i = 0; i < H; i++) xn[i] = xh[col * H + i] * inv * weight_get(DT_BF16, 1, H, gh, 0, i);
+        for (int n = 0; n < H; n++) {
+            double a = 0;
+            for (int i = 0; i < H; i++) a += weight_get(t, H, H, wh, n, i) * xn[i];
+            num = fmax(num, fabs(yh[col * H + n] - a));
+            den = fmax(den, fabs(a));
+        }
+    }
+    printf("accuracy %s [%d, %d] x %d columns (norm, x ~ N(0.5, 1)), kind %s: max_rel %.3g over %d columns\n",
+           dtype_name(t), H, H, cols, p.d[0].kind, num / den, nc);
+    plan_free(&p);
+    free(wh);
+    free(gh);
+    free(xh);
+    free(yh);
+    free(xn);
+}
+
+/* TFLOP/s of coopmat_roof.comp: cooperative-matrix products on registers, no memory traffic. */
+static double coopmat_roof(void)
+{
+    const uint32_t groups = 4096, iters = 4096;
+    struct gpu_buf out;
+    TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
+    const struct gpu_pipeline *pipe;
+    TRY(gpu_pipeline(&g, "coopmat_roof", NULL, 0, &pipe, &e));
+    struct {
+        uint64_t out;
+        uint32_t iters;
+        float seed;
+    } pc = {out.addr, iters, 0.01f};
+    double best = INFINITY;
+    for (int r = 0; r < 5; r++) {
+        uint64_t ticks[2];
+        TRY(gpu_cmd_begin(&g, &e));
+        TRY(gpu_cmd_reset_timestamps(&g, 0, 2, &e));
+        gpu_cmd_timestamp(&g, 0);
+        gpu_cmd_dispatch(&g, pipe, &pc, sizeof pc, groups, 1, 1);
+        gpu_cmd_barrier(&g);
+        gpu_cmd_timestamp(&g, 1);
+        TRY(gpu_submit_wait(&g, NULL, &e));
+        TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
+        best = fmin(best, (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-9);
+    }
+    return (double)groups * 4 * iters * 8 * 2 * 16 * 16 * 16 / best * 1e-12;
+}
+
+struct kind_sum {
+    char kind[40];
+    int n;
+    double us, flop, bytes;
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: gemm_bench DTYPE COLS [REPS [LAYERS]]\n");
+        return 2;
+    }
+    static const enum dtype types[] = {DT_F32, DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
+    enum dtype t = DT_COUNT;
+    for (size_t i = 0; i < ARRAY_LEN(types); i++)
+        if (!strcasecmp(argv[1], dtype_name(types[i]))) t = types[i];
+    if (t == DT_COUNT) {
+        fprintf(stderr, "gemm_bench: dtype %s: expected bf16, f16, f32, q8_0 or q4_0\n", argv[1]);
+        return 2;
+    }
+    int cols = atoi(argv[2]), reps = argc > 3 ? atoi(argv[3]) : 20, layers = argc > 4 ? atoi(argv[4]) : LAYERS;
+    if (cols < 1 || reps < 1 || layers < 1 || layers > LAYERS) return 2;
+    TRY(gpu_open(&g, -1, &e));
+    printf("device %s, driver %s, gemm on %s\n", g.props.deviceName, g.driver_name,
+           g.gemm_coopmat ? "cooperative matrices" : "the FMA twin");
+
+    /* weights of the 16 layers, activations */
+    static const bool attn[LAYERS] = {[2] = 1, [5] = 1, [8] = 1, [10] = 1, [12] = 1, [14] = 1};
+    struct gpu_weight hidden = make(DT_F32, cols, H, 1.0f, 0), t1 = make(DT_F32, cols, FFN, 1.0f, 0);
+    struct gpu_weight t2 = make(DT_F32, cols, H, 1.0f, 0), q = make(DT_F32, cols, H, 1.0f, 0);
+    struct gpu_weight kb = make(DT_F32, cols, KV, 1.0f, 0), vb = make(DT_F32, cols, KV, 1.0f, 0);
+    struct plan p = {.kind = PLAN_WIDE};
+    for (int l = 0; l < layers; l++) {
+        struct gpu_weight g1 = make(DT_BF16, 1, H, 0.1f, 1.0f), g2 = make(DT_BF16, 1, H, 0.1f, 1.0f);
+        struct k_norm n1 = {&g1, 1e-5f, false}, n2 = {&g2, 1e-5f, false};
+        if (attn[l]) {
+            struct gpu_weight wq = mat(t, H, H), wk = mat(t, KV, H), wv = mat(t, KV, H), wo = mat(t, H, H);
+            TRY(k_matmul_norm(&g, &p, &wq, &n1, hidden.addr, q.addr, cols, false, l, "attn.q_proj", "", &e));
+            TRY(k_matmul_norm(&g, &p, &wk, &n1, hidden.addr, kb.addr, cols, false, l, "attn.k_proj", "", &e));
+            TRY(k_matmul_norm(&g, &p, &wv, &n1, hidden.addr, vb.addr, cols, false, l, "attn.v_proj", "", &e));
+            TRY(k_matmul(&g, &p, &wo, t2.addr, hidden.addr, cols, true, l, "attn.out_proj", "", &e));
+        } else {
+            struct gpu_weight wi = mat(t, 3 * H, H), wo = mat(t, H, H);
+            TRY(k_matmul_norm(&g, &p, &wi, &n1, hidden.addr, t1.addr, cols, false, l, "conv.in_proj", "", &e));
+            TRY(k_matmul(&g, &p, &wo, t2.addr, hidden.addr, cols, true, l, "conv.out_proj", "", &e));
+        }
+        struct gpu_weight w1 = mat(t, FFN, H), w3 = mat(t, FFN, H), w2 = mat(t, H, FFN);
+        TRY(k_matmul_swiglu(&g, &p, &w1, &w3, &n2, hidden.addr, t1.addr, cols, l, "ffn", "", &e));
+        TRY(k_matmul(&g, &p, &w2, t1.addr, hidden.addr, cols, true, l, "ffn_down", "", &e));
+    }
+
+    /* timed steps: per-dispatch timestamps; then walls without them */
+    int n = p.n;
+    double *us = calloc((size_t)n * reps, sizeof *us), *tmp = calloc((size_t)reps, sizeof *tmp);
+    uint64_t *ticks = calloc((size_t)2 * n, sizeof *ticks);
+    for (int r = -2; r < reps; r++) { /* two warm-up steps */
+        TRY(gpu_cmd_begin(&g, &e));
+        TRY(gpu_cmd_reset_timestamps(&g, 0, 2 * (uint32_t)n, &e));
+        plan_record(&g, &p, 0);
+        TRY(gpu_submit_wait(&g, NULL, &e));
+        TRY(gpu_read_timestamps(&g, 0, 2 * (uint32_t)n, ticks, &e));
+        for (int i = 0; r >= 0 && i < n; i++)
+            us[(size_t)i * reps + r] = (double)(ticks[2 * i + 1] - ticks[2 * i]) * g.timestamp_period * 1e-3;
+    }
+    double wall_min = INFINITY;
+    for (int r = 0; r < reps; r++) {
+        double wall;
+        TRY(gpu_cmd_begin(&g, &e));
+        plan_record(&g, &p, -1);
+        TRY(gpu_submit_wait(&g, &wall, &e));
+        wall_min = fmin(wall_min, wall);
+    }
+    struct kind_sum ks[16] = {0};
+    int nk = 0;
+    double total = 0, flop_total = 0;
+    for (int i = 0; i < n; i++) {
+        const struct dispatch *d = &p.d[i];
+        for (int r = 0; r < reps; r++) tmp[r] = us[(size_t)i * reps + r];
+        qsort(tmp, (size_t)reps, sizeof *tmp, cmp_double);
+        double med = tmp[reps / 2];
+        /* weight elements from the tag's bytes: products = elements · columns */
+        double elems = (double)d->bytes / ((double)dtype_bytes(t, 1 << 20) / (1 << 20));
+        int k = 0;
+        while (k < nk && strcmp(ks[k].kind, d->kind)) k++;
+        if (k == nk && nk < 16) snprintf(ks[nk++].kind, sizeof ks[0].kind, "%s", d->kind);
+        ks[k].n++;
+        ks[k].us += med;
+        ks[k].flop += 2 * elems * cols;
+        ks[k].bytes += (double)d->bytes;
+        total += med;
+        flop_total += 2 * elems * cols;
+    }
+    printf("%s, %d columns, %d dispatches, %d reps (median per dispatch)\n", dtype_name(t), cols, n, reps);
+    for (int k = 0; k < nk; k++)
+        printf("  %-24s n=%-3d %9.1f µs  %7.1f TFLOP/s  %7.0f GB/s\n", ks[k].kind, ks[k].n, ks[k].us,
+               ks[k].flop / ks[k].us * 1e-6, ks[k].bytes / ks[k].us * 1e-3);
+    printf("  sum %.1f µs: %.3f TFLOP, %.1f TFLOP/s; wall without timestamps (min) %.1f µs\n", total,
+           flop_total * 1e-12, flop_total / total * 1e-6, wall_min);
+    accuracy(t, cols);
+    if (g.has_coopmat_nv) printf("coopmat roof (registers only, 16x16x16 f16*f16+f32): %.1f TFLOP/s\n", coopmat_roof());
+    plan_free(&p);
+    free(us);
+    free(tmp);
+    free(ticks);
+    int rc = gpu_close(&g, &e);
+    if (rc) fprintf(stderr, "gemm_bench: %s\n", e.msg);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,407 @@
+#version 460
+// gemm.comp - the tiled matrix product of the wide plan: y[c][n] (+)= Σ_k W[n][k]·x'[c][k] for
+// c < cols, n < rows, x' = x or its RMSNorm g ⊙ x / rms(x) (fused input norm); with SWIGLU a
+// second weight W3 of the same shape and y = silu(W x')·(W3 x'). The same function as matmul.comp,
+// made for many columns: each workgroup owns a tile of BM weight rows (of each matrix) × BN
+// columns and walks k in steps of BK, so a weight tile is read from memory once per BN columns
+// (the column tiles of one row tile are neighbours in the grid and meet it in L2).
+// W: [rows][k], type WTYPE, device layout of kernels.h; x: f32 [cols][k]; y: f32 [cols][rows].
+//
+// Two implementations of the inner product, one source (COOPMAT, a compile-time define):
+//  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT = 4 subgroups of 32 in a
+//    2 × 2 grid, each owning (BM/2) × (BN/2) outputs of each matrix. Activations stay f32-accurate:
+//    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
+//    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
+//    one f32 accumulator. F16 and BF16 weights are exact in f16 (BF16 down to 2^-17, below which
+//    the absolute error is < 2^-25); F32, Q8_0 and Q4_0 weights (q·d has up to 18 significant bits)
+//    are split too, and w_lo·x_hi is a third product (w_lo·x_lo, < 2^-20 relative, is dropped).
+//    |x'| and |w| must stay under 65504. Errors measured against a double reference: bench/06.
+//  - COOPMAT=0: the shared-memory FMA twin (devices without cooperative matrices, CI): f32 tiles in
+//    shared memory, NT = 256 threads in a 16 × 16 grid, each with (BM/16) rows × (BN/16) columns of
+//    f32 sums. Exact f32 arithmetic.
+// Both stage the tiles the same way: per k step each thread fetches its share of the weight tile
+// (units of 16 elements of one row) and of the x tile (units of 8 elements of one column) into
+// registers, the next step's fetch is issued before this step's products, and the units are
+// widened (and split) when stored to shared memory. Rows past the end read the last row, columns
+// past the end and k past the end read zeros; nothing past the end is written.
+// The fused norm: Σx² of each column accumulates while x is staged (every workgroup sees all of k
+// for its columns), the gain multiplies x when staged, and 1/rms scales the sums in the epilogue.
+// Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM).
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#include "kern_common.glsl"
+
+#ifndef WTYPE
+#define WTYPE DT_BF16
+#endif
+#ifndef SWIGLU
+#define SWIGLU 0
+#endif
+#ifndef COOPMAT
+#define COOPMAT 0
+#endif
+#ifndef XSPLIT
+#define XSPLIT 1 // 0: x' as one f16 (no low part): the roof bench only, not f32-accurate
+#endif
+#if COOPMAT
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#if WTYPE == DT_F32 || WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
+#define WSPLIT 1
+#else
+#define WSPLIT 0
+#endif
+#endif
+#if SWIGLU
+#define NM 2u
+#else
+#define NM 1u
+#endif
+
+layout(constant_id = 0) const uint SG = 32;  // subgroup size (COOPMAT: 32)
+layout(constant_id = 1) const uint BM = 64;  // weight rows a workgroup owns (of each matrix)
+layout(constant_id = 2) const uint BN = 64;  // columns a workgroup owns
+layout(constant_id = 3) const uint BK = 32;  // k step, a multiple of 32 (one Q block)
+layout(local_size_x_id = 4) in;              // NT: 128 (COOPMAT) or 256
+const uint NT = gl_WorkGroupSize.x;
+
+layout(push_constant) uniform Push {
+    uint64_t w;       // W quant / plain bytes
+    uint64_t wscale;  // f16 scales [rows][k/32] (Q types)
+    uint64_t w3;      // SWIGLU: the up weight
+    uint64_t w3scale;
+    uint64_t x;       // f32 [cols][k], 16-byte aligned
+    F32Buf y;         // [cols][rows]
+    uint64_t gain;    // norm gain [k], 0: no norm
+    uint rows;
+    uint k;
+    uint accumulate;  // y += result
+    uint gdtype;      // gain dtype
+    float eps;
+    uint plus1;       // gain is (1 + g)
+    uint cols;
+    uint pad;
+} p;
+
+// ---- staging: units per thread and k step
+const uint AU = BK / 16u;                      // weight units a row holds per step
+const uint NUA = (NM * BM * AU + NT - 1u) / NT; // weight units a thread fetches
+const uint XU = BK / 8u;                       // x units a column holds per step
+const uint NUX = (BN * XU + NT - 1u) / NT;     // x units a thread fetches
+
+#if COOPMAT
+// f16 tiles as uvec4 (8 halves): widened units are stored 16 bytes at a time; the row pitch keeps
+// rows 16-byte aligned and rotates the banks
+const uint BKP = BK + 8u; // halves
+const uint BKQ = BKP / 8u; // uvec4
+shared uvec4 sA[NM * BM * BKQ];
+#if WSPLIT
+shared uvec4 sAlo[NM * BM * BKQ];
+#endif
+shared uvec4 sX[BN * BKQ];
+#if XSPLIT
+shared uvec4 sXlo[BN * BKQ];
+#endif
+shared float sC[(NT / 32u) * 256u * NM]; // per subgroup: one 16×16 result of each matrix
+#else
+const uint BKP = BK + 1u; // f32 row pitch: the 16 rows a thread group reads sit in 16 banks
+shared float sA[NM * BM * BKP];
+shared float sX[BN * BKP];
+#endif
+shared float sSS[BN * XU]; // Σx² partials [column][unit]
+
+// Fetched, not yet widened: a weight unit is up to 4 16-byte slots and a block scale; an x unit
+// is 2 vec4.
+struct WRaw { uvec4 s[4]; float sc; };
+
+// Weight unit: elements k0 .. k0+15 of row `row` of matrix m (k0 a multiple of 16).
+WRaw fetch_w(uint m, uint row, uint k0)
+{
+    WRaw r;
+    r.sc = 1.0;
+    UVec4Buf W = UVec4Buf(m == 0u ? p.w : p.w3);
+#if WTYPE == DT_F32
+    [[unroll]] for (uint j = 0u; j < 4u; j++)
+        r.s[j] = k0 + 4u * j < p.k ? W.v[(row * p.k + k0) / 4u + j] : uvec4(0u);
+#elif WTYPE == DT_F16 || WTYPE == DT_BF16
+    [[unroll]] for (uint j = 0u; j < 2u; j++)
+        r.s[j] = k0 + 8u * j < p.k ? W.v[(row * p.k + k0) / 8u + j] : uvec4(0u);
+#else
+    uint blk = row * (p.k / 32u) + k0 / 32u;
+    r.sc = float(F16Buf(m == 0u ? p.wscale : p.w3scale).v[blk]);
+#if WTYPE == DT_Q8_0
+    r.s[0] = W.v[blk * 2u + (k0 / 16u) % 2u];
+#else
+    r.s[0] = W.v[blk]; // both halves of the block: low nibbles 0..15, high nibbles 16..31
+#endif
+#endif
+    return r;
+}
+
+// Element j (< 16) of a fetched weight unit at k0, widened.
+float unit_w(WRaw r, uint k0, uint j)
+{
+#if WTYPE == DT_F32
+    return uintBitsToFloat(r.s[j / 4u][j % 4u]);
+#elif WTYPE == DT_F16
+    uint u = r.s[j / 8u][(j % 8u) / 2u];
+    return unpackHalf2x16(u)[j % 2u];
+#elif WTYPE == DT_BF16
+    uint u = r.s[j / 8u][(j % 8u) / 2u];
+    return j % 2u == 0u ? bf16_lo(u) : bf16_hi(u);
+#elif WTYPE == DT_Q8_0
+    int q = int(r.s[0][j / 4u]);
+    return float(bitfieldExtract(q, int(8u * (j % 4u)), 8)) * r.sc;
+#else
+    uint q = (r.s[0][j / 4u] >> (8u * (j % 4u) + ((k0 / 16u) % 2u) * 4u)) & 15u;
+    return (float(q) - 8.0) * r.sc;
+#endif
+}
+
+WRaw ra[NUA];
+vec4 rx[NUX][2];
+float ss[NUX];
+
+// Issues the global loads of step kb into ra / rx.
+void fetch(uint row0, uint col0, uint kb)
+{
+    [[unroll]] for (uint i = 0u; i < NUA; i++) {
+        uint u = gl_LocalInvocationIndex + i * NT;
+        if (u < NM * BM * AU) {
+            uint m = u / (BM * AU), r = (u / AU) % BM;
+            ra[i] = fetch_w(m, min(row0 + r, p.rows - 1u), kb + (u % AU) * 16u);
+        }
+    }
+    [[unroll]] for (uint i = 0u; i < NUX; i++) {
+        uint u = gl_LocalInvocationIndex + i * NT;
+        uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
+        [[unroll]] for (uint j = 0u; j < 2u; j++)
+            rx[i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? Vec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
+                                                                        : vec4(0.0);
+    }
+}
+
+#if COOPMAT
+// v = hi + lo, hi exact in f16 (sign, exponent and the top 10 mantissa bits: 11 significant bits),
+// lo = v - hi exact in f32 and |lo| < 2^-10 |v|, so hi + f16(lo) keeps 22 bits. By masking, not by
+// an f16 round trip: the driver folds float(float16_t(v)) into v (measured: lo came out 0).
+// |v| must stay under 65504 (f16 range).
+vec2 split(float v)
+{
+    float h = uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u);
+    return vec2(h, v - h);
+}
+
+// 8 values as f16 hi parts (and lo parts) in two uvec4 (lo only when `lo_too`).
+void pack8(float v[8], bool lo_too, out uvec4 hi, out uvec4 lo)
+{
+    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+        vec2 a = lo_too ? split(v[2u * e]) : vec2(v[2u * e], 0.0);
+        vec2 b = lo_too ? split(v[2u * e + 1u]) : vec2(v[2u * e + 1u], 0.0);
+        hi[e] = packHalf2x16(vec2(a.x, b.x));
+        lo[e] = packHalf2x16(vec2(a.y, b.y));
+    }
+}
+#endif
+
+// Tile row mr (= m·BM + r), elements k0 .. k0+15 of this step.
+void put_a(uint mr, uint k0, float v[16])
+{
+#if COOPMAT
+    [[unroll]] for (uint q = 0u; q < 2u; q++) {
+        float h[8];
+        [[unroll]] for (uint j = 0u; j < 8u; j++) h[j] = v[8u * q + j];
+        uvec4 hi, lo;
+        pack8(h, WSPLIT != 0, hi, lo);
+        uint o = (mr * BKP + k0) / 8u + q;
+        sA[o] = hi;
+#if WSPLIT
+        sAlo[o] = lo;
+#endif
+    }
+#else
+    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[mr * BKP + k0 + j] = v[j];
+#endif
+}
+
+// Tile column c, elements k0 .. k0+7 of this step.
+void put_x(uint c, uint k0, float v[8])
+{
+#if COOPMAT
+    uvec4 hi, lo;
+    pack8(v, XSPLIT != 0, hi, lo);
+    sX[(c * BKP + k0) / 8u] = hi;
+#if XSPLIT
+    sXlo[(c * BKP + k0) / 8u] = lo;
+#endif
+#else
+    [[unroll]] for (uint j = 0u; j < 8u; j++) sX[c * BKP + k0 + j] = v[j];
+#endif
+}
+
+// Widens the fetched units of step kb into the shared tiles (x: times the gain; Σx² updated).
+void stage(uint kb)
+{
+    bool norm = p.gain != 0ul;
+    float one = p.plus1 != 0u ? 1.0 : 0.0;
+    [[unroll]] for (uint i = 0u; i < NUA; i++) {
+        uint u = gl_LocalInvocationIndex + i * NT;
+        if (u < NM * BM * AU) {
+            uint k0 = (u % AU) * 16u;
+            float v[16];
+            [[unroll]] for (uint j = 0u; j < 16u; j++) v[j] = unit_w(ra[i], kb + k0, j);
+            put_a(u / AU, k0, v);
+        }
+    }
+    [[unroll]] for (uint i = 0u; i < NUX; i++) {
+        uint u = gl_LocalInvocationIndex + i * NT;
+        if (u < BN * XU) {
+            uint k0 = (u % XU) * 8u;
+            float v[8];
+            [[unroll]] for (uint j = 0u; j < 2u; j++) {
+                vec4 x = rx[i][j];
+                ss[i] += dot(x, x);
+                if (norm && kb + k0 + 4u * j < p.k) x *= one + gain4_at(p.gain, p.gdtype, (kb + k0) / 4u + j);
+                [[unroll]] for (uint e = 0u; e < 4u; e++) v[4u * j + e] = x[e];
+            }
+            put_x(u / XU, k0, v);
+        }
+    }
+}
+
+// The epilogue of one output: norm scale, SwiGLU, residual, store.
+void put(uint row, uint col, float v, float v3)
+{
+    if (row >= p.rows || col >= p.cols) return;
+    if (p.gain != 0ul) {
+        uint cl = col % BN;
+        float sq = 0.0;
+        for (uint j = 0u; j < XU; j++) sq += sSS[cl * XU + j];
+        float f = inversesqrt(sq / float(p.k) + p.eps);
+        v *= f;
+        v3 *= f;
+    }
+#if SWIGLU
+    v = v / (1.0 + exp(-v)) * v3;
+#endif
+    uint oi = col * p.rows + row;
+    if (p.accumulate != 0u) v += p.y.v[oi];
+    p.y.v[oi] = v;
+}
+
+#if COOPMAT
+const uint WM = BM / 2u, WN = BN / 2u; // a subgroup's outputs (of each matrix)
+const uint FM = WM / 16u, FN = WN / 16u;
+#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+#else
+const uint TM = BM / 16u, TN = BN / 16u; // a thread's outputs (of each matrix)
+#endif
+
+void main()
+{
+    uint tid = gl_LocalInvocationIndex;
+    uint col0 = gl_WorkGroupID.x * BN, row0 = gl_WorkGroupID.y * BM;
+    [[unroll]] for (uint i = 0u; i < NUX; i++) ss[i] = 0.0;
+#if COOPMAT
+    uint sgi = tid / 32u, wm = sgi % 2u, wn = sgi / 2u;
+    F32MAT acc[NM][FM][FN];
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < FM; i++)
+            [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = F32MAT(0.0);
+#else
+    uint tr = tid % 16u, tc = tid / 16u; // rows tr + 16i, columns tc + 16j
+    float acc[NM][TM][TN];
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < TM; i++)
+            [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = 0.0;
+#endif
+
+    fetch(row0, col0, 0u);
+    for (uint kb = 0u; kb < p.k; kb += BK) {
+        barrier(); // the last step's products are done with the tiles
+        stage(kb);
+        barrier();
+        if (kb + BK < p.k) fetch(row0, col0, kb + BK); // in flight during the products
+#if COOPMAT
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+            F16MAT xh[FN];
+#if XSPLIT
+            F16MAT xl[FN];
+#endif
+            [[unroll]] for (uint j = 0u; j < FN; j++) {
+                uint o = ((wn * WN + j * 16u) * BKP + kk) / 8u;
+                coopMatLoadNV(xh[j], sX, o, BKQ, true);
+#if XSPLIT
+                coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
+#endif
+            }
+            [[unroll]] for (uint m = 0u; m < NM; m++)
+                [[unroll]] for (uint i = 0u; i < FM; i++) {
+                    uint o = ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+                    F16MAT a;
+                    coopMatLoadNV(a, sA, o, BKQ, false);
+#if WSPLIT
+                    F16MAT al;
+                    coopMatLoadNV(al, sAlo, o, BKQ, false);
+#endif
+                    [[unroll]] for (uint j = 0u; j < FN; j++) {
+#if XSPLIT
+                        acc[m][i][j] = coopMatMulAddNV(a, xl[j], acc[m][i][j]);
+#endif
+#if WSPLIT
+                        acc[m][i][j] = coopMatMulAddNV(al, xh[j], acc[m][i][j]);
+#endif
+                        acc[m][i][j] = coopMatMulAddNV(a, xh[j], acc[m][i][j]);
+                    }
+                }
+        }
+#else
+        for (uint kk = 0u; kk < BK; kk++) {
+            float xv[TN];
+            [[unroll]] for (uint j = 0u; j < TN; j++) xv[j] = sX[(tc + 16u * j) * BKP + kk];
+            [[unroll]] for (uint m = 0u; m < NM; m++)
+                [[unroll]] for (uint i = 0u; i < TM; i++) {
+                    float a = sA[(m * BM + tr + 16u * i) * BKP + kk];
+                    [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = fma(a, xv[j], acc[m][i][j]);
+                }
+        }
+#endif
+    }
+
+    // Σx² partials to shared memory for the epilogue's norm scale
+    [[unroll]] for (uint i = 0u; i < NUX; i++) {
+        uint u = tid + i * NT;
+        if (u < BN * XU) sSS[u] = ss[i];
+    }
+    barrier();
+
+#if COOPMAT
+    // each subgroup: one 16×16 result (of each matrix) at a time through its slice of sC,
+    // column-major, so lane l handles rows l % 16 of columns l / 16 + 2e: coalesced stores
+    uint lane = tid % 32u, cb = sgi * 256u * NM;
+    [[unroll]] for (uint i = 0u; i < FM; i++)
+        [[unroll]] for (uint j = 0u; j < FN; j++) {
+            coopMatStoreNV(acc[0][i][j], sC, cb, 16u, true);
+#if SWIGLU
+            coopMatStoreNV(acc[1][i][j], sC, cb + 256u, 16u, true);
+#endif
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (uint e = lane; e < 256u; e += 32u) {
+#if SWIGLU
+                float v3 = sC[cb + 256u + e];
+#else
+                float v3 = 0.0;
+#endif
+                put(row0 + wm * WM + i * 16u + e % 16u, col0 + wn * WN + j * 16u + e / 16u, sC[cb + e], v3);
+            }
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+        }
+#else
+    [[unroll]] for (uint i = 0u; i < TM; i++)
+        [[unroll]] for (uint j = 0u; j < TN; j++)
+            put(row0 + tr + 16u * i, col0 + tc + 16u * j, acc[0][i][j], NM > 1u ? acc[NM - 1u][i][j] : 0.0);
+#endif
+}
