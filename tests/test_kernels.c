@@ -772,7 +772,7 @@ static void test_attention(void)
     test_attention_case(&qwen, DT_BF16);
     /* the wide plan's tiled prefill: runs of 45 (across blocks, from 13), 50 (from 0) and 1
      * columns, so tiles straddle runs; then GLM's head dim with runs of 9 and 20 */
-    struct attn_case wide = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 5}, .n_slots = 3,
+    struct attn_case wide = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 5, false}, .n_slots = 3,
                              .cols = 96, .plan = PLAN_WIDE};
     for (int i = 0; i < 45; i++) wide.cm[i] = (struct col_meta){(uint32_t)i, (uint32_t)(13 + i), 1, 0};
     for (int i = 0; i < 50; i++) wide.cm[45 + i] = (struct col_meta){(uint32_t)i, (uint32_t)i, 0, 1};
@@ -780,7 +780,7 @@ static void test_attention(void)
     test_attention_case(&wide, DT_BF16);
     pre.plan = PLAN_WIDE;
     test_attention_case(&pre, DT_BF16);
-    struct attn_case wglm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3}, .n_slots = 2,
+    struct attn_case wglm = {.a = {4, 2, 128, 64, 1e4f, 1e-5f, 0.0884f, false, true, true, 3, false}, .n_slots = 2,
                              .cols = 29, .plan = PLAN_WIDE};
     for (int i = 0; i < 9; i++) wglm.cm[i] = (struct col_meta){1, (uint32_t)(30 + i), 1, 1};
     for (int i = 0; i < 20; i++) wglm.cm[9 + i] = (struct col_meta){2, (uint32_t)i, 0, 1};
