@@ -78,8 +78,9 @@ int cfg_get_arr(const cJSON *obj, const char *key, const char *cfg_path, const c
 int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e);
 /* RoPE theta: rope_parameters.rope_theta, else rope_theta, else *theta as it is; (0, 1e15]. */
 int cfg_rope_theta(const cJSON *text, const char *cfg_path, float *theta, struct err *e);
-/* partial_rotary_factor at the top of text or in rope_parameters, in (0, 1]; else *v as it is. */
-int cfg_partial_rotary(const cJSON *text, const char *cfg_path, double *v, struct err *e);
+/* rope_dims = head_dim · partial_rotary_factor (rope_parameters or the top of text, in (0, 1]; else
+ * `partial`); ST_USAGE naming cfg_path unless it is even and in 2..head_dim. Needs head_dim set. */
+int cfg_rope_dims(const cJSON *text, const char *cfg_path, double partial, struct model_desc *d, struct err *e);
 /* Norm epsilon under `key`, in (0, 1]; else *eps as it is. */
 int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps, struct err *e);
 /* tie_word_embeddings at the root, then in text_config (which wins). */

@@ -321,13 +321,18 @@ int cfg_rope_theta(const cJSON *text, const char *cfg_path, float *theta, struct
     return st;
 }
 
-int cfg_partial_rotary(const cJSON *text, const char *cfg_path, double *v, struct err *e)
+int cfg_rope_dims(const cJSON *text, const char *cfg_path, double partial, struct model_desc *d, struct err *e)
 {
     const cJSON *rp;
     int st = cfg_get_obj(text, "rope_parameters", cfg_path, &rp, e);
-    if (!st && rp) st = cfg_get_num(rp, "partial_rotary_factor", 0, 1, cfg_path, v, e);
-    if (!st) st = cfg_get_num(text, "partial_rotary_factor", 0, 1, cfg_path, v, e);
-    return st;
+    if (!st && rp) st = cfg_get_num(rp, "partial_rotary_factor", 0, 1, cfg_path, &partial, e);
+    if (!st) st = cfg_get_num(text, "partial_rotary_factor", 0, 1, cfg_path, &partial, e);
+    if (st) return st;
+    d->rope_dims = (int)lround(d->head_dim * partial);
+    if (d->rope_dims <= 0 || d->rope_dims > d->head_dim || d->rope_dims % 2)
+        return err_set(e, ST_USAGE, "%s: rotary dims %d, expected an even number in 2..%d", cfg_path, d->rope_dims,
+                       d->head_dim);
+    return ST_OK;
 }
 
 int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps, struct err *e)

@@ -43,21 +43,15 @@ static int glm_describe_config(const cJSON *text, const cJSON *root, const char 
 {
     (void)src;
     int st;
-    double partial = 1.0;
     if ((st = cfg_common_dims(text, cfg_path, d, e)) ||
         (st = cfg_need_int(text, "head_dim", 2, 1 << 12, cfg_path, &d->head_dim, e)))
         return st;
     glm_defaults(d);
     if ((st = cfg_eps(text, "rms_norm_eps", cfg_path, &d->eps, e)) ||
         (st = cfg_rope_theta(text, cfg_path, &d->rope_theta, e)) ||
-        (st = cfg_partial_rotary(text, cfg_path, &partial, e)) ||
-        (st = cfg_tied(root, text, cfg_path, &d->tied, e)))
+        (st = cfg_rope_dims(text, cfg_path, 1.0, d, e)))
         return st;
-    d->rope_dims = (int)lround(d->head_dim * partial);
-    if (d->rope_dims <= 0 || d->rope_dims > d->head_dim || d->rope_dims % 2)
-        return err_set(e, ST_USAGE, "%s: rotary dims %d, expected an even number in 2..%d",
-                       cfg_path, d->rope_dims, d->head_dim);
-    return ST_OK;
+    return cfg_tied(root, text, cfg_path, &d->tied, e);
 }
 
 static bool glm_layer_shape(const struct model_desc *d, int l, enum wrole r, int *n_dims,

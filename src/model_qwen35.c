@@ -117,13 +117,11 @@ static int qwen35_describe_config(const cJSON *text, const cJSON *root, const ch
         (st = cfg_need_int(text, "linear_value_head_dim", 1, 1 << 12, cfg_path, &d->dn_dv, e)) ||
         (st = cfg_need_int(text, "linear_conv_kernel_dim", 1, 64, cfg_path, &d->dn_conv, e)))
         return st;
-    double partial = 0.25;
     if ((st = cfg_eps(text, "rms_norm_eps", cfg_path, &d->eps, e)) ||
         (st = cfg_rope_theta(text, cfg_path, &d->rope_theta, e)) ||
-        (st = cfg_partial_rotary(text, cfg_path, &partial, e)) ||
+        (st = cfg_rope_dims(text, cfg_path, 0.25, d, e)) ||
         (st = cfg_tied(root, text, cfg_path, &d->tied, e)))
         return st;
-    d->rope_dims = (int)lround(d->head_dim * partial);
     if ((st = qwen35_config_kinds(text, cfg_path, d, e))) return st;
     return qwen35_check(d, cfg_path, e);
 }
