@@ -102,7 +102,7 @@ struct model_desc {
     bool dn_gguf_layout; /* GGUF: ssm_a = -exp(A_log), value heads tiled */
     enum layer_kind kind[MODEL_MAX_LAYERS];
     enum dtype dtype;  /* dominant weight type (the matrices'), for reports */
-    char source[512];  /* folder, file or built-in name */
+    char source[4096]; /* folder, file or built-in name (a whole path: PATH_MAX) */
 };
 
 /* Reads family and dimensions from config.json (safetensors) or GGUF metadata. Unknown family:

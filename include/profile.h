@@ -176,7 +176,7 @@ struct prof_model {
     int hidden;
     int vocab;
     char dtype[16];   /* weight storage: "bf16", "f16", "q8_0", "q4_0", "mixed" */
-    char source[512]; /* checkpoint folder, .gguf path or "builtin:<name>" */
+    char source[4096]; /* checkpoint folder, .gguf path or "builtin:<name>" */
 };
 
 struct prof_shape {

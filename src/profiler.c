@@ -99,7 +99,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->model.dtype, sizeof p->model.dtype, "%s", dtype_name(d->dtype));
     for (char *c = p->model.dtype; *c; c++)
         *c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-    snprintf(p->model.source, sizeof p->model.source, "%.511s", d->source);
+    snprintf(p->model.source, sizeof p->model.source, "%s", d->source);
     p->shard.a = s->a;
     p->shard.b = s->b;
     snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(rq->plan));
