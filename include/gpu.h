@@ -85,6 +85,7 @@ struct gpu {
     bool has_subgroup_size_control; /* subgroupSizeControl + computeFullSubgroups enabled */
     bool has_float16, has_int8;     /* shaderFloat16 / shaderInt8 enabled */
     bool pipeline_stats;            /* LFM2_PIPELINE_STATS and VK_KHR_pipeline_executable_properties */
+    bool has_float_atomic_add;      /* VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd enabled */
 
     struct gpu_block blocks[GPU_MAX_BLOCKS];
     int n_blocks;

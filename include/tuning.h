@@ -12,6 +12,8 @@
  *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
  *                                         tests run the twin split, bench/ runs)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
+ *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
+ *                                         has float atomic add (tests: both paths; bench/)
  *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
  *                                         matrices (tests: compare both on the H200)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
@@ -34,6 +36,7 @@ struct tuning {
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
     int gemm_splitk;      /* 0: automatic */
     int gemm_nbuf;        /* 0: automatic */
+    bool gemm_no_fadd;
     bool gemm_roof;
     bool test_no_coopmat;
     bool test_no_timestamps;

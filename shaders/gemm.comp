@@ -29,8 +29,9 @@
 // so its staging is a copy. The push block's gain is not read (the host passes the plain x to the
 // twin when there is no norm: the same layout).
 // Split-k: with z workgroups (gl_NumWorkGroups.z > 1) workgroup z sums k in [z·kper, (z+1)·kper)
-// (kper a multiple of BK) and adds its sums into y with atomics; y holds 0 (or the residual)
-// before. Not with SWIGLU (its epilogue is not linear).
+// (kper a multiple of BK) and adds its sums into y with atomics (FADD: float atomic add, else a
+// compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
+// not linear).
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -44,6 +45,12 @@
 #endif
 #ifndef COOPMAT
 #define COOPMAT 0
+#endif
+#ifndef FADD
+#define FADD 0 // 1: split-k sums by float atomic add (GL_EXT_shader_atomic_float), else a CAS loop
+#endif
+#if FADD
+#extension GL_EXT_shader_atomic_float : require
 #endif
 #ifndef XSPLIT
 #define XSPLIT 1 // 0: x' as one f16 (no low part): the roof bench only, not f32-accurate
@@ -281,6 +288,9 @@ void put(uint row, uint col, float v, float v3)
 #endif
     uint oi = col * p.rows + row;
     if (gl_NumWorkGroups.z > 1u) {
+#if FADD
+        atomicAdd(p.y.v[oi], v);
+#else
         U32Buf yu = U32Buf(uint64_t(p.y));
         uint old = yu.v[oi];
         for (;;) {
@@ -288,6 +298,7 @@ void put(uint row, uint col, float v, float v3)
             if (seen == old) break;
             old = seen;
         }
+#endif
         return;
     }
     if (p.accumulate != 0u) v += p.y.v[oi];

@@ -536,7 +536,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
                 .shaderFloat64 = d->features.features.shaderFloat64,
             },
     };
-    const char *ext[3];
+    const char *ext[4];
     uint32_t n_ext = 0;
     if (d->has_budget) ext[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (d->has_coopmat_nv) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
@@ -545,6 +545,25 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
     };
     VkPhysicalDeviceFeatures2 fq = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &fexec};
+    /* float atomic add on buffers: the wide plan's split-k sums (gemm.comp FADD variants) */
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT faf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+    };
+    g->has_float_atomic_add = false;
+    if (has_device_extension(g->phys, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+        VkPhysicalDeviceFeatures2 fa = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &faf};
+        vkGetPhysicalDeviceFeatures2(g->phys, &fa);
+        if (faf.shaderBufferFloat32AtomicAdd) {
+            faf = (VkPhysicalDeviceShaderAtomicFloatFeaturesEXT){
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+                .pNext = features.pNext,
+                .shaderBufferFloat32AtomicAdd = VK_TRUE,
+            };
+            features.pNext = &faf;
+            ext[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+            g->has_float_atomic_add = true;
+        }
+    }
     g->pipeline_stats = false;
     if (tuning()->pipeline_stats && has_device_extension(g->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
         vkGetPhysicalDeviceFeatures2(g->phys, &fq);

@@ -380,9 +380,8 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
      * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
     if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
-    /* SwiGLU pairs (no split-k: the epilogue is not linear): the same, then 32 rows of each matrix */
-    if (cm && swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
-    if (cm && swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bm = 32;
+    /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
+     * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
     if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
@@ -397,9 +396,10 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
         bk = tk;
     }
     bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
-    /* double-buffered tiles where they fit (one barrier a step, the next step staged while this
-     * one's products run); LFM2_GEMM_NBUF forces 1 or 2 (tuning hook) */
-    uint32_t nbuf = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, 2) <= g->shared_mem ? 2 : 1;
+    /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
+     * this one's products run) were slower on the H200 at 64 and 512 columns (bench/11: twice the
+     * shared memory of the 48 KiB a workgroup may take); LFM2_GEMM_NBUF=2 (tuning hook) */
+    uint32_t nbuf = 1;
     if (tu->gemm_nbuf && gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, (uint32_t)tu->gemm_nbuf) <= g->shared_mem)
         nbuf = (uint32_t)tu->gemm_nbuf;
     uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, nbuf);
@@ -410,10 +410,12 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     if (gx > MAX_GROUPS || gy > MAX_GROUPS)
         return err_set(e, ST_USAGE, "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
                        cols, (long long)w->rows, gx, gy);
-    /* split-k where the tiles still leave the device short of workgroups (~4 a multiprocessor):
-     * each split keeps at least 4 k steps; the splits add into y atomically (gemm.comp) */
+    /* split-k where the tiles leave most multiprocessors idle (under 128 tiles), up to ~512
+     * workgroups, each split keeping at least 4 k steps; the splits add into y atomically
+     * (gemm.comp). Measured (bench/11): at 64 columns the 60 single products took 2.65 ms split
+     * against 3.59 unsplit; at 256 columns splitting 256 tiles in 2 was slower (5.30 vs 4.83 ms) */
     uint32_t steps = div_up((uint64_t)w->k, bk), splits = 1;
-    if (cm && !swiglu && gx * gy < 512) splits = MIN(div_up(512, gx * gy), MAX(steps / 4, 1u));
+    if (cm && !swiglu && gx * gy < 128) splits = MIN(div_up(512, gx * gy), MAX(steps / 4, 1u));
     if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);
@@ -446,7 +448,12 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     }
     char name[40], kind[40];
     const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
-    snprintf(name, sizeof name, "%s%s_%s", kern, swiglu ? "_swiglu" : "", kind_dtype(w->dtype));
+    /* split sums by float atomic add where the device has it (the FADD variants: cooperative
+     * matrices, and the twin's BF16 one so that CI runs that path where lavapipe has it) */
+    bool fadd = splits > 1 && !roof && g->has_float_atomic_add && !tu->gemm_no_fadd &&
+                (cm || w->dtype == DT_BF16);
+    snprintf(name, sizeof name, "%s%s%s_%s", kern, swiglu ? "_swiglu" : "", fadd ? "_fadd" : "",
+             kind_dtype(w->dtype));
     snprintf(kind, sizeof kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
     uint32_t spec[6] = {32, bm, bn, bk, nt, nbuf};

@@ -1137,7 +1137,8 @@ int main(int argc, char **argv)
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
     if (rc) return t_finish();
-    printf("device: %s, subgroup %u, shared %u\n", g.props.deviceName, g.subgroup_size, g.shared_mem);
+    printf("device: %s, subgroup %u, shared %u, float atomic add %s\n", g.props.deviceName, g.subgroup_size,
+           g.shared_mem, g.has_float_atomic_add ? "yes" : "no");
     double t0 = now_us();
     if (only_gemm) {
         test_matmul();
