@@ -375,11 +375,15 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
      * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
     uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
-    if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
+    /* Single products of unsplit weights past 128 columns keep 128 x 64 and take split-k instead
+     * (below): on the H200 at 256 and 512 columns the 60 single products of LFM2-1.2B took 3.29
+     * and 6.02 ms so against 4.62 and 8.83 with the smaller tiles (bench/11) */
+    bool big = cm && !swiglu && !wsplit && cols > 128;
+    if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
      * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
-    if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+    if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
      * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
@@ -416,6 +420,11 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
      * against 3.59 unsplit; at 256 columns splitting 256 tiles in 2 was slower (5.30 vs 4.83 ms) */
     uint32_t steps = div_up((uint64_t)w->k, bk), splits = 1;
     if (cm && !swiglu && gx * gy < 128) splits = MIN(div_up(512, gx * gy), MAX(steps / 4, 1u));
+    /* the 128 x 64 tiles past 128 columns: at least 2 splits, and ~128 workgroups, under 1024 tiles
+     * (measured best of 2, 4 and 8 at 256 and 512 columns: 2, i.e. 128 and 256 workgroups for
+     * the 2048-row products; the LM head, 2048+ tiles, is not split) */
+    if (big && bm == 128 && bn == 64 && gx * gy < 1024)
+        splits = MIN(MAX(2u, div_up(128, gx * gy)), MAX(steps / 4, 1u));
     if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);
