@@ -109,7 +109,7 @@ static void accuracy(enum dtype t, int cols)
         }
     }
     printf("accuracy %s [%d, %d] x %d columns (norm, x ~ N(0.5, 1)), kind %s: max_rel %.3g over %d columns\n",
-           dtype_name(t), H, H, cols, p.d[0].kind, num / den, nc);
+           dtype_name(t), H, H, cols, p.d[p.n - 1].kind, num / den, nc);
     plan_free(&p);
     free(wh);
     free(gh);

@@ -3,7 +3,7 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds; Qwen3.5 (9): qwen; spec (10): spec;
+# wide plan (8): gemm golden_wide wide wide_kinds targets; Qwen3.5 (9): qwen; spec (10): spec;
 # numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
@@ -161,6 +161,44 @@ wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attenti
     unset LFM2_ATTN_BQ
     echo "== prefill 512 bf16 batch"
     "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 | grep -E "GPU busy|attn|shortconv"
+}
+
+targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wall 1x without timestamps
+    # (min of 3); batch plan at 1 and 16 columns, wide at 64, 256 and a 512-token prefill of one slot.
+    # floor = stored weight bytes / 3.93 TB/s (the copy bandwidth measured in bench/01); for the
+    # prefill also the coopmat roof: 2 x weight elements x 512 / the rate coopmat_roof.comp measures
+    # (gemm_bench prints it; ROOF=TFLOP/s skips that run)
+    local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} J="$O/targets.json" roof=${ROOF:-} el=0
+    [ -z "$roof" ] && roof=$("$G" f16 32 1 1 | sed -n 's/^coopmat roof.*: \([0-9.]*\) TFLOP.*/\1/p')
+    [ -z "$roof" ] && roof=503
+    echo "coopmat roof ${roof} TFLOP/s"
+    printf '%-5s %-6s %-12s %9s %9s %9s %8s %9s %8s %9s\n' dtype plan step "target ms" "wall ms" "floor ms" "x floor" \
+        "roof ms" "x roof" "tok/s"
+    for dt in bf16 q4_0; do
+        local mb
+        mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
+        [ $dt = bf16 ] && el=$(awk -v m="$mb" 'BEGIN { print m * 1e6 / 2 }')
+        for row in "batch decode 1" "batch decode 16" "wide decode 64" "wide decode 256" "wide prefill 512"; do
+            set -- $row
+            local plan=$1 step=$2 c=$3 args="--cols $3 --pos 64" tgt=-
+            [ $step = prefill ] && args="--cols $c --slots 1 --pos 0"
+            [ $plan = wide ] && args="$args --wide"
+            case "$dt $c" in "bf16 1") tgt=0.69 ;; "bf16 16") tgt=0.75 ;; "bf16 64") tgt=1.0 ;; "bf16 256") tgt=2.0 ;;
+                "bf16 512") tgt=3 ;; "q4_0 1") tgt=0.30 ;; "q4_0 16") tgt=0.45 ;; "q4_0 512") tgt=4 ;; esac
+            if ! "$B" --model lfm2-1.2b --full --dtype $dt $args --logits --gap-probe --reps 3 --json "$J" \
+                >"$O/targets_run.log" 2>&1; then
+                echo "$dt $plan $step $c: failed"; tail -n 3 "$O/targets_run.log"; continue
+            fi
+            local wall
+            wall=$(json_num "$J" lm_head wall1_us)
+            awk -v dt=$dt -v pl=$plan -v st="$step $c" -v t=$tgt -v w="$wall" -v mb="$mb" -v c=$c -v el="$el" \
+                -v r="$roof" -v pf=$([ $step = prefill ] && echo 1 || echo 0) \
+                'BEGIN { f = mb * 1e3 / 3.93e6; rf = 2 * el * c / (r * 1e12) * 1e3
+                         printf "%-5s %-6s %-12s %9s %9.3f %9.3f %8.1f %9s %8s %9.0f\n", dt, pl, st, t, w / 1e3, f,
+                                w / 1e3 / f, pf ? sprintf("%.3f", rf) : "-", pf ? sprintf("%.1f", w / 1e3 / rf) : "-",
+                                c * 1e6 / w }'
+        done
+    done
 }
 
 goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N

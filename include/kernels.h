@@ -128,15 +128,22 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * K_GEMM_MIN_COLS columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
- * same arguments, same function, same layouts, each weight tile read once per 64 columns and met
- * in L2 by the other column tiles. One dispatch, grid (ceil(cols/64), ceil(rows/BM)). Two
- * implementations, picked once per device (gpu.h gemm_coopmat):
+ * same arguments, same function, same layouts, each weight tile read once per column tile and met
+ * in L2 by the other column tiles. Up to two dispatches: gemm_xprep.comp (kind
+ * "<kind_prefix>gemm_xprep", 0 weight bytes) writes x' once (norm applied; f16 hi/lo pairs for
+ * cooperative matrices, f32 for the twin, which reads a plain x directly when there is no norm
+ * and no split) into a device-wide buffer (struct gpu gemm_x), and zeroes y for a split product
+ * that does not accumulate; then the gemm, grid (ceil(cols/BN), ceil(rows/BM), k splits), tiles
+ * and splits chosen per shape (kernels.c gemm_any; bench/06, bench/11). Two implementations,
+ * picked once per device (gpu.h gemm_coopmat):
  *  - cooperative matrices (VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape):
  *    kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"; x' enters as f16 hi + lo
  *    parts (and F32/Q8_0/Q4_0 weights as hi + lo too), so results stay f32-accurate (bench/06);
  *  - the shared-memory FMA twin everywhere else (lavapipe, CI), or with LFM2_TEST_NO_COOPMAT=1:
  *    kinds "<kind_prefix>gemm_fma.<dtype>", "<kind_prefix>gemm_fma_swiglu.<dtype>"; plain f32.
- * push (88 B): matmul's 80 bytes, then u32 cols, u32 pad. */
+ * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
+ * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
+ * u32 kper (k per split). */
 #define K_GEMM_MIN_COLS 32
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +

@@ -9,12 +9,19 @@
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
  *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
+ *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
+ *                                         tests run the twin split, bench/ runs)
+ *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
+ *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
+ *                                         has float atomic add (tests: both paths; bench/)
  *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
  *                                         matrices (tests: compare both on the H200)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv writes no snapshot (tests: a broken rollback)
- *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests) */
+ *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
+ *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
+ *                                         spills) to stderr when made (tuning runs) */
 #ifndef LFM2_TUNING_H
 #define LFM2_TUNING_H
 
@@ -24,15 +31,19 @@ struct tuning {
     int matmul_ksl;       /* 0: automatic */
     int matmul_rt;        /* 0: automatic */
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
-    int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */
+    int attn_bq;          /* 0: automatic (any fitting tile: taken) */
     int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
+    int gemm_splitk;      /* 0: automatic */
+    int gemm_nbuf;        /* 0: automatic */
+    bool gemm_no_fadd;
     bool gemm_roof;
     bool test_no_coopmat;
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
     bool validation;
+    bool pipeline_stats;
 };
 
 /* The environment's switches, read on the first call; values out of range read as 0 (automatic). */

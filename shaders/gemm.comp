@@ -21,12 +21,18 @@
 //    f32 sums. Exact f32 arithmetic.
 // Both stage the tiles the same way: per k step each thread fetches its share of the weight tile
 // (units of 16 elements of one row) and of the x tile (units of 8 elements of one column) into
-// registers, the next step's fetch is issued before this step's products, and the units are
-// widened (and split) when stored to shared memory. Rows past the end read the last row, columns
-// past the end and k past the end read zeros; nothing past the end is written.
-// The fused norm: Σx² of each column accumulates while x is staged (every workgroup sees all of k
-// for its columns), the gain multiplies x when staged, and 1/rms scales the sums in the epilogue.
-// Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM).
+// registers, the next step's fetch is issued before this step's products, and the weight units
+// are widened (and split) when stored to shared memory. Rows past the end read the last row,
+// columns past the end and k past the end read zeros; nothing past the end is written.
+// x comes prepared by gemm_xprep.comp, once per product (the fused norm applied there): 16 bytes
+// per 4 elements [cols][k/4], COOPMAT: f16 hi/lo pairs (uvec4(hi01, hi23, lo01, lo23)), else f32;
+// so its staging is a copy. The push block's gain is not read (the host passes the plain x to the
+// twin when there is no norm: the same layout).
+// Split-k: with z workgroups (gl_NumWorkGroups.z > 1) workgroup z sums k in [z·kper, (z+1)·kper)
+// (kper a multiple of BK) and adds its sums into y with atomics (FADD: float atomic add, else a
+// compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
+// not linear).
+// Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #include "kern_common.glsl"
@@ -39,6 +45,12 @@
 #endif
 #ifndef COOPMAT
 #define COOPMAT 0
+#endif
+#ifndef FADD
+#define FADD 0 // 1: split-k sums by float atomic add (GL_EXT_shader_atomic_float), else a CAS loop
+#endif
+#if FADD
+#extension GL_EXT_shader_atomic_float : require
 #endif
 #ifndef XSPLIT
 #define XSPLIT 1 // 0: x' as one f16 (no low part): the roof bench only, not f32-accurate
@@ -63,6 +75,7 @@ layout(constant_id = 1) const uint BM = 64;  // weight rows a workgroup owns (of
 layout(constant_id = 2) const uint BN = 64;  // columns a workgroup owns
 layout(constant_id = 3) const uint BK = 32;  // k step, a multiple of 32 (one Q block)
 layout(local_size_x_id = 4) in;              // NT: 128 (COOPMAT) or 256
+layout(constant_id = 5) const uint NBUF = 1; // shared tile buffers: 2 = double-buffered (header)
 const uint NT = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -70,7 +83,7 @@ layout(push_constant) uniform Push {
     uint64_t wscale;  // f16 scales [rows][k/32] (Q types)
     uint64_t w3;      // SWIGLU: the up weight
     uint64_t w3scale;
-    uint64_t x;       // f32 [cols][k], 16-byte aligned
+    uint64_t x;       // prepared x' (header), 16-byte aligned
     F32Buf y;         // [cols][rows]
     uint64_t gain;    // norm gain [k], 0: no norm
     uint rows;
@@ -80,7 +93,7 @@ layout(push_constant) uniform Push {
     float eps;
     uint plus1;       // gain is (1 + g)
     uint cols;
-    uint pad;
+    uint kper;        // k per split (a multiple of BK) when gl_NumWorkGroups.z > 1
 } p;
 
 // ---- staging: units per thread and k step
@@ -88,31 +101,39 @@ const uint AU = BK / 16u;                      // weight units a row holds per s
 const uint NUA = (NM * BM * AU + NT - 1u) / NT; // weight units a thread fetches
 const uint XU = BK / 8u;                       // x units a column holds per step
 const uint NUX = (BN * XU + NT - 1u) / NT;     // x units a thread fetches
+// 16-byte slots a fetched weight unit of 16 elements needs
+#if WTYPE == DT_F32
+#define WSLOTS 4u
+#elif WTYPE == DT_F16 || WTYPE == DT_BF16
+#define WSLOTS 2u
+#else
+#define WSLOTS 1u
+#endif
 
 #if COOPMAT
 // f16 tiles as uvec4 (8 halves): widened units are stored 16 bytes at a time; the row pitch keeps
 // rows 16-byte aligned and rotates the banks
 const uint BKP = BK + 8u; // halves
 const uint BKQ = BKP / 8u; // uvec4
-shared uvec4 sA[NM * BM * BKQ];
+const uint SA = NM * BM * BKQ, SX = BN * BKQ; // one buffer's uvec4s
+shared uvec4 sA[NBUF * SA];
 #if WSPLIT
-shared uvec4 sAlo[NM * BM * BKQ];
+shared uvec4 sAlo[NBUF * SA];
 #endif
-shared uvec4 sX[BN * BKQ];
+shared uvec4 sX[NBUF * SX];
 #if XSPLIT
-shared uvec4 sXlo[BN * BKQ];
+shared uvec4 sXlo[NBUF * SX];
 #endif
 shared float sC[(NT / 32u) * 256u * NM]; // per subgroup: one 16×16 result of each matrix
 #else
 const uint BKP = BK + 1u; // f32 row pitch: the 16 rows a thread group reads sit in 16 banks
-shared float sA[NM * BM * BKP];
-shared float sX[BN * BKP];
+const uint SA = NM * BM * BKP, SX = BN * BKP; // one buffer's floats
+shared float sA[NBUF * SA];
+shared float sX[NBUF * SX];
 #endif
-shared float sSS[BN * XU]; // Σx² partials [column][unit]
-
-// Fetched, not yet widened: a weight unit is up to 4 16-byte slots and a block scale; an x unit
-// is 2 vec4.
-struct WRaw { uvec4 s[4]; float sc; };
+// Fetched, not yet widened: a weight unit is WSLOTS 16-byte slots and a block scale; an x unit is
+// 2 prepared 16-byte units.
+struct WRaw { uvec4 s[WSLOTS]; float sc; };
 
 // Weight unit: elements k0 .. k0+15 of row `row` of matrix m (k0 a multiple of 16).
 WRaw fetch_w(uint m, uint row, uint k0)
@@ -159,8 +180,7 @@ float unit_w(WRaw r, uint k0, uint j)
 }
 
 WRaw ra[NUA];
-vec4 rx[NUX][2];
-float ss[NUX];
+uvec4 rx[NUX][2];
 
 // Issues the global loads of step kb into ra / rx.
 void fetch(uint row0, uint col0, uint kb)
@@ -176,8 +196,8 @@ void fetch(uint row0, uint col0, uint kb)
         uint u = gl_LocalInvocationIndex + i * NT;
         uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
         [[unroll]] for (uint j = 0u; j < 2u; j++)
-            rx[i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? Vec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
-                                                                        : vec4(0.0);
+            rx[i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? UVec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
+                                                                        : uvec4(0u);
     }
 }
 
@@ -205,7 +225,7 @@ void pack8(float v[8], bool lo_too, out uvec4 hi, out uvec4 lo)
 #endif
 
 // Tile row mr (= m·BM + r), elements k0 .. k0+15 of this step.
-void put_a(uint mr, uint k0, float v[16])
+void put_a(uint b, uint mr, uint k0, float v[16])
 {
 #if COOPMAT
     [[unroll]] for (uint q = 0u; q < 2u; q++) {
@@ -213,78 +233,74 @@ void put_a(uint mr, uint k0, float v[16])
         [[unroll]] for (uint j = 0u; j < 8u; j++) h[j] = v[8u * q + j];
         uvec4 hi, lo;
         pack8(h, WSPLIT != 0, hi, lo);
-        uint o = (mr * BKP + k0) / 8u + q;
+        uint o = b * SA + (mr * BKP + k0) / 8u + q;
         sA[o] = hi;
 #if WSPLIT
         sAlo[o] = lo;
 #endif
     }
 #else
-    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[mr * BKP + k0 + j] = v[j];
+    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[b * SA + mr * BKP + k0 + j] = v[j];
 #endif
 }
 
-// Tile column c, elements k0 .. k0+7 of this step.
-void put_x(uint c, uint k0, float v[8])
+// Tile column c, elements k0 .. k0+7 of this step: two prepared units, copied.
+void put_x(uint bf, uint c, uint k0, uvec4 a, uvec4 b)
 {
 #if COOPMAT
-    uvec4 hi, lo;
-    pack8(v, XSPLIT != 0, hi, lo);
-    sX[(c * BKP + k0) / 8u] = hi;
+    sX[bf * SX + (c * BKP + k0) / 8u] = uvec4(a.xy, b.xy);
 #if XSPLIT
-    sXlo[(c * BKP + k0) / 8u] = lo;
+    sXlo[bf * SX + (c * BKP + k0) / 8u] = uvec4(a.zw, b.zw);
 #endif
 #else
-    [[unroll]] for (uint j = 0u; j < 8u; j++) sX[c * BKP + k0 + j] = v[j];
+    vec4 fa = uintBitsToFloat(a), fb = uintBitsToFloat(b);
+    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+        sX[bf * SX + c * BKP + k0 + j] = fa[j];
+        sX[bf * SX + c * BKP + k0 + 4u + j] = fb[j];
+    }
 #endif
 }
 
-// Widens the fetched units of step kb into the shared tiles (x: times the gain; Σx² updated).
-void stage(uint kb)
+// Widens the fetched weight units of step kb into shared buffer b and copies the x units.
+void stage(uint b, uint kb)
 {
-    bool norm = p.gain != 0ul;
-    float one = p.plus1 != 0u ? 1.0 : 0.0;
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < NM * BM * AU) {
             uint k0 = (u % AU) * 16u;
             float v[16];
             [[unroll]] for (uint j = 0u; j < 16u; j++) v[j] = unit_w(ra[i], kb + k0, j);
-            put_a(u / AU, k0, v);
+            put_a(b, u / AU, k0, v);
         }
     }
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
-        if (u < BN * XU) {
-            uint k0 = (u % XU) * 8u;
-            float v[8];
-            [[unroll]] for (uint j = 0u; j < 2u; j++) {
-                vec4 x = rx[i][j];
-                ss[i] += dot(x, x);
-                if (norm && kb + k0 + 4u * j < p.k) x *= one + gain4_at(p.gain, p.gdtype, (kb + k0) / 4u + j);
-                [[unroll]] for (uint e = 0u; e < 4u; e++) v[4u * j + e] = x[e];
-            }
-            put_x(u / XU, k0, v);
-        }
+        if (u < BN * XU) put_x(b, u / XU, (u % XU) * 8u, rx[i][0], rx[i][1]);
     }
 }
 
-// The epilogue of one output: norm scale, SwiGLU, residual, store.
+// The epilogue of one output: SwiGLU, residual, store; a split's partial sum is added atomically.
 void put(uint row, uint col, float v, float v3)
 {
     if (row >= p.rows || col >= p.cols) return;
-    if (p.gain != 0ul) {
-        uint cl = col % BN;
-        float sq = 0.0;
-        for (uint j = 0u; j < XU; j++) sq += sSS[cl * XU + j];
-        float f = inversesqrt(sq / float(p.k) + p.eps);
-        v *= f;
-        v3 *= f;
-    }
 #if SWIGLU
     v = v / (1.0 + exp(-v)) * v3;
 #endif
     uint oi = col * p.rows + row;
+    if (gl_NumWorkGroups.z > 1u) {
+#if FADD
+        atomicAdd(p.y.v[oi], v);
+#else
+        U32Buf yu = U32Buf(uint64_t(p.y));
+        uint old = yu.v[oi];
+        for (;;) {
+            uint seen = atomicCompSwap(yu.v[oi], old, floatBitsToUint(uintBitsToFloat(old) + v));
+            if (seen == old) break;
+            old = seen;
+        }
+#endif
+        return;
+    }
     if (p.accumulate != 0u) v += p.y.v[oi];
     p.y.v[oi] = v;
 }
@@ -302,7 +318,12 @@ void main()
 {
     uint tid = gl_LocalInvocationIndex;
     uint col0 = gl_WorkGroupID.x * BN, row0 = gl_WorkGroupID.y * BM;
-    [[unroll]] for (uint i = 0u; i < NUX; i++) ss[i] = 0.0;
+    // this workgroup's k range (split-k: kper is a multiple of BK, so only the last range is ragged)
+    uint kbeg = 0u, kend = p.k;
+    if (gl_NumWorkGroups.z > 1u) {
+        kbeg = gl_WorkGroupID.z * p.kper;
+        kend = min(p.k, kbeg + p.kper);
+    }
 #if COOPMAT
     uint sgi = tid / 32u, wm = sgi % 2u, wn = sgi / 2u;
     F32MAT acc[NM][FM][FN];
@@ -317,12 +338,22 @@ void main()
             [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = 0.0;
 #endif
 
-    fetch(row0, col0, 0u);
-    for (uint kb = 0u; kb < p.k; kb += BK) {
-        barrier(); // the last step's products are done with the tiles
-        stage(kb);
+    // One buffer: barrier, stage, barrier, fetch the next step, products. Two: the next step is
+    // fetched, the products read buffer b while the staging of the next step writes the other
+    // one, and one barrier a step orders both.
+    uint b = 0u;
+    if (kbeg < kend) fetch(row0, col0, kbeg);
+    if (NBUF == 2u && kbeg < kend) {
+        stage(0u, kbeg);
         barrier();
-        if (kb + BK < p.k) fetch(row0, col0, kb + BK); // in flight during the products
+    }
+    for (uint kb = kbeg; kb < kend; kb += BK) {
+        if (NBUF == 1u) {
+            barrier(); // the last step's products are done with the tiles
+            stage(0u, kb);
+            barrier();
+        }
+        if (kb + BK < kend) fetch(row0, col0, kb + BK); // in flight during the products
 #if COOPMAT
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             F16MAT xh[FN];
@@ -330,7 +361,7 @@ void main()
             F16MAT xl[FN];
 #endif
             [[unroll]] for (uint j = 0u; j < FN; j++) {
-                uint o = ((wn * WN + j * 16u) * BKP + kk) / 8u;
+                uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
                 coopMatLoadNV(xh[j], sX, o, BKQ, true);
 #if XSPLIT
                 coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
@@ -338,7 +369,7 @@ void main()
             }
             [[unroll]] for (uint m = 0u; m < NM; m++)
                 [[unroll]] for (uint i = 0u; i < FM; i++) {
-                    uint o = ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+                    uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
                     F16MAT a;
                     coopMatLoadNV(a, sA, o, BKQ, false);
 #if WSPLIT
@@ -359,22 +390,20 @@ void main()
 #else
         for (uint kk = 0u; kk < BK; kk++) {
             float xv[TN];
-            [[unroll]] for (uint j = 0u; j < TN; j++) xv[j] = sX[(tc + 16u * j) * BKP + kk];
+            [[unroll]] for (uint j = 0u; j < TN; j++) xv[j] = sX[b * SX + (tc + 16u * j) * BKP + kk];
             [[unroll]] for (uint m = 0u; m < NM; m++)
                 [[unroll]] for (uint i = 0u; i < TM; i++) {
-                    float a = sA[(m * BM + tr + 16u * i) * BKP + kk];
+                    float a = sA[b * SA + (m * BM + tr + 16u * i) * BKP + kk];
                     [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = fma(a, xv[j], acc[m][i][j]);
                 }
         }
 #endif
+        if (NBUF == 2u) {
+            if (kb + BK < kend) stage(b ^ 1u, kb + BK);
+            barrier(); // products of b and staging of b ^ 1 done
+            b ^= 1u;
+        }
     }
-
-    // Σx² partials to shared memory for the epilogue's norm scale
-    [[unroll]] for (uint i = 0u; i < NUX; i++) {
-        uint u = tid + i * NT;
-        if (u < BN * XU) sSS[u] = ss[i];
-    }
-    barrier();
 
 #if COOPMAT
     // each subgroup: one 16×16 result (of each matrix) at a time through its slice of sC,

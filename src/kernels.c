@@ -328,18 +328,41 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */
 
 struct push_gemm {
-    struct push_matmul m; /* as matmul.comp's block */
-    uint32_t cols, pad;
+    struct push_matmul m; /* as matmul.comp's block (gain not read: gemm_xprep applies the norm) */
+    uint32_t cols, kper;  /* kper: k per split when the grid's z > 1 */
 };
 _Static_assert(sizeof(struct push_gemm) == 88, "push_gemm layout");
 
+struct push_gemm_xprep {
+    uint64_t x, xo, gain, y;
+    uint32_t k, gdtype;
+    float eps;
+    uint32_t plus1, rows, zero_y;
+};
+_Static_assert(sizeof(struct push_gemm_xprep) == 56, "push_gemm_xprep layout");
+
+/* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
+ * device, shared by every product (each prep is followed by its gemm, and recording puts a
+ * barrier between dispatches). When a plan needs more a larger one is made; the old one stays
+ * (plans built before keep its address) until gpu_close frees all. */
+static int gemm_xbuf(struct gpu *g, uint64_t bytes, uint64_t *addr, struct err *e)
+{
+    if (g->gemm_x.size < bytes) {
+        uint64_t size = MAX(bytes, 2 * g->gemm_x.size);
+        int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, &g->gemm_x, e);
+        if (rc) return rc;
+    }
+    *addr = g->gemm_x.addr;
+    return ST_OK;
+}
+
 /* Shared-memory bytes of gemm.comp at one geometry (mirrors its shared arrays). */
 static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn, uint32_t bk,
-                            uint32_t nt)
+                            uint32_t nt, uint32_t nbuf)
 {
-    uint32_t nm = swiglu ? 2 : 1, ss = bn * (bk / 8) * 4;
-    if (!coopmat) return (nm * bm + bn) * (bk + 1) * 4 + ss;
-    return nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2 + (nt / 32) * 256 * nm * 4 + ss;
+    uint32_t nm = swiglu ? 2 : 1;
+    if (!coopmat) return nbuf * (nm * bm + bn) * (bk + 1) * 4;
+    return nbuf * (nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2) + (nt / 32) * 256 * nm * 4;
 }
 
 static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
@@ -352,26 +375,38 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
      * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
     uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
-    if (cm && bm == 128 && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
+    /* Single products of unsplit weights past 128 columns keep 128 x 64 and take split-k instead
+     * (below): on the H200 at 256 and 512 columns the 60 single products of LFM2-1.2B took 3.29
+     * and 6.02 ms so against 4.62 and 8.83 with the smaller tiles (bench/11) */
+    bool big = cm && !swiglu && !wsplit && cols > 128;
+    if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
      * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
-    if (cm && !swiglu && !wsplit && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+    if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
+    /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
+     * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
-    if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt) <= g->shared_mem) bk = 64;
+    if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
     const struct tuning *tu = tuning();
     uint32_t tm = (uint32_t)tu->gemm_tile[0], tn = (uint32_t)tu->gemm_tile[1], tk = (uint32_t)tu->gemm_tile[2];
     if (tm && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 &&
-        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt) <= g->shared_mem) {
+        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt, 1) <= g->shared_mem) {
         bm = tm;
         bn = tn;
         bk = tk;
     }
     bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
-    uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt);
+    /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
+     * this one's products run) were slower on the H200 at 64 and 512 columns (bench/11: twice the
+     * shared memory of the 48 KiB a workgroup may take); LFM2_GEMM_NBUF=2 (tuning hook) */
+    uint32_t nbuf = 1;
+    if (tu->gemm_nbuf && gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, (uint32_t)tu->gemm_nbuf) <= g->shared_mem)
+        nbuf = (uint32_t)tu->gemm_nbuf;
+    uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, nbuf);
     if (shared > g->shared_mem)
         return err_set(e, ST_USAGE, "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u", op,
                        bm, bn, bk, shared, g->shared_mem);
@@ -379,18 +414,65 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     if (gx > MAX_GROUPS || gy > MAX_GROUPS)
         return err_set(e, ST_USAGE, "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
                        cols, (long long)w->rows, gx, gy);
+    /* split-k where the tiles leave most multiprocessors idle (under 128 tiles), up to ~512
+     * workgroups, each split keeping at least 4 k steps; the splits add into y atomically
+     * (gemm.comp). Measured (bench/11): at 64 columns the 60 single products took 2.65 ms split
+     * against 3.59 unsplit; at 256 columns splitting 256 tiles in 2 was slower (5.30 vs 4.83 ms) */
+    uint32_t steps = div_up((uint64_t)w->k, bk), splits = 1;
+    if (cm && !swiglu && gx * gy < 128) splits = MIN(div_up(512, gx * gy), MAX(steps / 4, 1u));
+    /* the 128 x 64 tiles past 128 columns: at least 2 splits, and ~128 workgroups, under 1024 tiles
+     * (measured best of 2, 4 and 8 at 256 and 512 columns: 2, i.e. 128 and 256 workgroups for
+     * the 2048-row products; the LM head, 2048+ tiles, is not split) */
+    if (big && bm == 128 && bn == 64 && gx * gy < 1024)
+        splits = MIN(MAX(2u, div_up(128, gx * gy)), MAX(steps / 4, 1u));
+    if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
+    uint32_t kper = div_up(steps, splits) * bk;
+    splits = div_up((uint64_t)w->k, kper);
+    /* the activations, prepared once for the product (gemm_xprep.comp: norm, f16 hi/lo split; y
+     * zeroed for split sums); the twin reads a plain x as it is */
+    bool has_norm = norm && norm->w, zero_y = splits > 1 && !accumulate;
+    uint64_t xg = x;
+    if (cm || has_norm || zero_y) {
+        int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)w->k, &xg, e);
+        if (rc) return rc;
+        const struct gpu_pipeline *pp;
+        if ((rc = gpu_pipeline(g, cm ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+        struct push_gemm_xprep xp = {x,
+                                     xg,
+                                     has_norm ? norm->w->addr : 0,
+                                     y,
+                                     (uint32_t)w->k,
+                                     has_norm ? (uint32_t)norm->w->dtype : 0,
+                                     has_norm ? norm->eps : 0,
+                                     has_norm && norm->plus1,
+                                     (uint32_t)w->rows,
+                                     zero_y};
+        char pkind[40];
+        snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
+        struct dispatch *d = add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
+        if (zero_y)
+            dispatch_outputs(d, 2, offsetof(struct push_gemm_xprep, xo), offsetof(struct push_gemm_xprep, y));
+        else
+            dispatch_outputs(d, 1, offsetof(struct push_gemm_xprep, xo));
+    }
     char name[40], kind[40];
     const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
-    snprintf(name, sizeof name, "%s%s_%s", kern, swiglu ? "_swiglu" : "", kind_dtype(w->dtype));
+    /* split sums by float atomic add where the device has it (the FADD variants: cooperative
+     * matrices, and the twin's BF16 one so that CI runs that path where lavapipe has it) */
+    bool fadd = splits > 1 && !roof && g->has_float_atomic_add && !tu->gemm_no_fadd &&
+                (cm || w->dtype == DT_BF16);
+    snprintf(name, sizeof name, "%s%s%s_%s", kern, swiglu ? "_swiglu" : "", fadd ? "_fadd" : "",
+             kind_dtype(w->dtype));
     snprintf(kind, sizeof kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
-    uint32_t spec[5] = {32, bm, bn, bk, nt};
+    uint32_t spec[6] = {32, bm, bn, bk, nt, nbuf};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 5, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
     if (rc) return rc;
-    struct push_gemm pc = {matmul_push(w, w3, norm, x, y, accumulate), (uint32_t)cols, 0};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, gx, gy, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0)), 1,
-                     offsetof(struct push_gemm, m.y));
+    struct push_gemm pc = {matmul_push(w, w3, NULL, xg, y, accumulate), (uint32_t)cols, kper};
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, splits);
+    dispatch_tag(d, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0));
+    dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
     return ST_OK;
 }
 
@@ -530,9 +612,11 @@ static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uin
 static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
                            const struct push_attention *base, int cols, int layer, struct err *e)
 {
-    /* the widest tile that fits, no wider than the step needs */
+    /* the widest tile of at most 32 columns that fits, no wider than the step needs: on the H200
+     * 32 columns took 118 µs a layer at a 512-token prefill against 193 µs with 64 (twice the
+     * workgroups for the same keys; bench/10, bench/11); 64 only through the tuning hook */
     uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS;
-    for (uint32_t b = 64; b >= 8 && !bq; b /= 2)
+    for (uint32_t b = 32; b >= 8 && !bq; b /= 2)
         if (attn_prefill_fits(g, hd, b, nt)) bq = b;
     if (!bq)
         return err_set(e, ST_USAGE,
@@ -540,9 +624,9 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
                        "threads (8 columns need %llu bytes)",
                        a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
     while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
-    /* tuning hook for bench/ runs: a narrower tile (more workgroups, less reuse of each key) */
+    /* tuning hook for bench/ runs: any tile of 8..64 columns that fits */
     int forced = tuning()->attn_bq;
-    if (forced && forced < (int)bq && attn_prefill_fits(g, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
+    if (forced && attn_prefill_fits(g, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
     uint32_t spec[3] = {hd, bq, nt};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);

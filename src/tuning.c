@@ -42,10 +42,14 @@ const struct tuning *tuning(void)
         t.gemm_tile[2] = (int)bk;
     }
     t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
+    t.gemm_splitk = env_int("LFM2_GEMM_SPLITK", 1, 64);
+    t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);
+    t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
     t.test_drop_last_dispatch = getenv("LFM2_TEST_DROP_LAST_DISPATCH") != NULL;
     t.test_skip_snapshot = getenv("LFM2_TEST_SKIP_SNAPSHOT") != NULL;
     t.validation = env_flag("LFM2_VALIDATION");
+    t.pipeline_stats = env_flag("LFM2_PIPELINE_STATS");
     return &t;
 }

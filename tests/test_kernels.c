@@ -357,15 +357,21 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
              : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
                     : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
     T_CHECK(rc == ST_OK, "matmul: %s", e.msg);
+    /* wide: the gemm, after its activations' prep pass (gemm_xprep: always with cooperative
+     * matrices; for the twin with a norm or split sums that start from 0) */
     int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
-    T_CHECK(p.n == want_n, "matmul: %d dispatches for %d columns", p.n, cols);
-    if (matmul_kind == PLAN_WIDE && p.n == 1) {
+    T_CHECK(p.n == want_n || (matmul_kind == PLAN_WIDE && p.n == 2), "matmul: %d dispatches for %d columns", p.n,
+            cols);
+    const struct dispatch *last = p.n > 0 ? &p.d[p.n - 1] : NULL;
+    if (matmul_kind == PLAN_WIDE && last) {
         char want[40];
         snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", g.gemm_coopmat ? "gemm" : "gemm_fma",
                  swiglu ? "_swiglu" : "");
-        T_CHECK(strncmp(p.d[0].kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", p.d[0].kind, want);
+        T_CHECK(strncmp(last->kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", last->kind, want);
+        if (p.n == 2)
+            T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
-    T_CHECK(p.n > 0 && p.d[0].bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
+    T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
@@ -1120,15 +1126,30 @@ static void test_deltanet(void)
     test_dn_norm_gate();
 }
 
-int main(void)
+/* test_kernels [FIXTURES [gemm]]: with "gemm" only the matrix products (ctest runs it so under
+ * LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2 and a 32x32x32 tile: split-k sums and double-buffered
+ * tiles, on the twin too). */
+int main(int argc, char **argv)
 {
+    bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
     setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
     t_rng_seed(&rng, 20240611);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
     if (rc) return t_finish();
-    printf("device: %s, subgroup %u, shared %u\n", g.props.deviceName, g.subgroup_size, g.shared_mem);
+    printf("device: %s, subgroup %u, shared %u, float atomic add %s\n", g.props.deviceName, g.subgroup_size,
+           g.shared_mem, g.has_float_atomic_add ? "yes" : "no");
     double t0 = now_us();
+    if (only_gemm) {
+        test_matmul();
+        test_gemm();
+        printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
+               g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
+               getenv("LFM2_GEMM_SPLITK") ? getenv("LFM2_GEMM_SPLITK") : "auto", (now_us() - t0) / 1e6);
+        rc = gpu_close(&g, &e);
+        T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
+        return t_finish();
+    }
     test_embed();
     test_rmsnorm();
     test_rmsnorm_add();

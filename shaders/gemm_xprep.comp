@@ -1,0 +1,79 @@
+#version 460
+// gemm_xprep.comp - the activations of one wide-plan matrix product, made once per product so that
+// gemm.comp stages them with a plain copy: x' = x, or its RMSNorm g ⊙ x / rms(x) ((1 + g) with
+// plus1), written 16 bytes per 4 elements [cols][k/4]:
+//  - SPLIT=1 (the cooperative-matrix gemm): uvec4(hi01, hi23, lo01, lo23), each x' cut into an f16
+//    high part (its top 11 significant bits, by masking: gemm.comp's header says why) and the f16
+//    of the rest, x' = hi + lo to 22 significant bits;
+//  - SPLIT=0 (the FMA twin): x' as f32 (vec4).
+// With zero_y set the workgroup of column c also writes 0 to y[c][0 .. rows) (a split-k product
+// adds its partial sums into y, so y starts at 0 unless the product accumulates).
+// x f32 [cols][k], k a multiple of 4; g [k] F32/F16/BF16. Grid: one workgroup per column.
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "kern_common.glsl"
+
+#ifndef SPLIT
+#define SPLIT 1
+#endif
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Push {
+    uint64_t x;    // f32 [cols][k]
+    uint64_t xo;   // [cols][k/4] 16-byte units
+    uint64_t gain; // 0: no norm
+    uint64_t y;    // zeroed [cols][rows] when zero_y
+    uint k;
+    uint gdtype;
+    float eps;
+    uint plus1;
+    uint rows;
+    uint zero_y;
+} p;
+
+shared float partial[256];
+
+// v = hi + lo with hi exact in f16 (top 11 significant bits); |v| < 65504
+vec2 split(float v)
+{
+    float h = uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u);
+    return vec2(h, v - h);
+}
+
+void main()
+{
+    uint c = gl_WorkGroupID.x, t = gl_LocalInvocationIndex, k4 = p.k / 4u;
+    Vec4Buf xr = Vec4Buf(p.x + 4ul * uint64_t(c) * p.k);
+    UVec4Buf xo = UVec4Buf(p.xo + 16ul * uint64_t(c) * k4);
+    bool norm = p.gain != 0ul;
+    float inv = 1.0;
+    if (norm) {
+        float ss = 0.0;
+        for (uint i = t; i < k4; i += 256u) {
+            vec4 v = xr.v[i];
+            ss += dot(v, v);
+        }
+        ss = subgroupAdd(ss);
+        if (gl_SubgroupInvocationID == 0u) partial[gl_SubgroupID] = ss;
+        barrier();
+        float total = 0.0;
+        for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
+        inv = inversesqrt(total / float(p.k) + p.eps);
+    }
+    float one = p.plus1 != 0u ? 1.0 : 0.0;
+    for (uint i = t; i < k4; i += 256u) {
+        vec4 v = xr.v[i];
+        if (norm) v *= (one + gain4_at(p.gain, p.gdtype, i)) * inv;
+#if SPLIT
+        vec2 a = split(v.x), b = split(v.y), cc = split(v.z), d = split(v.w);
+        xo.v[i] = uvec4(packHalf2x16(vec2(a.x, b.x)), packHalf2x16(vec2(cc.x, d.x)),
+                               packHalf2x16(vec2(a.y, b.y)), packHalf2x16(vec2(cc.y, d.y)));
+#else
+        xo.v[i] = floatBitsToUint(v);
+#endif
+    }
+    if (p.zero_y != 0u) {
+        F32Buf yc = F32Buf(p.y + 4ul * uint64_t(c) * p.rows);
+        for (uint i = t; i < p.rows; i += 256u) yc.v[i] = 0.0;
+    }
+}
