@@ -254,6 +254,81 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
                     const char *op, const char *kind_prefix, struct err *e);
 
+/* ---- matvec: the narrow steps' matrix-vector kernel (matvec.comp; its header says why this shape) */
+
+#define MATVEC_MAX_WEIGHTS 3
+
+struct push_matvec {
+    uint64_t w[MATVEC_MAX_WEIGHTS], ws[MATVEC_MAX_WEIGHTS], y[MATVEC_MAX_WEIGHTS], x, gain;
+    uint32_t rows_end[MATVEC_MAX_WEIGHTS], k, flags;
+    float eps;
+};
+_Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
+
+/* Whether matvec.comp serves a product of `cols` columns in plan p (else matmul.comp or gemm):
+ * up to K_MATVEC_COLS columns (LFM2_MATVEC_COLS moves the limit, LFM2_MATVEC_OFF turns it off). */
+static bool matvec_serves(const struct plan *p, int cols)
+{
+    const struct tuning *tu = tuning();
+    int max = tu->matvec_cols ? tu->matvec_cols : K_MATVEC_COLS;
+    int min_gemm = tu->gemm_min_cols ? tu->gemm_min_cols : K_GEMM_MIN_COLS;
+    return !tu->matvec_off && cols <= max && !(p->kind == PLAN_WIDE && cols >= min_gemm);
+}
+
+/* One matvec dispatch over n stacked weights w[0..n-1] (same type and k) writing y[i]; with w3 (n
+ * == 1) the SwiGLU variant. Rows a subgroup keeps: 2 when that still leaves >= 512 workgroups (an x
+ * load serves 2 rows), else 1 (more loads in flight for small matrices); SwiGLU reads two rows
+ * anyway. LFM2_MATVEC_RT forces it (bench/12). */
+static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
+                           const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
+                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                           struct err *e)
+{
+    struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
+    uint64_t rows = 0, bytes = 0;
+    for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) {
+        if (i < n) {
+            pc.w[i] = w[i]->addr;
+            pc.ws[i] = scale_addr(w[i]);
+            pc.y[i] = y[i];
+            rows += (uint64_t)w[i]->rows;
+            bytes += w[i]->bytes;
+        }
+        pc.rows_end[i] = (uint32_t)rows;
+    }
+    if (w3) {
+        pc.w[1] = w3->addr;
+        pc.ws[1] = scale_addr(w3);
+        bytes += w3->bytes;
+    }
+    if (rows > UINT32_MAX) return err_set(e, ST_USAGE, "matvec %s: %llu rows, more than 2^32", op, (unsigned long long)rows);
+    if (norm && norm->w) {
+        pc.gain = norm->w->addr;
+        pc.flags = (norm->plus1 ? 2u : 0u) | (uint32_t)norm->w->dtype << 2;
+    }
+    pc.flags |= accumulate ? 1u : 0u;
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
+    uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+    if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
+    if (groups > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
+                       (unsigned long long)rows, groups);
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "matvec%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
+             kind_dtype(w[0]->dtype));
+    uint32_t spec[5] = {sg, nsg, rt, (uint32_t)cols, sg * nsg};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, name, spec, 5, &pipe, e);
+    if (rc) return rc;
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+    size_t at[MATVEC_MAX_WEIGHTS];
+    for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) at[i] = offsetof(struct push_matvec, y) + 8 * (size_t)i;
+    dispatch_outputs(d, w3 ? 1 : n, at[0], at[1], at[2]);
+    return ST_OK;
+}
+
 static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
                       const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
                       const char *op, const char *kind_prefix, struct err *e)
@@ -273,6 +348,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc;
     if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
 
+    if (matvec_serves(p, cols))
+        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
     if (p->kind == PLAN_WIDE && cols >= min_cols)
@@ -323,6 +400,28 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 {
     if (!w3) return err_set(e, ST_USAGE, "matmul_swiglu %s: no up weight", op);
     return matmul_any(g, p, w1, w3, norm, x, y, cols, false, layer, op, kind_prefix, e);
+}
+
+int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                   const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                   const char *fused_op, struct err *e)
+{
+    if (n < 1 || n > MATVEC_MAX_WEIGHTS)
+        return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, MATVEC_MAX_WEIGHTS);
+    bool one = matvec_serves(p, cols) && !tuning()->qkv_split;
+    for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
+    /* checked one by one first (shapes, types, gain), so both ways refuse the same inputs */
+    if (!one || n == 1) {
+        int rc = ST_OK;
+        for (int i = 0; !rc && i < n; i++) rc = k_matmul_norm(g, p, w[i], norm, x, y[i], cols, false, layer, ops[i], "", e);
+        return rc;
+    }
+    struct plan probe = {.kind = p->kind};
+    int rc = ST_OK;
+    for (int i = 0; !rc && i < n; i++) rc = k_matmul_norm(g, &probe, w[i], norm, x, y[i], cols, false, layer, ops[i], "", e);
+    plan_free(&probe);
+    if (rc) return rc;
+    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", e);
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */

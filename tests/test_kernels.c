@@ -394,10 +394,83 @@ static void test_matmul(void)
         test_matmul_case(t, 45, 2080, 3, true, false, false);
     }
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
+    /* matvec.comp (<= K_MATVEC_COLS columns): every column count with norm + accumulate, and a
+     * matrix tall enough for 2 rows a subgroup (>= 512 workgroups of 2 rows per subgroup) */
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        for (int c = 2; c <= K_MATVEC_COLS; c += 3) test_matmul_case(t, 131, 224, c, false, true, true);
+        test_matmul_case(t, 37, 64, K_MATVEC_COLS, true, true, false);
+        if (t == DT_BF16 || t == DT_Q4_0) test_matmul_case(t, 2 * 512 * 128 + 77, 64, 1, false, false, true);
+    }
     /* the helper refuses shapes the kernel does not serve */
     struct plan p = {0};
     struct gpu_weight bad = {1 << 20, DT_Q4_0, 8, 48, 0};
     T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
+}
+
+/* q/k/v as one product (k_matmul_multi): three weights of different rows stacked in one matvec
+ * dispatch, each output checked against its own reference; wider than K_MATVEC_COLS: three
+ * dispatches, same results. Rows not multiples of the rows a workgroup takes. */
+static void test_matmul_multi(void)
+{
+    const int rows[3] = {67, 19, 21}, k = 160;
+    const char *const ops[3] = {"q", "k", "v"};
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        for (int cols = 1; cols <= K_MATVEC_COLS + 1; cols += K_MATVEC_COLS - 1) {
+            struct host_weight w[3], gn = make_weight(DT_F16, 1, k, 0.1f, 0.0f);
+            struct gpu_buf yb[3];
+            const struct gpu_weight *wp[3];
+            uint64_t ya[3];
+            for (int i = 0; i < 3; i++) {
+                w[i] = make_weight(t, rows[i], k, 1.0f / sqrtf((float)k), 0);
+                wp[i] = &w[i].w;
+                yb[i] = dev_alloc((uint64_t)cols * rows[i] * 4);
+                poison(&yb[i]);
+                ya[i] = yb[i].addr;
+            }
+            float *x = rand_floats((size_t)cols * k, 1.5f);
+            struct gpu_buf xb = dev_floats(x, (size_t)cols * k);
+            struct k_norm kn = {&gn.w, 1e-5f, true};
+            struct plan p = {.kind = PLAN_BATCH};
+            int rc = k_matmul_multi(&g, &p, 3, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
+            int want = cols <= K_MATVEC_COLS ? 1 : 3;
+            T_CHECK(rc == ST_OK && p.n == want, "matmul_multi %s cols %d: %d dispatches (want %d) %s", dtype_name(t),
+                    cols, p.n, want, rc ? e.msg : "");
+            if (p.n == 1)
+                T_CHECK(strcmp(p.d[0].op, "qkv") == 0 && p.d[0].n_out == 3 &&
+                            p.d[0].bytes == w[0].w.bytes + w[1].w.bytes + w[2].w.bytes,
+                        "matmul_multi tags: op %s, %u outputs", p.d[0].op, p.d[0].n_out);
+            run_plan(&p);
+            double *gain = malloc((size_t)k * sizeof *gain);
+            for (int i = 0; i < k; i++) gain[i] = 1 + gn.val[i];
+            for (int i = 0; i < 3; i++) {
+                float *y = malloc((size_t)cols * rows[i] * 4);
+                double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
+                down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
+                matmul_ref(w[i].val, NULL, gain, x, NULL, rows[i], k, cols, ref);
+                double er = rel_err(y, ref, (size_t)cols * rows[i]);
+                T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d: rel err %g", dtype_name(t), cols, i, er);
+                free(y);
+                free(ref);
+                free_weight(&w[i]);
+            }
+            free(gain);
+            free(x);
+            free_weight(&gn);
+        }
+    }
+    /* weights of different types: one dispatch each */
+    struct host_weight a = make_weight(DT_BF16, 40, 64, 0.1f, 0), b = make_weight(DT_Q8_0, 24, 64, 0.1f, 0);
+    const struct gpu_weight *wp[2] = {&a.w, &b.w};
+    uint64_t ya[2] = {0, 0};
+    struct plan p = {.kind = PLAN_BATCH};
+    T_CHECK(k_matmul_multi(&g, &p, 2, wp, ya, NULL, 0, 1, 0, ops, "qk", &e) == ST_OK && p.n == 2 &&
+                strcmp(p.d[1].op, "k") == 0,
+            "matmul_multi of two types: %d dispatches", p.n);
+    plan_free(&p);
+    free_weight(&a);
+    free_weight(&b);
 }
 
 /* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
@@ -1135,6 +1208,7 @@ int main(void)
     printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
     test_matmul();
     test_gate_up_parts();
+    test_matmul_multi();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
