@@ -9,6 +9,7 @@
  *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
  *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
  *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after)
+ *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
@@ -32,6 +33,7 @@ struct tuning {
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;
     bool qkv_split;
+    bool full_barriers;
     int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */
     int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */

@@ -35,6 +35,7 @@ const struct tuning *tuning(void)
     t.matvec_rt = env_int("LFM2_MATVEC_RT", 1, 4);
     t.matvec_off = env_flag("LFM2_MATVEC_OFF");
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
+    t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
     const char *tile = getenv("LFM2_GEMM_TILE");
