@@ -133,10 +133,11 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
                    const char *fused_op, struct err *e);
 
-/* Steps of up to K_MATVEC_COLS columns (not the wide plan's gemm steps) go to matvec.comp: a subgroup
- * per 1..2 rows, lanes over k, partial sums met by subgroupAdd, each weight slot dequantized once in
- * registers for every column (bench/12). Wider steps keep matmul.comp (up to K_MATMUL_MAX_COLS a pass).
- * The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, bench runs). */
+/* matvec.comp, the other matrix-vector kernel (a subgroup per 1..4 rows, lanes over k, partial sums
+ * met by subgroupAdd, each weight slot dequantized once in registers for every column), serves what
+ * it measured faster on (kernels.c matvec_serves, bench/12): q/k/v as one product up to
+ * K_MATVEC_COLS columns, and at one column the matrices with many rows per k (the LM head; Q4_0/Q8_0
+ * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, tests). */
 #define K_MATVEC_COLS 8
 #define K_MATVEC_MAX_COLS 16
 

@@ -265,20 +265,33 @@ struct push_matvec {
 };
 _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
 
-/* Whether matvec.comp serves a product of `cols` columns in plan p (else matmul.comp or gemm):
- * up to K_MATVEC_COLS columns (LFM2_MATVEC_COLS moves the limit, LFM2_MATVEC_OFF turns it off). */
-static bool matvec_serves(const struct plan *p, int cols)
+/* Whether matvec.comp serves a product of `cols` columns over n stacked weights like w (w3: SwiGLU)
+ * in plan p, else matmul.comp (or the wide plan's gemm). Where it measured faster on the H200
+ * (bench/12, LFM2-1.2B): q/k/v as one product up to K_MATVEC_COLS columns (one dispatch for three:
+ * 118 -> 68 us a step in BF16); at one column, matrices with many rows per k: the LM head in every
+ * type (rows >= 8k), Q4_0 from rows >= 3k (conv.in_proj, the SwiGLU: 911 -> 523 us a step) and Q8_0
+ * from rows >= 3k without SwiGLU. matmul.comp keeps long k (ffn_down, k = 4H: 205 vs 270 us in BF16),
+ * square matrices and every product of several columns: its 128 threads a row keep more loads in
+ * flight than a subgroup a row, and its x loads are broadcasts (matvec's lanes read x 16 bytes in
+ * every 128 for Q4_0, bound by L1 wavefronts: bench/12). LFM2_MATVEC_COLS=N: matvec for every
+ * product up to N columns; LFM2_MATVEC_OFF: never. */
+static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
-    int max = tu->matvec_cols ? tu->matvec_cols : K_MATVEC_COLS;
     int min_gemm = tu->gemm_min_cols ? tu->gemm_min_cols : K_GEMM_MIN_COLS;
-    return !tu->matvec_off && cols <= max && !(p->kind == PLAN_WIDE && cols >= min_gemm);
+    if (tu->matvec_off || (p->kind == PLAN_WIDE && cols >= min_gemm)) return false;
+    if (tu->matvec_cols) return cols <= tu->matvec_cols;
+    if (n > 1) return cols <= K_MATVEC_COLS;
+    if (cols > 1) return false;
+    if (w->rows >= 8 * w->k) return true;
+    return w->rows >= 3 * w->k && (w->dtype == DT_Q4_0 || (w->dtype == DT_Q8_0 && !swiglu));
 }
 
 /* One matvec dispatch over n stacked weights w[0..n-1] (same type and k) writing y[i]; with w3 (n
- * == 1) the SwiGLU variant. Rows a subgroup keeps: 2 when that still leaves >= 512 workgroups (an x
- * load serves 2 rows), else 1 (more loads in flight for small matrices); SwiGLU reads two rows
- * anyway. LFM2_MATVEC_RT forces it (bench/12). */
+ * == 1) the SwiGLU variant. Rows a subgroup keeps (an x load serves them all): Q4_0 4 when that
+ * leaves >= 256 workgroups, else 2 (its x traffic is 8 bytes a weight byte a row, so reuse pays:
+ * SwiGLU 939 -> 372 us a step from 1 to 4 rows); other types 2 when that leaves >= 512 workgroups,
+ * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
@@ -309,6 +322,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
     uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+    if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
     if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
     uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
     if (groups > MAX_GROUPS)
@@ -348,7 +362,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc;
     if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
 
-    if (matvec_serves(p, cols))
+    if (matvec_serves(p, cols, w, swiglu, 1))
         return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
@@ -408,7 +422,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 {
     if (n < 1 || n > MATVEC_MAX_WEIGHTS)
         return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, MATVEC_MAX_WEIGHTS);
-    bool one = matvec_serves(p, cols) && !tuning()->qkv_split;
+    bool one = matvec_serves(p, cols, w[0], false, n) && !tuning()->qkv_split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     /* checked one by one first (shapes, types, gain), so both ways refuse the same inputs */
     if (!one || n == 1) {

@@ -394,10 +394,14 @@ static void test_matmul(void)
         test_matmul_case(t, 45, 2080, 3, true, false, false);
     }
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
-    /* matvec.comp (<= K_MATVEC_COLS columns): every column count with norm + accumulate, and a
-     * matrix tall enough for 2 rows a subgroup (>= 512 workgroups of 2 rows per subgroup) */
+    /* matvec.comp: by default the one-column products with many rows per k (rows >= 8k for every
+     * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves); ctest's test_kernels_matvec runs
+     * this binary again with LFM2_MATVEC_COLS=8, where matvec serves every case up to 8 columns:
+     * every column count with norm + accumulate, and matrices tall enough for 2 and 4 rows a subgroup */
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
         enum dtype t = all_types[ti];
+        test_matmul_case(t, 777, 96, 1, false, true, true);
+        test_matmul_case(t, 301, 96, 1, true, true, false);
         for (int c = 2; c <= K_MATVEC_COLS; c += 3) test_matmul_case(t, 131, 224, c, false, true, true);
         test_matmul_case(t, 37, 64, K_MATVEC_COLS, true, true, false);
         if (t == DT_BF16 || t == DT_Q4_0) test_matmul_case(t, 2 * 512 * 128 + 77, 64, 1, false, false, true);
@@ -417,7 +421,9 @@ static void test_matmul_multi(void)
     const char *const ops[3] = {"q", "k", "v"};
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
         enum dtype t = all_types[ti];
-        for (int cols = 1; cols <= K_MATVEC_COLS + 1; cols += K_MATVEC_COLS - 1) {
+        const int widths[4] = {1, 4, K_MATVEC_COLS, K_MATVEC_COLS + 1};
+        for (int wi = 0; wi < 4; wi++) {
+            int cols = widths[wi];
             struct host_weight w[3], gn = make_weight(DT_F16, 1, k, 0.1f, 0.0f);
             struct gpu_buf yb[3];
             const struct gpu_weight *wp[3];
