@@ -7,6 +7,7 @@
  *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
  *   LFM2_MATVEC_COLS=1..16                columns up to which matvec.comp serves (bench/ runs)
  *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
+ *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
  *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
  *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after)
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
@@ -32,6 +33,7 @@ struct tuning {
     int matvec_cols;      /* 0: K_MATVEC_COLS */
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;
+    bool matvec_words;
     bool qkv_split;
     bool full_barriers;
     int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */

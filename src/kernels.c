@@ -332,9 +332,9 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     snprintf(name, sizeof name, "matvec%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
-    uint32_t spec[5] = {sg, nsg, rt, (uint32_t)cols, sg * nsg};
+    uint32_t spec[6] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, tuning()->matvec_words ? 1u : 0u};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 5, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
     size_t at[MATVEC_MAX_WEIGHTS];

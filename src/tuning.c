@@ -34,6 +34,7 @@ const struct tuning *tuning(void)
     t.matvec_cols = env_int("LFM2_MATVEC_COLS", 1, 16);
     t.matvec_rt = env_int("LFM2_MATVEC_RT", 1, 4);
     t.matvec_off = env_flag("LFM2_MATVEC_OFF");
+    t.matvec_words = env_flag("LFM2_MATVEC_WORDS");
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
