@@ -67,6 +67,12 @@ void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *o
 void dispatch_outputs(struct dispatch *d, int n, ...);
 void plan_free(struct plan *p);
 
+/* The barrier schedule of a recording: after[i] (i < p->n) says whether a barrier follows dispatch
+ * i. Every one when timed or when the plan does not know its buffers; else only where dispatch i+1
+ * touches a buffer written since the last barrier or writes one read since, and on both sides of a
+ * dispatch whose outputs are undeclared or outside the plan's buffers. The last is always true. */
+void plan_barriers(const struct plan *p, bool timed, bool *after);
+
 /* Records the plan into the command buffer being recorded. With ts_base >= 0, timestamp query
  * ts_base + 2i is written before dispatch i and ts_base + 2i + 1 after it (and its barrier): a
  * timed plan keeps a barrier after every dispatch so each time is its own. The recording ends with

@@ -343,24 +343,32 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     return ST_OK;
 }
 
-static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
-                      const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
-                      const char *op, const char *kind_prefix, struct err *e)
+/* The shapes and types the matrix kernels serve (w3: SwiGLU's up weight, may be NULL). */
+static int matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3, const struct k_norm *norm, int cols,
+                        const char *op, struct err *e)
 {
-    bool swiglu = w3 != NULL;
     if (!is_weight_type(w->dtype))
         return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", op, dtype_name(w->dtype));
     if (w->rows < 1 || w->k < 1 || w->k % slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
         return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                        op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
                        (long long)slot_elems(w->dtype));
-    if (swiglu && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
+    if (w3 && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
         return err_set(e, ST_USAGE, "matmul_swiglu %s: up weight [%lld, %lld] %s differs from gate [%lld, %lld] %s",
                        op, (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype), (long long)w->rows,
                        (long long)w->k, dtype_name(w->dtype));
     if (cols < 1) return err_set(e, ST_USAGE, "matmul %s: %d columns, expected at least 1", op, cols);
-    int rc;
-    if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
+    if (norm && norm->w) return check_gain(norm->w, w->k, op, e);
+    return ST_OK;
+}
+
+static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                      const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                      const char *op, const char *kind_prefix, struct err *e)
+{
+    bool swiglu = w3 != NULL;
+    int rc = matmul_check(w, w3, norm, cols, op, e);
+    if (rc) return rc;
 
     if (matvec_serves(p, cols, w, swiglu, 1))
         return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
@@ -424,17 +432,15 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, MATVEC_MAX_WEIGHTS);
     bool one = matvec_serves(p, cols, w[0], false, n) && !tuning()->qkv_split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
-    /* checked one by one first (shapes, types, gain), so both ways refuse the same inputs */
     if (!one || n == 1) {
         int rc = ST_OK;
         for (int i = 0; !rc && i < n; i++) rc = k_matmul_norm(g, p, w[i], norm, x, y[i], cols, false, layer, ops[i], "", e);
         return rc;
     }
-    struct plan probe = {.kind = p->kind};
-    int rc = ST_OK;
-    for (int i = 0; !rc && i < n; i++) rc = k_matmul_norm(g, &probe, w[i], norm, x, y[i], cols, false, layer, ops[i], "", e);
-    plan_free(&probe);
-    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
+        if (rc) return rc;
+    }
     return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", e);
 }
 

@@ -96,33 +96,44 @@ static bool dispatch_bufs(const struct plan_bufs *b, const struct dispatch *d, u
     return d->n_out > 0;
 }
 
-void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
+void plan_barriers(const struct plan *p, bool timed, bool *after)
 {
-    /* only the barriers the data needs (plan.h): untimed plans that know their buffers; buffers
-     * written / read since the last barrier (LFM2_FULL_BARRIERS: one after every dispatch) */
-    bool track = p->bufs && ts_base < 0 && !tuning()->full_barriers;
+    /* only the barriers the data needs (plan.h), for untimed plans that know their buffers:
+     * buffers written / read since the last barrier (LFM2_FULL_BARRIERS: one after every dispatch) */
+    bool track = p->bufs && !timed && !tuning()->full_barriers;
     uint32_t written = 0, read = 0;
     for (int i = 0; i < p->n; i++) {
-        const struct dispatch *d = &p->d[i];
-        bool ts = ts_base >= 0 && i % stride == phase;
         uint32_t touch = 0, write = 0;
-        bool known = track && dispatch_bufs(p->bufs, d, &touch, &write);
-        if (track && (!known || (touch & written) || (write & read)) && (written | read)) {
-            gpu_cmd_barrier(g);
+        bool known = track && dispatch_bufs(p->bufs, &p->d[i], &touch, &write);
+        if (i > 0 && known && !after[i - 1] && ((touch & written) || (write & read))) {
+            after[i - 1] = true;
             written = read = 0;
         }
-        if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
-        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
-        if (!track || !known) {
-            gpu_cmd_barrier(g);
-            written = read = 0;
-        } else {
+        after[i] = !known;
+        if (!known && i > 0) after[i - 1] = true; /* unknown: a barrier on both sides */
+        if (after[i]) written = read = 0;
+        else {
             written |= write;
             read |= touch;
         }
+    }
+    if (p->n > 0) after[p->n - 1] = true;
+}
+
+void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
+{
+    bool *after = malloc((size_t)(p->n ? p->n : 1) * sizeof *after);
+    CHECK(after);
+    plan_barriers(p, ts_base >= 0, after);
+    for (int i = 0; i < p->n; i++) {
+        const struct dispatch *d = &p->d[i];
+        bool ts = ts_base >= 0 && i % stride == phase;
+        if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
+        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+        if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
-    if (written | read) gpu_cmd_barrier(g);
+    free(after);
 }
 
 void plan_record(struct gpu *g, const struct plan *p, int ts_base) { plan_record_sampled(g, p, ts_base, 1, 0); }

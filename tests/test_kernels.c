@@ -479,6 +479,41 @@ static void test_matmul_multi(void)
     free_weight(&b);
 }
 
+/* The barrier schedule (plan_barriers): a plan of fake dispatches over buffers A..D (push: two
+ * addresses, the second declared as the output). Independent dispatches share a barrier; reading
+ * what an earlier one wrote (RAW), writing what one read (WAR) or an output outside the plan's
+ * buffers brings one back; timed plans and plans without buffers keep one after every dispatch. */
+static void test_plan_barriers(void)
+{
+    struct plan_bufs bufs = {4, {0x1000, 0x2000, 0x3000, 0x4000}, {0x1100, 0x2100, 0x3100, 0x4100}};
+    const uint64_t A = 0x1000, B = 0x2000, C = 0x3040, D = 0x4000, OUT = 0x9000;
+    const uint64_t io[][2] = {
+        {A, B},   /* 0: A -> B */
+        {A, C},   /* 1: A -> C, independent of 0 */
+        {B, D},   /* 2: reads B (RAW on 0): barrier after 1 */
+        {C, A},   /* 3: writes A, read by 0 and 1 but a barrier came since; reads C: written before it */
+        {D, A},   /* 4: reads D (written by 2, no barrier since): barrier after 3 */
+        {B, OUT}, /* 5: output outside the buffers: barriers on both sides */
+        {B, C},   /* 6 */
+    };
+    const bool want[] = {false, true, false, true, true, true, true};
+    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) {
+        struct dispatch *d = plan_add(&p, NULL, io[i], sizeof io[i], 1, 1, 1);
+        dispatch_outputs(d, 1, (size_t)8);
+    }
+    bool after[ARRAY_LEN(io)];
+    plan_barriers(&p, false, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++)
+        T_CHECK(after[i] == want[i], "plan_barriers: after dispatch %zu %d, expected %d", i, after[i], want[i]);
+    plan_barriers(&p, true, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) T_CHECK(after[i], "plan_barriers timed: none dropped (%zu)", i);
+    p.bufs = NULL;
+    plan_barriers(&p, false, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) T_CHECK(after[i], "plan_barriers without buffers (%zu)", i);
+    plan_free(&p);
+}
+
 /* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
  * weights (weights_part) in every type; the fused SwiGLU reads the halves and matches
  * silu(gate x')·(up x') decoded from the FILE layout. F·(H/32) = 210 is not a multiple of 8, so
@@ -1215,6 +1250,7 @@ int main(void)
     test_matmul();
     test_gate_up_parts();
     test_matmul_multi();
+    test_plan_barriers();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
