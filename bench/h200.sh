@@ -230,20 +230,23 @@ batch_floor() {
         bf_step mv16_${dt}_16 $dt 16 LFM2_MATVEC_COLS=16
     done
 }
-batch_final() { # the defaults after bench/12 against the code before it (the three knobs off)
+batch_final() { # the defaults after bench/12 against the code before it (the three knobs off), and
+    # matvec's Q types by words (LFM2_MATVEC_WORDS), most wanted first
     printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
-    for dt in bf16 q4_0 q8_0; do
+    for dt in q4_0 bf16 q8_0; do
         bf_step new_${dt}_1 $dt 1
         bf_step old_${dt}_1 $dt 1 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
-        bf_step new_${dt}_8 $dt 8
-        bf_step new_${dt}_16 $dt 16
     done
-    for dt in q4_0 q8_0; do # matvec's Q types by words (unmeasured when bench/12 was written)
+    for dt in q4_0 q8_0; do
         bf_step words_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1
-        bf_step wordsall_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
         bf_step wordsall_${dt}_8 $dt 8 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
+    done
+    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_8 $dt 8; done
+    for dt in q4_0 q8_0; do
+        bf_step wordsall_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
         bf_step wordsall_${dt}_16 $dt 16 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
     done
+    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_16 $dt 16; done
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
