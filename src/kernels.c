@@ -324,6 +324,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
     if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
     if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
     uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
     if (groups > MAX_GROUPS)
         return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
