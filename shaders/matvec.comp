@@ -1,5 +1,5 @@
 #version 460
-// matvec.comp - the narrow steps' matrix-vector product (1 .. 16 columns, the host picks up to 8):
+// matvec.comp - a matrix-vector product for 1 .. 16 columns (kernels.c matvec_serves picks the shapes):
 // y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights W_0..W_2 of the same type and k,
 // stacked as one matrix of rows_end[2] rows (q/k/v as one product: one dispatch, one barrier), each
 // writing its own y_s [COLS][rows_s]. x' = x or its RMSNorm g ⊙ x / rms(x) (fused input norm).
@@ -11,9 +11,10 @@
 // a lane loaded before any is used (the loads in flight are what a step of few columns is bound
 // by). Each lane dequantizes a slot once in registers and uses it for every column; an x vec4
 // serves the RT rows. The lanes' partial sums meet by subgroupAdd: no shared memory, no barrier.
-// Why not matmul.comp: its k-slices meet through shared memory with one thread summing up to 128
-// values per output, which at one column costs more than the weight read of a 2048-row matrix
-// (bench/12). Σx² (norm) comes from the same x loads. Grid: x = ceil(rows_end[2] / (NSG·RT)).
+// Against matmul.comp (bench/12): faster where a row has few slots and there are many rows (the LM
+// head at 4.1 TB/s, q/k/v stacked), slower for long k (32 lanes a row keep fewer loads in flight
+// than matmul.comp's up to 128) and for several columns (matmul.comp's x loads are broadcasts).
+// Σx² (norm) comes from the same x loads. Grid: x = ceil(rows_end[2] / (NSG·RT)).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
