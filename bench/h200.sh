@@ -235,6 +235,57 @@ glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then
     done
     run --model glm-ocr --full --cols 16 --pos 64 --logits --gap-probe --dtype q4_0 --json "$O/glm_c16_q4_0.json"
 }
+# Issue 8 item 3 (bench/12): the batch plan at 1..16 columns, LFM2-1.2B full with the head. One
+# line a run: tag, step wall = gap-probe wall 1x with the head (no timestamps, min of 10), layer
+# busy and head busy (timestamp sums, medians). Env knobs (tuning.h) give the before/after pairs.
+bf_step() { # TAG DTYPE COLS [ENV=VALUE...]
+    local tag=$1 dt=$2 c=$3 J="$O/bf_$1.json"
+    shift 3
+    if env "$@" "$B" --model lfm2-1.2b --full --dtype $dt --cols $c --pos 64 --logits --gap-probe --reps 3 \
+        --json "$J" >"$O/bf_$tag.txt" 2>&1; then
+        printf '%-22s %-5s %3s %9.0f %9.0f %8.0f  %s\n' "$tag" $dt $c "$(json_num "$J" lm_head wall1_us)" \
+            "$(json_num "$J" busy_us median)" "$(json_num "$J" head_us median)" "$*"
+    else
+        echo "$tag $dt $c: failed"; tail -n 3 "$O/bf_$tag.txt"
+    fi
+}
+batch_floor() {
+    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
+    for dt in bf16 q4_0 q8_0; do
+        bf_step new_${dt}_1 $dt 1
+        bf_step old_${dt}_1 $dt 1 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
+    done
+    for dt in bf16 q4_0; do
+        bf_step split_${dt}_1 $dt 1 LFM2_QKV_SPLIT=1
+        bf_step splitfull_${dt}_1 $dt 1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
+        for rt in 1 2 4; do bf_step rt${rt}_${dt}_1 $dt 1 LFM2_MATVEC_RT=$rt; done
+    done
+    for dt in bf16 q4_0 q8_0; do
+        bf_step new_${dt}_8 $dt 8
+        bf_step old_${dt}_8 $dt 8 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
+        bf_step new_${dt}_16 $dt 16
+        bf_step full_${dt}_16 $dt 16 LFM2_FULL_BARRIERS=1
+        bf_step mv16_${dt}_16 $dt 16 LFM2_MATVEC_COLS=16
+    done
+}
+batch_final() { # the defaults after bench/12 against the code before it (the three knobs off), and
+    # matvec's Q types by words (LFM2_MATVEC_WORDS), most wanted first
+    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
+    for dt in q4_0 bf16 q8_0; do
+        bf_step new_${dt}_1 $dt 1
+        bf_step old_${dt}_1 $dt 1 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
+    done
+    for dt in q4_0 q8_0; do
+        bf_step words_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1
+        bf_step wordsall_${dt}_8 $dt 8 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
+    done
+    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_8 $dt 8; done
+    for dt in q4_0 q8_0; do
+        bf_step wordsall_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
+        bf_step wordsall_${dt}_16 $dt 16 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
+    done
+    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_16 $dt 16; done
+}
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
     case $what in

@@ -126,6 +126,21 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
                     const char *kind_prefix, struct err *e);
 
+/* Up to 3 products of one input x' (q/k/v): y[i] = W_i x'. Where matvec.comp serves the step (below)
+ * and the weights share type and k, one dispatch over the weights stacked (op fused_op, kind
+ * "matmul.<dtype>", bytes = all weights, n outputs); else n k_matmul_norm dispatches named ops[i]. */
+int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                   const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                   const char *fused_op, struct err *e);
+
+/* matvec.comp, the other matrix-vector kernel (a subgroup per 1..4 rows, lanes over k, partial sums
+ * met by subgroupAdd, each weight slot dequantized once in registers for every column), serves what
+ * it measured faster on (kernels.c matvec_serves, bench/12): q/k/v as one product up to
+ * K_MATVEC_COLS columns, and at one column the matrices with many rows per k (the LM head; Q4_0/Q8_0
+ * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, tests). */
+#define K_MATVEC_COLS 8
+#define K_MATVEC_MAX_COLS 16
+
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * K_GEMM_MIN_COLS columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
  * same arguments, same function, same layouts, each weight tile read once per column tile and met

@@ -3,7 +3,9 @@
  * Every dispatch carries what it needs to be recorded again and again with no host work beyond
  * vkCmd* calls (pipeline, push constants holding buffer device addresses and scalars, group
  * counts) and what the profiler reports about it (kind, layer, op, bytes of weights it reads).
- * Recording puts a full memory barrier after each dispatch. */
+ * Recording puts a full memory barrier after each dispatch, or, for a plan that knows the buffers
+ * its dispatches write (plan_bufs) and is recorded without timestamps, only before a dispatch that
+ * touches what an earlier one since the last barrier wrote, or writes what one read. */
 #ifndef LFM2_PLAN_H
 #define LFM2_PLAN_H
 
@@ -40,10 +42,19 @@ struct dispatch {
     uint8_t out_at[DISPATCH_MAX_OUTS];
 };
 
+/* The buffers (device address ranges) a plan's dispatches may write: an engine's activations,
+ * state and KV. Everything else a dispatch's push names (weights) is only read. */
+#define PLAN_MAX_BUFS 32
+struct plan_bufs {
+    int n;
+    uint64_t lo[PLAN_MAX_BUFS], hi[PLAN_MAX_BUFS]; /* [lo, hi) */
+};
+
 struct plan {
     struct dispatch *d;
     int n, cap;
-    enum plan_kind kind; /* set before the builder runs; kept by plan_free */
+    enum plan_kind kind;           /* set before the builder runs; kept by plan_free */
+    const struct plan_bufs *bufs; /* NULL: a barrier after every dispatch; kept by plan_free */
 };
 
 /* Appends a dispatch; the plan grows as needed. Returns the new dispatch (zeroed but for the
@@ -56,8 +67,16 @@ void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *o
 void dispatch_outputs(struct dispatch *d, int n, ...);
 void plan_free(struct plan *p);
 
+/* The barrier schedule of a recording: after[i] (i < p->n) says whether a barrier follows dispatch
+ * i. Every one when timed or when the plan does not know its buffers; else only where dispatch i+1
+ * touches a buffer written since the last barrier or writes one read since, and on both sides of a
+ * dispatch whose outputs are undeclared or outside the plan's buffers. The last is always true. */
+void plan_barriers(const struct plan *p, bool timed, bool *after);
+
 /* Records the plan into the command buffer being recorded. With ts_base >= 0, timestamp query
- * ts_base + 2i is written before dispatch i and ts_base + 2i + 1 after it (and its barrier). */
+ * ts_base + 2i is written before dispatch i and ts_base + 2i + 1 after it (and its barrier): a
+ * timed plan keeps a barrier after every dispatch so each time is its own. The recording ends with
+ * a barrier either way. */
 void plan_record(struct gpu *g, const struct plan *p, int ts_base);
 /* The same, timestamping only dispatches i with i % stride == phase (sampled timing; query
  * numbers stay ts_base + 2i and ts_base + 2i + 1). stride 1, phase 0: plan_record. */

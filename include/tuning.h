@@ -5,6 +5,12 @@
  *   LFM2_MATMUL_KSL=8..128 (power of 2)  matmul k-slices per row group (bench/ runs)
  *   LFM2_MATMUL_RT=1..4                   matmul rows a row group keeps (bench/ runs)
  *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
+ *   LFM2_MATVEC_COLS=1..16                columns up to which matvec.comp serves (bench/ runs)
+ *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
+ *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
+ *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
+ *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after)
+ *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
@@ -32,6 +38,12 @@ struct tuning {
     int matmul_rt;        /* 0: automatic */
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
+    int matvec_cols;      /* 0: K_MATVEC_COLS */
+    int matvec_rt;        /* 0: automatic */
+    bool matvec_off;
+    bool matvec_words;
+    bool qkv_split;
+    bool full_barriers;
     int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
     int gemm_splitk;      /* 0: automatic */

@@ -29,16 +29,7 @@
 #define SWIGLU 0
 #endif
 
-#if WTYPE == DT_F32
-#define G 4u
-#elif WTYPE == DT_F16 || WTYPE == DT_BF16
-#define G 8u
-#elif WTYPE == DT_Q8_0
-#define G 16u
-#else
-#define G 32u
-#endif
-#define G4 (G / 4u)
+#include "wslot.glsl"
 #define NT 128u
 #if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
 #define J4_LOOP [[dont_unroll]]
@@ -78,39 +69,6 @@ layout(push_constant) uniform Push {
 } p;
 
 shared float red[(NACC + NSS) * NT]; // [value][thread]
-
-// The 4 elements j4*4 .. j4*4+3 of a 16-byte slot, widened (sc: the block scale for Q types).
-vec4 unpack4(uvec4 raw, float sc, uint j4)
-{
-#if WTYPE == DT_F32
-    return uintBitsToFloat(raw);
-#elif WTYPE == DT_F16
-    uvec2 h = j4 == 0u ? raw.xy : raw.zw;
-    return vec4(unpackHalf2x16(h.x), unpackHalf2x16(h.y));
-#elif WTYPE == DT_BF16
-    uvec2 h = j4 == 0u ? raw.xy : raw.zw;
-    return vec4(bf16_lo(h.x), bf16_hi(h.x), bf16_lo(h.y), bf16_hi(h.y));
-#elif WTYPE == DT_Q8_0
-    int q = int(raw[j4]);
-    return vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
-                bitfieldExtract(q, 24, 8)) * sc;
-#else
-    uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
-    return (vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u) - 8.0) * sc;
-#endif
-}
-
-// Scale of the 32-block holding slot si (Q types; 1 otherwise).
-float block_scale(uint64_t sbase, uint si)
-{
-#if WTYPE == DT_Q8_0
-    return float(F16Buf(sbase).v[si / 2u]);
-#elif WTYPE == DT_Q4_0
-    return float(F16Buf(sbase).v[si]);
-#else
-    return 1.0;
-#endif
-}
 
 // Norm gain of elements 4·k4 .. 4·k4+3 (F32, F16 or BF16; p.gdtype is uniform).
 vec4 gain4(uint k4) { return gain4_at(p.gain, p.gdtype, k4); }

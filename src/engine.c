@@ -113,6 +113,9 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
         int st = gpu_alloc(g, bufs[i].size, bufs[i].kind, bufs[i].b, e);
         if (st) return err_wrap(e, st, "engine %s buffer", bufs[i].what);
+        CHECK(en->bufs.n < PLAN_MAX_BUFS);
+        en->bufs.lo[en->bufs.n] = bufs[i].b->addr;
+        en->bufs.hi[en->bufs.n++] = bufs[i].b->addr + bufs[i].b->size;
     }
     en->up_cols = 0;
     en->up_runs = ALIGN256(C * sizeof(struct col_meta));
@@ -156,9 +159,11 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
         return err_set(e, ST_RUNTIME, "spec step of %d columns in %d slots: the engine keeps snapshots for drafts of "
                        "up to %d columns a slot", shape->cols, shape->n_runs, en->max_draft);
     layers->kind = shape->plan;
+    layers->bufs = &en->bufs;
     int st = en->fp->build_layers(en, shape, layers, e);
     if (st || !head || !en->s->last || shape->n_logits == 0) return st;
     head->kind = shape->plan;
+    head->bufs = &en->bufs;
     return en->fp->build_head(en, shape, head, e);
 }
 

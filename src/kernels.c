@@ -254,25 +254,125 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
                     const char *op, const char *kind_prefix, struct err *e);
 
-static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
-                      const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
-                      const char *op, const char *kind_prefix, struct err *e)
+/* ---- matvec: the narrow steps' matrix-vector kernel (matvec.comp; its header says why this shape) */
+
+#define MATVEC_MAX_WEIGHTS 3
+
+struct push_matvec {
+    uint64_t w[MATVEC_MAX_WEIGHTS], ws[MATVEC_MAX_WEIGHTS], y[MATVEC_MAX_WEIGHTS], x, gain;
+    uint32_t rows_end[MATVEC_MAX_WEIGHTS], k, flags;
+    float eps;
+};
+_Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
+
+/* Whether matvec.comp serves a product of `cols` columns over n stacked weights like w (w3: SwiGLU)
+ * in plan p, else matmul.comp (or the wide plan's gemm). Where it measured faster on the H200
+ * (bench/12, LFM2-1.2B): q/k/v as one product up to K_MATVEC_COLS columns (one dispatch for three:
+ * 118 -> 68 us a step in BF16); at one column, matrices with many rows per k: the LM head in every
+ * type (rows >= 8k), Q4_0 from rows >= 3k (conv.in_proj, the SwiGLU: 911 -> 523 us a step) and Q8_0
+ * from rows >= 3k without SwiGLU. matmul.comp keeps long k (ffn_down, k = 4H: 205 vs 270 us in BF16),
+ * square matrices and every product of several columns: its 128 threads a row keep more loads in
+ * flight than a subgroup a row, and its x loads are broadcasts (matvec's lanes read x 16 bytes in
+ * every 128 for Q4_0, bound by L1 wavefronts: bench/12). LFM2_MATVEC_COLS=N: matvec for every
+ * product up to N columns; LFM2_MATVEC_OFF: never. */
+static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
-    bool swiglu = w3 != NULL;
+    const struct tuning *tu = tuning();
+    int min_gemm = tu->gemm_min_cols ? tu->gemm_min_cols : K_GEMM_MIN_COLS;
+    if (tu->matvec_off || (p->kind == PLAN_WIDE && cols >= min_gemm)) return false;
+    if (tu->matvec_cols) return cols <= tu->matvec_cols;
+    if (n > 1) return cols <= K_MATVEC_COLS;
+    if (cols > 1) return false;
+    if (w->rows >= 8 * w->k) return true;
+    return w->rows >= 3 * w->k && (w->dtype == DT_Q4_0 || (w->dtype == DT_Q8_0 && !swiglu));
+}
+
+/* One matvec dispatch over n stacked weights w[0..n-1] (same type and k) writing y[i]; with w3 (n
+ * == 1) the SwiGLU variant. Rows a subgroup keeps (an x load serves them all): Q4_0 4 when that
+ * leaves >= 256 workgroups, else 2 (its x traffic is 8 bytes a weight byte a row, so reuse pays:
+ * SwiGLU 939 -> 372 us a step from 1 to 4 rows); other types 2 when that leaves >= 512 workgroups,
+ * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
+static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
+                           const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
+                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                           struct err *e)
+{
+    struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
+    uint64_t rows = 0, bytes = 0;
+    for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) {
+        if (i < n) {
+            pc.w[i] = w[i]->addr;
+            pc.ws[i] = scale_addr(w[i]);
+            pc.y[i] = y[i];
+            rows += (uint64_t)w[i]->rows;
+            bytes += w[i]->bytes;
+        }
+        pc.rows_end[i] = (uint32_t)rows;
+    }
+    if (w3) {
+        pc.w[1] = w3->addr;
+        pc.ws[1] = scale_addr(w3);
+        bytes += w3->bytes;
+    }
+    if (rows > UINT32_MAX) return err_set(e, ST_USAGE, "matvec %s: %llu rows, more than 2^32", op, (unsigned long long)rows);
+    if (norm && norm->w) {
+        pc.gain = norm->w->addr;
+        pc.flags = (norm->plus1 ? 2u : 0u) | (uint32_t)norm->w->dtype << 2;
+    }
+    pc.flags |= accumulate ? 1u : 0u;
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
+    uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+    if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
+    if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
+    uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
+    if (groups > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
+                       (unsigned long long)rows, groups);
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "matvec%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
+             kind_dtype(w[0]->dtype));
+    uint32_t spec[6] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, tuning()->matvec_words ? 1u : 0u};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
+    if (rc) return rc;
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+    size_t at[MATVEC_MAX_WEIGHTS];
+    for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) at[i] = offsetof(struct push_matvec, y) + 8 * (size_t)i;
+    dispatch_outputs(d, w3 ? 1 : n, at[0], at[1], at[2]);
+    return ST_OK;
+}
+
+/* The shapes and types the matrix kernels serve (w3: SwiGLU's up weight, may be NULL). */
+static int matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3, const struct k_norm *norm, int cols,
+                        const char *op, struct err *e)
+{
     if (!is_weight_type(w->dtype))
         return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", op, dtype_name(w->dtype));
     if (w->rows < 1 || w->k < 1 || w->k % slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
         return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                        op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
                        (long long)slot_elems(w->dtype));
-    if (swiglu && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
+    if (w3 && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
         return err_set(e, ST_USAGE, "matmul_swiglu %s: up weight [%lld, %lld] %s differs from gate [%lld, %lld] %s",
                        op, (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype), (long long)w->rows,
                        (long long)w->k, dtype_name(w->dtype));
     if (cols < 1) return err_set(e, ST_USAGE, "matmul %s: %d columns, expected at least 1", op, cols);
-    int rc;
-    if (norm && norm->w && (rc = check_gain(norm->w, w->k, op, e))) return rc;
+    if (norm && norm->w) return check_gain(norm->w, w->k, op, e);
+    return ST_OK;
+}
 
+static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                      const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                      const char *op, const char *kind_prefix, struct err *e)
+{
+    bool swiglu = w3 != NULL;
+    int rc = matmul_check(w, w3, norm, cols, op, e);
+    if (rc) return rc;
+
+    if (matvec_serves(p, cols, w, swiglu, 1))
+        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
     if (p->kind == PLAN_WIDE && cols >= min_cols)
@@ -323,6 +423,26 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
 {
     if (!w3) return err_set(e, ST_USAGE, "matmul_swiglu %s: no up weight", op);
     return matmul_any(g, p, w1, w3, norm, x, y, cols, false, layer, op, kind_prefix, e);
+}
+
+int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                   const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                   const char *fused_op, struct err *e)
+{
+    if (n < 1 || n > MATVEC_MAX_WEIGHTS)
+        return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, MATVEC_MAX_WEIGHTS);
+    bool one = matvec_serves(p, cols, w[0], false, n) && !tuning()->qkv_split;
+    for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
+    if (!one || n == 1) {
+        int rc = ST_OK;
+        for (int i = 0; !rc && i < n; i++) rc = k_matmul_norm(g, p, w[i], norm, x, y[i], cols, false, layer, ops[i], "", e);
+        return rc;
+    }
+    for (int i = 0; i < n; i++) {
+        int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
+        if (rc) return rc;
+    }
+    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", e);
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */

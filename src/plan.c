@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuning.h"
+
 struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const void *push, uint32_t push_size,
                           uint32_t gx, uint32_t gy, uint32_t gz)
 {
@@ -59,21 +61,79 @@ const char *plan_kind_name(enum plan_kind k)
 void plan_free(struct plan *p)
 {
     enum plan_kind kind = p->kind;
+    const struct plan_bufs *bufs = p->bufs;
     free(p->d);
     memset(p, 0, sizeof *p);
     p->kind = kind;
+    p->bufs = bufs;
+}
+
+/* Bit i set when address a lies in buffer i. */
+static uint32_t buf_bit(const struct plan_bufs *b, uint64_t a)
+{
+    for (int i = 0; i < b->n; i++)
+        if (a >= b->lo[i] && a < b->hi[i]) return 1u << i;
+    return 0;
+}
+
+/* The buffers dispatch d touches (every 8-byte push field that points into one: reads and writes;
+ * a scalar pair that happens to look like an address only costs a barrier) and those it writes
+ * (its declared outputs). Returns false when a write is not known to land in a plan buffer. */
+static bool dispatch_bufs(const struct plan_bufs *b, const struct dispatch *d, uint32_t *touch, uint32_t *write)
+{
+    uint64_t a;
+    *touch = *write = 0;
+    for (uint32_t at = 0; at + 8 <= d->push_size; at += 8) {
+        memcpy(&a, d->push + at, 8);
+        *touch |= buf_bit(b, a);
+    }
+    for (int o = 0; o < d->n_out; o++) {
+        memcpy(&a, d->push + d->out_at[o], 8);
+        uint32_t bit = buf_bit(b, a);
+        if (!bit) return false;
+        *write |= bit;
+    }
+    return d->n_out > 0;
+}
+
+void plan_barriers(const struct plan *p, bool timed, bool *after)
+{
+    /* only the barriers the data needs (plan.h), for untimed plans that know their buffers:
+     * buffers written / read since the last barrier (LFM2_FULL_BARRIERS: one after every dispatch) */
+    bool track = p->bufs && !timed && !tuning()->full_barriers;
+    uint32_t written = 0, read = 0;
+    for (int i = 0; i < p->n; i++) {
+        uint32_t touch = 0, write = 0;
+        bool known = track && dispatch_bufs(p->bufs, &p->d[i], &touch, &write);
+        if (i > 0 && known && !after[i - 1] && ((touch & written) || (write & read))) {
+            after[i - 1] = true;
+            written = read = 0;
+        }
+        after[i] = !known;
+        if (!known && i > 0) after[i - 1] = true; /* unknown: a barrier on both sides */
+        if (after[i]) written = read = 0;
+        else {
+            written |= write;
+            read |= touch;
+        }
+    }
+    if (p->n > 0) after[p->n - 1] = true;
 }
 
 void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
 {
+    bool *after = malloc((size_t)(p->n ? p->n : 1) * sizeof *after);
+    CHECK(after);
+    plan_barriers(p, ts_base >= 0, after);
     for (int i = 0; i < p->n; i++) {
         const struct dispatch *d = &p->d[i];
         bool ts = ts_base >= 0 && i % stride == phase;
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
-        gpu_cmd_barrier(g);
+        if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
+    free(after);
 }
 
 void plan_record(struct gpu *g, const struct plan *p, int ts_base) { plan_record_sampled(g, p, ts_base, 1, 0); }

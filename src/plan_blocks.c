@@ -23,12 +23,11 @@ int plan_attn_block(struct engine *en, struct plan *p, const struct step_shape *
                             .max_blocks = en->blocks_per_slot};
     uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
     int C = sh->cols;
-    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "",
-                      e));
-    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "",
-                      e));
-    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_V), &norm, en->hidden.addr, en->v.addr, C, false, l, "attn.v_proj", "",
-                      e));
+    /* q, k, v: one product of the three weights stacked where the kernel allows (kernels.h) */
+    const struct gpu_weight *qkv[3] = {plan_weight(en, l, W_Q), plan_weight(en, l, W_K), plan_weight(en, l, W_V)};
+    const uint64_t qkv_out[3] = {en->q.addr, en->k.addr, en->v.addr};
+    const char *const qkv_ops[3] = {"attn.q_proj", "attn.k_proj", "attn.v_proj"};
+    TRY(k_matmul_multi(g, p, 3, qkv, qkv_out, &norm, en->hidden.addr, C, l, qkv_ops, "attn.qkv_proj", e));
     TRY(k_attn_prep(g, p, &a, qn, kn, en->q.addr, en->k.addr, en->v.addr, kpool, vpool, en->btab.addr, en->cols.addr, C,
                     l, e));
     TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill, l,

@@ -31,6 +31,12 @@ const struct tuning *tuning(void)
     if (t.matmul_ksl & (t.matmul_ksl - 1)) t.matmul_ksl = 0; /* powers of two only */
     t.matmul_rt = env_int("LFM2_MATMUL_RT", 1, 4);
     t.matmul_pass_cols = env_int("LFM2_MATMUL_PASS_COLS", 1, 1 << 16);
+    t.matvec_cols = env_int("LFM2_MATVEC_COLS", 1, 16);
+    t.matvec_rt = env_int("LFM2_MATVEC_RT", 1, 4);
+    t.matvec_off = env_flag("LFM2_MATVEC_OFF");
+    t.matvec_words = env_flag("LFM2_MATVEC_WORDS");
+    t.qkv_split = env_flag("LFM2_QKV_SPLIT");
+    t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
     const char *tile = getenv("LFM2_GEMM_TILE");

@@ -400,10 +400,124 @@ static void test_matmul(void)
         test_matmul_case(t, 45, 2080, 3, true, false, false);
     }
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
+    /* matvec.comp: by default the one-column products with many rows per k (rows >= 8k for every
+     * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves); ctest's test_kernels_matvec runs
+     * this binary again with LFM2_MATVEC_COLS=8, where matvec serves every case up to 8 columns:
+     * every column count with norm + accumulate, and matrices tall enough for 2 and 4 rows a subgroup */
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        test_matmul_case(t, 777, 96, 1, false, true, true);
+        test_matmul_case(t, 301, 96, 1, true, true, false);
+        for (int c = 2; c <= K_MATVEC_COLS; c += 3) test_matmul_case(t, 131, 224, c, false, true, true);
+        test_matmul_case(t, 37, 64, K_MATVEC_COLS, true, true, false);
+        if (t == DT_BF16 || t == DT_Q4_0) test_matmul_case(t, 2 * 512 * 128 + 77, 64, 1, false, false, true);
+    }
     /* the helper refuses shapes the kernel does not serve */
     struct plan p = {0};
     struct gpu_weight bad = {1 << 20, DT_Q4_0, 8, 48, 0};
     T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
+}
+
+/* q/k/v as one product (k_matmul_multi): three weights of different rows stacked in one matvec
+ * dispatch, each output checked against its own reference; wider than K_MATVEC_COLS: three
+ * dispatches, same results. Rows not multiples of the rows a workgroup takes. */
+static void test_matmul_multi(void)
+{
+    const int rows[3] = {67, 19, 21}, k = 160;
+    const char *const ops[3] = {"q", "k", "v"};
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        const int widths[4] = {1, 4, K_MATVEC_COLS, K_MATVEC_COLS + 1};
+        for (int wi = 0; wi < 4; wi++) {
+            int cols = widths[wi];
+            struct host_weight w[3], gn = make_weight(DT_F16, 1, k, 0.1f, 0.0f);
+            struct gpu_buf yb[3];
+            const struct gpu_weight *wp[3];
+            uint64_t ya[3];
+            for (int i = 0; i < 3; i++) {
+                w[i] = make_weight(t, rows[i], k, 1.0f / sqrtf((float)k), 0);
+                wp[i] = &w[i].w;
+                yb[i] = dev_alloc((uint64_t)cols * rows[i] * 4);
+                poison(&yb[i]);
+                ya[i] = yb[i].addr;
+            }
+            float *x = rand_floats((size_t)cols * k, 1.5f);
+            struct gpu_buf xb = dev_floats(x, (size_t)cols * k);
+            struct k_norm kn = {&gn.w, 1e-5f, true};
+            struct plan p = {.kind = PLAN_BATCH};
+            int rc = k_matmul_multi(&g, &p, 3, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
+            int want = cols <= K_MATVEC_COLS ? 1 : 3;
+            T_CHECK(rc == ST_OK && p.n == want, "matmul_multi %s cols %d: %d dispatches (want %d) %s", dtype_name(t),
+                    cols, p.n, want, rc ? e.msg : "");
+            if (p.n == 1)
+                T_CHECK(strcmp(p.d[0].op, "qkv") == 0 && p.d[0].n_out == 3 &&
+                            p.d[0].bytes == w[0].w.bytes + w[1].w.bytes + w[2].w.bytes,
+                        "matmul_multi tags: op %s, %u outputs", p.d[0].op, p.d[0].n_out);
+            run_plan(&p);
+            double *gain = malloc((size_t)k * sizeof *gain);
+            for (int i = 0; i < k; i++) gain[i] = 1 + gn.val[i];
+            for (int i = 0; i < 3; i++) {
+                float *y = malloc((size_t)cols * rows[i] * 4);
+                double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
+                down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
+                matmul_ref(w[i].val, NULL, gain, x, NULL, rows[i], k, cols, ref);
+                double er = rel_err(y, ref, (size_t)cols * rows[i]);
+                T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d: rel err %g", dtype_name(t), cols, i, er);
+                free(y);
+                free(ref);
+                free_weight(&w[i]);
+            }
+            free(gain);
+            free(x);
+            free_weight(&gn);
+        }
+    }
+    /* weights of different types: one dispatch each */
+    struct host_weight a = make_weight(DT_BF16, 40, 64, 0.1f, 0), b = make_weight(DT_Q8_0, 24, 64, 0.1f, 0);
+    const struct gpu_weight *wp[2] = {&a.w, &b.w};
+    uint64_t ya[2] = {0, 0};
+    struct plan p = {.kind = PLAN_BATCH};
+    T_CHECK(k_matmul_multi(&g, &p, 2, wp, ya, NULL, 0, 1, 0, ops, "qk", &e) == ST_OK && p.n == 2 &&
+                strcmp(p.d[1].op, "k") == 0,
+            "matmul_multi of two types: %d dispatches", p.n);
+    plan_free(&p);
+    free_weight(&a);
+    free_weight(&b);
+}
+
+/* The barrier schedule (plan_barriers): a plan of fake dispatches over buffers A..D (push: two
+ * addresses, the second declared as the output). Independent dispatches share a barrier; reading
+ * what an earlier one wrote (RAW), writing what one read (WAR) or an output outside the plan's
+ * buffers brings one back; timed plans and plans without buffers keep one after every dispatch. */
+static void test_plan_barriers(void)
+{
+    struct plan_bufs bufs = {4, {0x1000, 0x2000, 0x3000, 0x4000}, {0x1100, 0x2100, 0x3100, 0x4100}};
+    const uint64_t A = 0x1000, B = 0x2000, C = 0x3040, D = 0x4000, OUT = 0x9000;
+    const uint64_t io[][2] = {
+        {A, B},   /* 0: A -> B */
+        {A, C},   /* 1: A -> C, independent of 0 */
+        {B, D},   /* 2: reads B (RAW on 0): barrier after 1 */
+        {C, A},   /* 3: writes A, read by 0 and 1 but a barrier came since; reads C: written before it */
+        {D, A},   /* 4: reads D (written by 2, no barrier since): barrier after 3 */
+        {B, OUT}, /* 5: output outside the buffers: barriers on both sides */
+        {B, C},   /* 6 */
+    };
+    const bool want[] = {false, true, false, true, true, true, true};
+    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) {
+        struct dispatch *d = plan_add(&p, NULL, io[i], sizeof io[i], 1, 1, 1);
+        dispatch_outputs(d, 1, (size_t)8);
+    }
+    bool after[ARRAY_LEN(io)];
+    plan_barriers(&p, false, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++)
+        T_CHECK(after[i] == want[i], "plan_barriers: after dispatch %zu %d, expected %d", i, after[i], want[i]);
+    plan_barriers(&p, true, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) T_CHECK(after[i], "plan_barriers timed: none dropped (%zu)", i);
+    p.bufs = NULL;
+    plan_barriers(&p, false, after);
+    for (size_t i = 0; i < ARRAY_LEN(io); i++) T_CHECK(after[i], "plan_barriers without buffers (%zu)", i);
+    plan_free(&p);
 }
 
 /* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
@@ -1156,6 +1270,8 @@ int main(int argc, char **argv)
     printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
     test_matmul();
     test_gate_up_parts();
+    test_matmul_multi();
+    test_plan_barriers();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);

@@ -1,0 +1,206 @@
+#version 460
+// matvec.comp - a matrix-vector product for 1 .. 16 columns (kernels.c matvec_serves picks the shapes):
+// y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights W_0..W_2 of the same type and k,
+// stacked as one matrix of rows_end[2] rows (q/k/v as one product: one dispatch, one barrier), each
+// writing its own y_s [COLS][rows_s]. x' = x or its RMSNorm g ⊙ x / rms(x) (fused input norm).
+// SWIGLU: one weight, W_1 is the up weight of the same shape, y = silu(W_0 x')·(W_1 x').
+// W: the device layout of kernels.h (Q types: quant bytes, then the f16 scales); x: f32 [COLS][k].
+//
+// Geometry: a workgroup is NSG subgroups of SG lanes; subgroup i owns RT consecutive rows (of each
+// matrix) and its lanes take the 16-byte weight slots lane, lane + SG, ... of those rows, two slots
+// a lane loaded before any is used (the loads in flight are what a step of few columns is bound
+// by). Each lane dequantizes a slot once in registers and uses it for every column; an x vec4
+// serves the RT rows. The lanes' partial sums meet by subgroupAdd: no shared memory, no barrier.
+// Against matmul.comp (bench/12): faster where a row has few slots and there are many rows (the LM
+// head at 4.1 TB/s, q/k/v stacked), slower for long k (32 lanes a row keep fewer loads in flight
+// than matmul.comp's up to 128) and for several columns (matmul.comp's x loads are broadcasts).
+// Σx² (norm) comes from the same x loads. Grid: x = ceil(rows_end[2] / (NSG·RT)).
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "kern_common.glsl"
+
+#ifndef WTYPE
+#define WTYPE DT_BF16
+#endif
+#ifndef SWIGLU
+#define SWIGLU 0
+#endif
+#include "wslot.glsl"
+#define U 2u // slots a lane loads ahead per row (plain types)
+#if WTYPE == DT_Q4_0 || WTYPE == DT_Q8_0
+// Q types may go by 4-byte words instead of slots (spec constant QW): consecutive lanes take
+// consecutive words, so a load is 128 contiguous bytes and an x read spans 1 KB (Q4_0) or 512 B
+// (Q8_0) of x, where with slots a lane's 16-byte x reads lie 128 B (Q4_0) or 64 B (Q8_0) from its
+// neighbour's and L1 serves 32 lines per load (bench/12: the slot path is bound there).
+#define QWORDS 1
+#define UW 8u // words a lane loads ahead per row
+#if WTYPE == DT_Q4_0
+#define WPB 4u // words a 32-block (16 quant bytes)
+#else
+#define WPB 8u // (32 quant bytes)
+#endif
+#else
+#define QWORDS 0
+#endif
+
+layout(constant_id = 0) const uint SG = 32;   // subgroup size of the device
+layout(constant_id = 1) const uint NSG = 4;   // subgroups per workgroup
+layout(constant_id = 2) const uint RT = 1;    // rows per subgroup (per matrix)
+layout(constant_id = 3) const uint COLS = 1;  // columns (<= 16)
+layout(local_size_x_id = 4) in;               // SG·NSG
+layout(constant_id = 5) const uint QW = 0;    // Q types: 1 = by words (LFM2_MATVEC_WORDS), 0 = by slots
+
+#if SWIGLU
+const uint NW = 2u; // matrices read per row
+#else
+const uint NW = 1u;
+#endif
+
+layout(push_constant) uniform Push {
+    uint64_t w[3];      // weight s (SWIGLU: w[1] is the up weight); unused entries 0
+    uint64_t ws[3];     // its f16 scales [rows_s][k/32] (Q types)
+    uint64_t y[3];      // f32 [COLS][rows_s]
+    uint64_t x;         // f32 [COLS][k], 16-byte aligned
+    uint64_t gain;      // norm gain [k], 0: no norm
+    uint rows_end[3];   // cumulative rows: weight s holds stacked rows rows_end[s-1] .. rows_end[s]-1
+    uint k;
+    uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
+    float eps;
+} p;
+
+void main()
+{
+    uint lane = gl_SubgroupInvocationID, sgi = gl_SubgroupID;
+    uint row_slots = p.k / G, kv4 = p.k / 4u, total = p.rows_end[2];
+    uint grow0 = (gl_WorkGroupID.x * NSG + sgi) * RT;
+    bool norm = p.gain != 0ul;
+    float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
+    uint gdtype = p.flags >> 2;
+    Vec4Buf X = Vec4Buf(p.x);
+
+    // each row's weight: its stacked row picks the weight s and the row in it (rows past the end
+    // read the last row and write nothing)
+    uint64_t W[NW][RT];
+    uint64_t S[NW][RT];
+    uint base[RT], seg[RT], lrow[RT];
+    [[unroll]] for (uint r = 0u; r < RT; r++) {
+        uint gr = min(grow0 + r, total - 1u);
+        seg[r] = gr < p.rows_end[0] ? 0u : gr < p.rows_end[1] ? 1u : 2u;
+        lrow[r] = gr - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
+        base[r] = lrow[r] * row_slots;
+        [[unroll]] for (uint m = 0u; m < NW; m++) {
+            uint sm = SWIGLU != 0 ? m : seg[r];
+            W[m][r] = p.w[sm];
+            S[m][r] = p.ws[sm];
+        }
+    }
+
+    float acc[NW][RT][COLS];
+    float ss[COLS];
+    [[unroll]] for (uint c = 0u; c < COLS; c++) {
+        ss[c] = 0.0;
+        [[unroll]] for (uint m = 0u; m < NW; m++)
+            [[unroll]] for (uint r = 0u; r < RT; r++) acc[m][r][c] = 0.0;
+    }
+
+#if QWORDS
+    uint nb = p.k / 32u, row_words = nb * WPB;
+    for (uint w0 = lane; QW != 0u && w0 < row_words; w0 += UW * SG) {
+        uint raw[UW][NW][RT];
+        float sc[UW][NW][RT];
+        [[unroll]] for (uint u = 0u; u < UW; u++) {
+            uint wi = min(w0 + u * SG, row_words - 1u);
+            [[unroll]] for (uint m = 0u; m < NW; m++)
+                [[unroll]] for (uint r = 0u; r < RT; r++) {
+                    raw[u][m][r] = U32Buf(W[m][r]).v[lrow[r] * row_words + wi];
+                    sc[u][m][r] = float(F16Buf(S[m][r]).v[lrow[r] * nb + wi / WPB]);
+                }
+        }
+        [[unroll]] for (uint u = 0u; u < UW; u++) {
+            uint wi = w0 + u * SG;
+            if (wi >= row_words) break;
+#if WTYPE == DT_Q4_0
+            // word j of block b: low nibbles are elements 4j..4j+3, high nibbles 16+4j..16+4j+3
+            const uint NH = 2u;
+            uint kq[2] = uint[2]((wi / WPB) * 8u + wi % WPB, (wi / WPB) * 8u + wi % WPB + 4u);
+#else
+            const uint NH = 1u;
+            uint kq[1] = uint[1](wi);
+#endif
+            [[unroll]] for (uint h = 0u; h < NH; h++) {
+                uint k4 = kq[h];
+                vec4 gv = norm ? one + gain4_at(p.gain, gdtype, k4) : vec4(1.0);
+                vec4 xv[COLS];
+                [[unroll]] for (uint c = 0u; c < COLS; c++) {
+                    vec4 xr = X.v[c * kv4 + k4];
+                    if (norm) ss[c] += dot(xr, xr);
+                    xv[c] = xr * gv;
+                }
+                [[unroll]] for (uint m = 0u; m < NW; m++)
+                    [[unroll]] for (uint r = 0u; r < RT; r++) {
+#if WTYPE == DT_Q4_0
+                        uint q = raw[u][m][r] >> (4u * h);
+                        vec4 wv = (vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u) - 8.0) * sc[u][m][r];
+#else
+                        int q = int(raw[u][m][r]);
+                        vec4 wv = vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
+                                       bitfieldExtract(q, 24, 8)) * sc[u][m][r];
+#endif
+                        [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] += dot(wv, xv[c]);
+                    }
+            }
+        }
+    }
+#endif
+    for (uint s0 = lane; (QWORDS == 0 || QW == 0u) && s0 < row_slots; s0 += U * SG) {
+        uvec4 raw[U][NW][RT];
+        float sc[U][NW][RT];
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            uint s = min(s0 + u * SG, row_slots - 1u);
+            [[unroll]] for (uint m = 0u; m < NW; m++)
+                [[unroll]] for (uint r = 0u; r < RT; r++) {
+                    raw[u][m][r] = UVec4Buf(W[m][r]).v[base[r] + s];
+                    sc[u][m][r] = block_scale(S[m][r], base[r] + s);
+                }
+        }
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            uint s = s0 + u * SG;
+            if (s >= row_slots) break;
+            [[unroll]] for (uint j4 = 0u; j4 < G4; j4++) {
+                uint k4 = s * G4 + j4;
+                vec4 gv = norm ? one + gain4_at(p.gain, gdtype, k4) : vec4(1.0);
+                vec4 xv[COLS];
+                [[unroll]] for (uint c = 0u; c < COLS; c++) {
+                    vec4 xr = X.v[c * kv4 + k4];
+                    if (norm) ss[c] += dot(xr, xr);
+                    xv[c] = xr * gv;
+                }
+                [[unroll]] for (uint m = 0u; m < NW; m++)
+                    [[unroll]] for (uint r = 0u; r < RT; r++) {
+                        vec4 wv = unpack4(raw[u][m][r], sc[u][m][r], j4);
+                        [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] += dot(wv, xv[c]);
+                    }
+            }
+        }
+    }
+
+    [[unroll]] for (uint c = 0u; c < COLS; c++) {
+        float f = norm ? inversesqrt(subgroupAdd(ss[c]) / float(p.k) + p.eps) : 1.0;
+        [[unroll]] for (uint r = 0u; r < RT; r++) {
+            float v = subgroupAdd(acc[0][r][c]) * f;
+#if SWIGLU
+            float v3 = subgroupAdd(acc[1][r][c]) * f;
+            v = v / (1.0 + exp(-v)) * v3;
+#endif
+            // output (r, c) is written by one lane, the lanes taking turns
+            if (lane == (r * COLS + c) % SG && grow0 + r < total) {
+                uint rows_s = p.rows_end[seg[r]] - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
+                F32Buf Y = F32Buf(p.y[seg[r]]);
+                uint oi = c * rows_s + lrow[r];
+                if ((p.flags & 1u) != 0u) v += Y.v[oi];
+                Y.v[oi] = v;
+            }
+        }
+    }
+}
