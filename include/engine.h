@@ -104,8 +104,8 @@ int engine_reset(struct engine *en, struct err *e);
  * Reading entry cur costs one u32 load per invocation and a 16-byte-a-slot upload beside the
  * step's columns. Memory is the price: n_snap states a slot.
  *
- * How a family plugs in (Qwen3.5 DeltaNet, when its engine lands): state_bytes(l) stays ONE
- * entry's bytes (DeltaNet: nv·dk·dv f32 state plus its conv window of 3 qkv rows); its kernels take
+ * How a family plugs in (as Qwen3.5's DeltaNet does: plan_qwen35.c, bench/14): state_bytes(l)
+ * stays ONE entry's bytes (DeltaNet: nv·dk·dv f32 state plus its conv window of 3 qkv rows); its kernels take
  * engine_state(en, l) (struct k_state), read entry cur of the slot, write the final state back to
  * entry cur in batch/wide plans and, in spec plans, the state after each draft column into entry
  * (cur + i + 1) mod n_snap (the recurrent form writes after every token; a chunked form must also
