@@ -69,6 +69,13 @@ struct k_state {
     uint32_t n_snap;   /* entries a slot (1: no snapshots) */
 };
 
+/* How a kernel with state writes it (its shader's `mode`): batch and wide plans write a run's final
+ * state back into entry cur; spec plans a snapshot after every column into the entries after cur
+ * (kinds *.snap; n_snap >= 2, else ST_USAGE naming `what` and the snapshots); LFM2_TEST_SKIP_SNAPSHOT
+ * (tuning.h) makes a spec plan write none. */
+enum { K_STATE_COMMIT = 0, K_STATE_SNAP = 1, K_STATE_NO_WRITE = 2 };
+int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode, struct err *e);
+
 /* ---- weights on the host */
 
 /* Device bytes of a [rows, k] weight of type t (same as in the file). */
@@ -233,7 +240,7 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
  * S ← e^g S, S += k (β(v − Sᵀk))ᵀ, o = Sᵀq. qkv f32 [cols][C] (after dn.conv); b, a f32
  * [cols][nv]; dt, A_log (or ssm_a) [nv] F32/F16/BF16; o f32 [cols][nv·dv]; state: the layer's
  * entries. Kind "dn.recurrent" ("dn.recurrent.snap": a whole state written after every column).
- * push (104 B): u64 qkv, b, a, dt, A, state, o, runs, slots; u32 nk, nv, n_runs, stride, flags
+ * push (112 B): u64 qkv, b, a, dt, A, state, o, runs, slots; u32 nk, nv, n_runs, stride, flags
  * (1 tiled heads, 2 A is -exp(A_log)), dtdtype, adtype; float scale; u32 n_snap, mode. */
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                    const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,

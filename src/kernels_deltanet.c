@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "kernels.h"
-#include "tuning.h"
 
 #define DN_MAX_TAPS 8   /* dn_conv.comp's KMAX */
 #define DN_MAX_DK 256   /* dk / DN_LANES state rows a lane of dn_recurrent.comp keeps in registers */
@@ -51,21 +50,6 @@ static int check_dn(const struct k_dn_geom *dn, int n_runs, const char *what, st
     return ST_OK;
 }
 
-/* The state ring (struct k_state): the shaders' write modes. A spec plan writes a snapshot after
- * every column of a run (needs n_snap >= 2), any other plan the run's final state into entry cur. */
-enum { DN_COMMIT = 0, DN_SNAP = 1, DN_NO_WRITE = 2 };
-
-static int dn_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode, struct err *e)
-{
-    bool spec = p->kind == PLAN_SPEC;
-    if (state->n_snap < 1 || (spec && state->n_snap < 2))
-        return err_set(e, ST_USAGE, "%s: %u state entries a slot, expected %s", what, state->n_snap,
-                       spec ? "at least 2 in a spec plan (snapshots)" : "at least 1");
-    /* test hook: a spec step that writes no snapshots, so the golden rollback check must fail */
-    *mode = !spec ? DN_COMMIT : tuning()->test_skip_snapshot ? DN_NO_WRITE : DN_SNAP;
-    return ST_OK;
-}
-
 /* ---- dn.conv */
 
 struct push_dn_conv {
@@ -79,7 +63,7 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
 {
     uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.conv", e);
-    if (!rc) rc = dn_mode(p, state, "dn.conv", &mode, e);
+    if (!rc) rc = k_state_mode(p, state, "dn.conv", &mode, e);
     if (rc) return rc;
     uint64_t C = dn_channels(dn);
     if (!plain(conv_w->dtype) || conv_w->rows != (int64_t)C || conv_w->k != dn->conv)
@@ -113,7 +97,7 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
 {
     uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.recurrent", e);
-    if (!rc) rc = dn_mode(p, state, "dn.recurrent", &mode, e);
+    if (!rc) rc = k_state_mode(p, state, "dn.recurrent", &mode, e);
     if (rc) return rc;
     if (!plain(dt->dtype) || !plain(a_log->dtype) || dt->rows * dt->k != dn->nv || a_log->rows * a_log->k != dn->nv)
         return err_set(e, ST_USAGE, "dn.recurrent: dt_bias (%lld, %s) and A (%lld, %s): expected %d values each, "
