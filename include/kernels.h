@@ -71,10 +71,11 @@ struct k_state {
 
 /* How a kernel with state writes it (its shader's `mode`): batch and wide plans write a run's final
  * state back into entry cur; spec plans a snapshot after every column into the entries after cur
- * (kinds *.snap; n_snap >= 2, else ST_USAGE naming `what` and the snapshots); LFM2_TEST_SKIP_SNAPSHOT
- * (tuning.h) makes a spec plan write none. */
+ * (kinds *.snap; n_snap >= 2, else ST_USAGE naming `what` and the snapshots);
+ * LFM2_TEST_SKIP_SNAPSHOT (tuning.h) makes a spec plan write none. */
 enum { K_STATE_COMMIT = 0, K_STATE_SNAP = 1, K_STATE_NO_WRITE = 2 };
-int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode, struct err *e);
+int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode,
+                 struct err *e);
 
 /* ---- weights on the host */
 
