@@ -3,8 +3,8 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds targets; Qwen3.5 (9): qwen; spec (10): spec;
-# numbers (13): numbers; GLM-OCR (12): glm.
+# wide plan (8): gemm golden_wide wide wide_kinds targets; batch plan (8): batch_floor batch_final;
+# Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -219,6 +219,54 @@ qwen() {
         run --model qwen3.5-2b --full --cols $c --pos 64 --logits --gap-probe --json "$O/qwen2b_c$c.json"
     done
     run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_p512.json"
+}
+
+# Qwen3.5 under --spec (issue 10, bench/14): the qwen35-tiny spec goldens (four formats, whole and
+# split 2 of 4, the long golden, and the broken snapshot: must exit 4); then Qwen3.5-2B BF16 with
+# the head: the spec plan against the batch plan's prefill shape at the same columns (4 slots x
+# drafts of 4 = 16 columns, issue 10's pair), drafts of 1, 2, 8 and 16 at 4 slots (the per-column
+# cost of dn.recurrent(.snap): slope and fixed part, for the chunked-form argument), and 16
+# columns as 8 x 2, 2 x 8 and 1 x 16.
+qwen_spec() {
+    local m L g
+    for m in "$Q golden" "$Q/model-f16.gguf golden-f16" "$Q/model-q8_0.gguf golden-q8_0" "$Q/model-q4_0.gguf golden-q4_0"; do
+        set -- $m
+        for L in --full "--layers 0:2" "--layers 2:4"; do run --model "$1" $L --spec --golden "$Q/$2.safetensors"; done
+    done
+    run --model "$Q" --full --spec --golden "$Q/golden-long.safetensors"
+    echo "== broken snapshot (LFM2_TEST_SKIP_SNAPSHOT=1): exit 4 expected"
+    LFM2_TEST_SKIP_SNAPSHOT=1 run --model "$Q" --full --spec --golden "$Q/golden.safetensors"
+    for g in 4 1 2 8 16; do
+        local c=$((4 * g))
+        echo "== 4 slots x $g tokens ($c columns): batch prefill shape, then spec"
+        run --model qwen3.5-2b --full --cols $c --slots 4 --logits --gap-probe --json "$O/qs_batch_s4_d$g.json"
+        run --model qwen3.5-2b --full --spec --cols $c --slots 4 --logits --gap-probe --json "$O/qs_spec_s4_d$g.json"
+    done
+    for g in 2 8 16; do
+        local s=$((16 / g))
+        echo "== 16 columns as $s slots x $g tokens: batch prefill shape, then spec"
+        run --model qwen3.5-2b --full --cols 16 --slots $s --logits --gap-probe --json "$O/qs_batch_c16_d$g.json"
+        run --model qwen3.5-2b --full --spec --cols 16 --slots $s --logits --gap-probe --json "$O/qs_spec_c16_d$g.json"
+    done
+    qwen_spec_table >"$O/qwen_spec.table.txt"
+}
+
+# kind_us FILE KIND: the median µs a step of KIND in a --json file's by_kind list.
+kind_us() { awk -v k="\"$2\"" -F'[:,]' 'index($0, "\"by_kind\"") { f = 1 } f && index($0, k) { g = 1 }
+    g && index($0, "\"median\"") { gsub(/[ \t]/, "", $2); print $2; exit }' "$1"; }
+
+qwen_spec_table() { # the bench/14 table from qwen_spec's JSON files (busy: kernel sum without the head)
+    local f b s
+    printf '%-16s %-6s %10s %12s %10s\n' shape plan "busy µs" "dn.recur µs" "dn.conv µs"
+    for f in s4_d1 s4_d2 s4_d4 s4_d8 s4_d16 c16_d2 c16_d8 c16_d16; do
+        for b in batch spec; do
+            local J="$O/qs_${b}_$f.json" x=""
+            [ -f "$J" ] || { echo "$f $b: no JSON"; continue; }
+            [ $b = spec ] && x=.snap
+            printf '%-16s %-6s %10.0f %12.1f %10.1f\n' "$f" $b "$(json_num "$J" busy_us median)" \
+                "$(kind_us "$J" dn.recurrent$x)" "$(kind_us "$J" dn.conv$x)"
+        done
+    done
 }
 
 glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in

@@ -105,13 +105,14 @@ int engine_reset(struct engine *en, struct err *e);
  * Reading entry cur costs one u32 load per invocation and a 16-byte-a-slot upload beside the
  * step's columns. Memory is the price: n_snap states a slot.
  *
- * How a family plugs in (Qwen3.5 DeltaNet, when its engine lands): state_bytes(l) stays ONE
- * entry's bytes (DeltaNet: nv·dk·dv f32 state plus its conv window of 3 qkv rows); its kernels take
- * engine_state(en, l) (struct k_state), read entry cur of the slot, write the final state back to
- * entry cur in batch/wide plans and, in spec plans, the state after each draft column into entry
- * (cur + i + 1) mod n_snap (the recurrent form writes after every token; a chunked form must also
- * produce the state at every column, which is the measurement issue 10 asks for); then set
- * family_plan.spec. engine_commit, the slot table and the golden spec check need no change. */
+ * How a family plugs in (as Qwen3.5's DeltaNet does: plan_qwen35.c, bench/14): state_bytes(l)
+ * stays ONE entry's bytes (DeltaNet: nv·dk·dv f32 state plus its conv window of 3 qkv rows); its
+ * kernels take engine_state(en, l) (struct k_state), read entry cur of the slot, write the final
+ * state back to entry cur in batch/wide plans and, in spec plans, the state after each draft
+ * column into entry (cur + i + 1) mod n_snap (k_state_mode picks which; the recurrent form writes
+ * after every token, a chunked form would have to produce the state at every column too: bench/14
+ * weighs the two for drafts of 2-16); then set family_plan.spec. engine_commit, the slot table and
+ * the golden spec check need no change. */
 
 /* The state of layer l (addresses of entry 0 of slot 0, the device slot table, n_snap). */
 struct k_state engine_state(const struct engine *en, int l);

@@ -69,6 +69,14 @@ struct k_state {
     uint32_t n_snap;   /* entries a slot (1: no snapshots) */
 };
 
+/* How a kernel with state writes it (its shader's `mode`): batch and wide plans write a run's final
+ * state back into entry cur; spec plans a snapshot after every column into the entries after cur
+ * (kinds *.snap; n_snap >= 2, else ST_USAGE naming `what` and the snapshots);
+ * LFM2_TEST_SKIP_SNAPSHOT (tuning.h) makes a spec plan write none. */
+enum { K_STATE_COMMIT = 0, K_STATE_SNAP = 1, K_STATE_NO_WRITE = 2 };
+int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode,
+                 struct err *e);
+
 /* ---- weights on the host */
 
 /* Device bytes of a [rows, k] weight of type t (same as in the file). */
@@ -225,9 +233,13 @@ enum winit_mode {
 int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
             enum winit_mode mode, float a, float b, struct err *e);
 
-/* ---- Gated DeltaNet (Qwen3.5; kernels_deltanet.c). State of one DeltaNet layer for one slot, f32:
+/* ---- Gated DeltaNet (Qwen3.5; kernels_deltanet.c). One state entry of a DeltaNet layer, f32:
  * [nv][dk][dv] delta-rule state S, then the conv window [K-1][C] (the last K-1 pre-conv qkv rows,
- * oldest first), C = 2·nk·dk + nv·dv channels; slots follow each other at k_dn_state_bytes. */
+ * oldest first), C = 2·nk·dk + nv·dv channels; entries follow each other at k_dn_state_bytes, n_snap
+ * a slot (struct k_state). Both kernels read entry cur of each slot; batch and wide plans write the
+ * run's final state back there, spec plans (n_snap >= 2) write the state after column i of a run
+ * into entry (cur + i + 1) mod n_snap and leave entry cur alone (kinds *.snap; runs of at most
+ * n_snap - 1 columns: the engine checks). Test hook: LFM2_TEST_SKIP_SNAPSHOT drops those writes. */
 
 /* DeltaNet geometry of one layer. */
 struct k_dn_geom {
@@ -236,25 +248,26 @@ struct k_dn_geom {
     bool gguf;          /* GGUF layout: A holds -exp(A_log); value heads tiled (vh uses key head vh % nk,
                            instead of vh / (nv/nk)) */
 };
-uint64_t k_dn_state_bytes(const struct k_dn_geom *dn);      /* per slot */
-uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from a slot's state to its window */
+uint64_t k_dn_state_bytes(const struct k_dn_geom *dn);      /* one entry */
+uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an entry's state to its window */
 
 /* dn.conv: per run r and channel: y = silu(causal depthwise conv of x with w over the run's rows,
  * the rows before it from the slot's window), window = the run's last K-1 rows. x, y f32
- * [cols][C]; w [C][K] F32/F16/BF16; state: layer state base (slot 0). Kind "dn.conv".
- * push (64 B): u64 x, w, window, y, runs; u32 C, K, n_runs, wdtype, slot_stride, pad. */
+ * [cols][C]; w [C][K] F32/F16/BF16; state: the layer's entries. Kind "dn.conv" ("dn.conv.snap").
+ * push (80 B): u64 x, w, window, y, runs, slots; u32 C, K, n_runs, wdtype, stride, n_snap, mode, pad. */
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
-              uint64_t state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e);
+              const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e);
 
 /* dn.recurrent: the gated delta rule over each run's columns in order (shaders/dn_recurrent.comp):
  * l2-normed q (times dk^-1/2) and k of the value head's key head, β = σ(b), g = A·softplus(a + dt),
  * S ← e^g S, S += k (β(v − Sᵀk))ᵀ, o = Sᵀq. qkv f32 [cols][C] (after dn.conv); b, a f32
- * [cols][nv]; dt, A_log (or ssm_a) [nv] F32/F16/BF16; o f32 [cols][nv·dv]. Kind "dn.recurrent".
- * push (96 B): u64 qkv, b, a, dt, A, state, o, runs; u32 nk, nv, n_runs, slot_stride, flags
- * (1 tiled heads, 2 A is -exp(A_log)), dtdtype, adtype; float scale. */
+ * [cols][nv]; dt, A_log (or ssm_a) [nv] F32/F16/BF16; o f32 [cols][nv·dv]; state: the layer's
+ * entries. Kind "dn.recurrent" ("dn.recurrent.snap": a whole state written after every column).
+ * push (112 B): u64 qkv, b, a, dt, A, state, o, runs, slots; u32 nk, nv, n_runs, stride, flags
+ * (1 tiled heads, 2 A is -exp(A_log)), dtdtype, adtype; float scale; u32 n_snap, mode. */
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
-                   const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
-                   uint64_t runs, int n_runs, int layer, struct err *e);
+                   const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,
+                   const struct k_state *state, uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
 
 /* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
  * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".

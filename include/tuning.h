@@ -24,7 +24,8 @@
  *                                         matrices (tests: compare both on the H200)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
- *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv writes no snapshot (tests: a broken rollback)
+ *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
+ *                                         (tests: a broken rollback)
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
  *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
  *                                         spills) to stderr when made (tuning runs) */

@@ -7,8 +7,13 @@
 //   β = σ(b[vh]),  g = A[vh] · softplus(a[vh] + dt[vh]),  A = −exp(A_log) (or ssm_a, flag NEG_A)
 //   S ← e^g S;  d = β (v − Sᵀk);  S ← S + k dᵀ;  o = Sᵀq
 // qkv: f32 [cols][2·nk·DK + nv·DV] = [q | k | v] (after the conv); b, a: f32 [cols][nv];
-// dt, A: [nv] F32/F16/BF16; state: f32 per slot at slot·slot_stride floats, [nv][DK][DV];
-// o: f32 [cols][nv·DV].
+// dt, A: [nv] F32/F16/BF16; state: f32 [nv][DK][DV] of entry e of slot s at
+// state + (s·n_snap + e)·stride floats (kernels.h); entry cur = slots[s].cur (struct slot_meta;
+// slots = 0: entry 0) holds the committed state; o: f32 [cols][nv·DV].
+// mode 0 (batch): the state after the run's last column goes back into entry cur.
+// mode 1 (spec, kind dn.recurrent.snap): after column i of the run the state as it stands then
+//   goes into entry (cur + i + 1) mod n_snap (a whole state a column); entry cur is left alone.
+// mode 2: no state write (test hook LFM2_TEST_SKIP_SNAPSHOT: a broken snapshot).
 // Geometry: one workgroup per (value head, tile of TILE state columns) x run (grid x =
 // nv·DV/TILE, y = run), DKS·TILE threads. Column j of the head's state is held by DKS
 // consecutive lanes, lane ks keeping rows ks, ks + DKS, ... (DK/DKS floats in registers); the three
@@ -40,18 +45,27 @@ layout(push_constant) uniform Push {
     F32Buf a;
     uint64_t dt;
     uint64_t A;
-    F32Buf state;
+    uint64_t state; // entry 0 of slot 0
     F32Buf o;
-    U32Buf runs; // struct run_meta [n_runs]: slot, first_col, n_cols, pos0
+    U32Buf runs;  // struct run_meta [n_runs]: slot, first_col, n_cols, pos0
+    U32Buf slots; // struct slot_meta [n_slots]: cur, pos, draft, pad (0: every slot uses entry 0)
     uint nk;
     uint nv;
     uint n_runs;
-    uint slot_stride; // floats between two slots' states
+    uint stride; // floats between two state entries
     uint flags;
     uint dtdtype;
     uint adtype;
-    float scale;      // DK^-1/2
+    float scale; // DK^-1/2
+    uint n_snap;
+    uint mode;
 } p;
+
+// State entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
+F32Buf entry(uint slot, uint e)
+{
+    return F32Buf(p.state + 4ul * uint64_t(slot * p.n_snap + e) * uint64_t(p.stride));
+}
 
 void main()
 {
@@ -65,9 +79,11 @@ void main()
     if ((p.flags & FLAG_NEG_A) == 0u) A = -exp(A);
     float dt = wget1(p.dt, p.dtdtype, vh);
 
-    uint sbase = slot * p.slot_stride + (vh * DK + ks) * DV + j; // row ks + DKS·m at sbase + m·DKS·DV
+    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+    uint sbase = (vh * DK + ks) * DV + j; // row ks + DKS·m of the head at sbase + m·DKS·DV
+    F32Buf sc = entry(slot, cur);
     float s[R], qv[R], kv[R];
-    for (uint m = 0u; m < R; m++) s[m] = p.state.v[sbase + m * DKS * DV];
+    for (uint m = 0u; m < R; m++) s[m] = sc.v[sbase + m * DKS * DV];
 
     for (uint c = c0; c < c0 + n; c++) {
         uint row = c * width;
@@ -101,6 +117,11 @@ void main()
         }
         sq = lanes_add(sq);
         if (ks == 0u) p.o.v[c * p.nv * DV + vh * DV + j] = sq * qf;
+        if (p.mode == 1u) {
+            F32Buf sn = entry(slot, (cur + c - c0 + 1u) % p.n_snap);
+            for (uint m = 0u; m < R; m++) sn.v[sbase + m * DKS * DV] = s[m];
+        }
     }
-    for (uint m = 0u; m < R; m++) p.state.v[sbase + m * DKS * DV] = s[m];
+    if (p.mode == 0u)
+        for (uint m = 0u; m < R; m++) sc.v[sbase + m * DKS * DV] = s[m];
 }

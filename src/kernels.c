@@ -596,6 +596,19 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     return ST_OK;
 }
 
+/* ---- recurrent state (struct k_state): how a kernel writes it */
+
+int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode, struct err *e)
+{
+    bool spec = p->kind == PLAN_SPEC;
+    if (state->n_snap < 1 || (spec && state->n_snap < 2))
+        return err_set(e, ST_USAGE, "%s: %u state entries a slot, expected %s", what, state->n_snap,
+                       spec ? "at least 2 in a spec plan (snapshots)" : "at least 1");
+    /* test hook: a spec step that writes no snapshots, so the golden rollback check must fail */
+    *mode = !spec ? K_STATE_COMMIT : tuning()->test_skip_snapshot ? K_STATE_NO_WRITE : K_STATE_SNAP;
+    return ST_OK;
+}
+
 /* ---- shortconv */
 
 struct push_shortconv {
@@ -603,12 +616,6 @@ struct push_shortconv {
     uint32_t H, n_runs, wdtype, n_snap, mode, pad;
 };
 _Static_assert(sizeof(struct push_shortconv) == 72, "push_shortconv layout");
-
-/* shortconv.comp's modes */
-enum { SHORTCONV_COMMIT = 0, SHORTCONV_SNAP = 1, SHORTCONV_NO_WRITE = 2 };
-
-/* Test hook: a spec step that writes no snapshots, so the golden rollback check must fail. */
-static bool skip_snapshots(void) { return tuning()->test_skip_snapshot; }
 
 int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, uint64_t bcx,
                 const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer,
@@ -621,15 +628,15 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
     if (n_runs < 1 || n_runs > (int)MAX_GROUPS || cols < n_runs || cols - n_runs >= (int)MAX_GROUPS)
         return err_set(e, ST_USAGE, "shortconv %s: %d runs over %d columns, expected 1..65535 runs of 1..65535 columns",
                        op, n_runs, cols);
-    if (state->n_snap < 1 || (spec && state->n_snap < 2))
-        return err_set(e, ST_USAGE, "shortconv %s: %u state entries a slot, expected %s", op, state->n_snap,
-                       spec ? "at least 2 in a spec plan (snapshots)" : "at least 1");
+    char what[64];
+    uint32_t mode = 0;
+    snprintf(what, sizeof what, "shortconv %s", op);
+    int rc = k_state_mode(p, state, what, &mode, e);
+    if (rc) return rc;
     /* the wide kernel takes a workgroup per column of a run: z spans the longest run possible */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", NULL, 0, &pipe, e);
-    if (rc) return rc;
-    uint32_t mode = !spec ? SHORTCONV_COMMIT : skip_snapshots() ? SHORTCONV_NO_WRITE : SHORTCONV_SNAP;
+    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", NULL, 0, &pipe, e))) return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,

@@ -53,15 +53,17 @@ static int check_dn(const struct k_dn_geom *dn, int n_runs, const char *what, st
 /* ---- dn.conv */
 
 struct push_dn_conv {
-    uint64_t x, w, window, y, runs;
-    uint32_t C, K, n_runs, wdtype, slot_stride, pad;
+    uint64_t x, w, window, y, runs, slots;
+    uint32_t C, K, n_runs, wdtype, stride, n_snap, mode, pad;
 };
-_Static_assert(sizeof(struct push_dn_conv) == 64, "push_dn_conv layout");
+_Static_assert(sizeof(struct push_dn_conv) == 80, "push_dn_conv layout");
 
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
-              uint64_t state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e)
+              const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e)
 {
+    uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.conv", e);
+    if (!rc) rc = k_state_mode(p, state, "dn.conv", &mode, e);
     if (rc) return rc;
     uint64_t C = dn_channels(dn);
     if (!plain(conv_w->dtype) || conv_w->rows != (int64_t)C || conv_w->k != dn->conv)
@@ -70,11 +72,11 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
                        (unsigned long long)C, dn->conv);
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "dn_conv", NULL, 0, &pipe, e))) return rc;
-    struct push_dn_conv pc = {x, conv_w->addr, state + k_dn_window_offset(dn), y, runs, (uint32_t)C,
-                              (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
-                              (uint32_t)(k_dn_state_bytes(dn) / 4), 0};
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)((C + 63) / 64), (uint32_t)n_runs, "dn.conv", layer,
-                             "dn.conv", conv_w->bytes);
+    struct push_dn_conv pc = {x, conv_w->addr, state->addr + k_dn_window_offset(dn), y, runs, state->slots,
+                              (uint32_t)C, (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
+                              (uint32_t)(k_dn_state_bytes(dn) / 4), state->n_snap, mode, 0};
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)((C + 63) / 64), (uint32_t)n_runs,
+                             p->kind == PLAN_SPEC ? "dn.conv.snap" : "dn.conv", layer, "dn.conv", conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_conv, y), offsetof(struct push_dn_conv, window));
     return ST_OK;
 }
@@ -82,17 +84,20 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
 /* ---- dn.recurrent */
 
 struct push_dn_recurrent {
-    uint64_t qkv, b, a, dt, A, state, o, runs;
-    uint32_t nk, nv, n_runs, slot_stride, flags, dtdtype, adtype;
+    uint64_t qkv, b, a, dt, A, state, o, runs, slots;
+    uint32_t nk, nv, n_runs, stride, flags, dtdtype, adtype;
     float scale;
+    uint32_t n_snap, mode;
 };
-_Static_assert(sizeof(struct push_dn_recurrent) == 96, "push_dn_recurrent layout");
+_Static_assert(sizeof(struct push_dn_recurrent) == 112, "push_dn_recurrent layout");
 
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
-                   const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
-                   uint64_t runs, int n_runs, int layer, struct err *e)
+                   const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,
+                   const struct k_state *state, uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e)
 {
+    uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.recurrent", e);
+    if (!rc) rc = k_state_mode(p, state, "dn.recurrent", &mode, e);
     if (rc) return rc;
     if (!plain(dt->dtype) || !plain(a_log->dtype) || dt->rows * dt->k != dn->nv || a_log->rows * a_log->k != dn->nv)
         return err_set(e, ST_USAGE, "dn.recurrent: dt_bias (%lld, %s) and A (%lld, %s): expected %d values each, "
@@ -109,12 +114,13 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "dn_recurrent", spec, 3, &pipe, e))) return rc;
     struct push_dn_recurrent pc = {
-        qkv, b, a, dt->addr, a_log->addr, state, o, runs, (uint32_t)dn->nk, (uint32_t)dn->nv, (uint32_t)n_runs,
-        (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype, (uint32_t)a_log->dtype,
-        (float)(1.0 / sqrt((double)dn->dk)),
+        qkv, b, a, dt->addr, a_log->addr, state->addr, o, runs, state->slots, (uint32_t)dn->nk, (uint32_t)dn->nv,
+        (uint32_t)n_runs, (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype,
+        (uint32_t)a_log->dtype, (float)(1.0 / sqrt((double)dn->dk)), state->n_snap, mode,
     };
     uint32_t gx = (uint32_t)dn->nv * ((uint32_t)dn->dv / tile);
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, gx, (uint32_t)n_runs, "dn.recurrent", layer, "dn.delta_rule",
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, gx, (uint32_t)n_runs,
+                             p->kind == PLAN_SPEC ? "dn.recurrent.snap" : "dn.recurrent", layer, "dn.delta_rule",
                              dt->bytes + a_log->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_recurrent, o), offsetof(struct push_dn_recurrent, state));
     return ST_OK;

@@ -23,12 +23,12 @@
  *    builder stays as it is. Its final state must equal the recurrent one (golden-long checks it).
  *  - The four input projections are four matmul passes over the same normed x; concatenating
  *    in_proj_qkv | z | b | a at upload would make them one pass (the wide plan's tiles want that too).
- *  - --spec (engine.h, "Speculative steps"): every draft column writes its own snapshot of the
- *    DeltaNet state ([nv][dk][dv] f32 plus the conv window) into the slot's ring of n_snap entries,
- *    so that accepting any prefix costs nothing. dn.conv and dn.recurrent then take a struct
- *    k_state (entry cur of each slot read from the slot table, slots n_snap entries apart; the
- *    state after draft column i written to entry cur + i + 1), and plan_qwen35 sets .spec. Until
- *    then the kernels address entry 0 of a ring of one (en->n_snap == 1, checked below). */
+ *
+ * --spec (engine.h, "Speculative steps"; bench/14): dn.conv and dn.recurrent take the layer's
+ * struct k_state, read entry cur of each slot and, in a spec plan, write the conv window and the
+ * DeltaNet state ([nv][dk][dv] f32) as they stand after draft column i into entry cur + i + 1 of
+ * the slot's ring (kinds dn.conv.snap, dn.recurrent.snap), so that accepting any prefix costs
+ * nothing. Gated attention needs no snapshot. */
 #include <math.h>
 
 #include "engine.h"
@@ -60,15 +60,16 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     const struct model_desc *d = en->d;
     struct k_norm norm = {lw(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
     struct k_dn_geom dn = dn_geom(d);
-    uint64_t state = engine_state_addr(en, l), h = en->hidden.addr;
+    struct k_state state = engine_state(en, l);
+    uint64_t h = en->hidden.addr;
     int C = sh->cols;
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_QKV), &norm, h, en->t1.addr, C, false, l, "dn.in_proj_qkv", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_Z), &norm, h, en->q.addr, C, false, l, "dn.in_proj_z", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
-    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
-    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr, state,
-                       en->att.addr, en->runs.addr, sh->n_runs, l, e));
+    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
+    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr,
+                       &state, en->att.addr, en->runs.addr, sh->n_runs, l, e));
     TRY(k_dn_norm_gate(g, p, &dn, lw(en, l, W_DN_NORM), en->att.addr, en->q.addr, C, d->eps, l, e));
     return k_matmul(g, p, lw(en, l, W_DN_OUT), en->att.addr, h, C, true, l, "dn.out_proj", "", e);
 }
@@ -106,9 +107,6 @@ static int mlp_block(struct engine *en, struct plan *p, const struct step_shape 
 static int qwen35_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
 {
     const struct shard *s = en->s;
-    if (en->n_snap != 1) /* the DeltaNet kernels address one state entry a slot (see the top) */
-        return err_set(e, ST_USAGE, "%s: the Qwen3.5 engine keeps one state entry a slot, not %d (--spec is not "
-                       "supported yet for it)", en->d->source, en->n_snap);
     if (s->first)
         TRY(k_embed(en->g, p, weights_global(en->w, s, G_EMBED), en->cols.addr, en->hidden.addr, sh->cols, e));
     for (int l = s->a; l < s->b; l++) {
@@ -137,6 +135,7 @@ const struct family_plan plan_qwen35 = {
     .family = FAMILY_QWEN35,
     .dims = qwen35_dims,
     .state_bytes = qwen35_state_bytes,
+    .spec = true, /* DeltaNet snapshots: dn.conv.snap, dn.recurrent.snap; attention needs none */
     .build_layers = qwen35_layers,
     .build_head = engine_build_head_default,
 };

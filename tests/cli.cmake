@@ -56,7 +56,7 @@ cli_test(cli_load_builtin cli-gpu 0 "uploaded" --model lfm2-350m --layers 0:2 --
 cli_test(cli_load_builtin_q4 cli-gpu 0 "uploaded" --model lfm2-350m --layers 14:16 --dtype q4_0 --load-only)
 cli_test(cli_qwen_profile cli-gpu 0 "dn.recurrent" --model ${QT} --full --cols 4 --pos 3 --reps 2 --logits --gap-probe)
 cli_test(cli_qwen_profile_prefill_split cli-gpu 0 "attn.gated.prefill" --model ${QT} --layers 2:4 --cols 6 --slots 2 --pos 5 --reps 1)
-cli_test(cli_qwen_spec_not_yet cli-gpu 2 "not supported yet" --model ${QT} --full --spec --cols 4 --pos 2 --reps 1)
+cli_test(cli_qwen_spec_profile cli-gpu 0 "dn.recurrent.snap" --model ${QT} --full --spec --cols 4 --pos 2 --reps 1)
 cli_test(cli_spec_profile cli-gpu 0 "shortconv.snap" --model ${LT} --full --spec --cols 8 --pos 5 --reps 1)
 cli_test(cli_spec_profile_slots cli-gpu 0 "plan spec: 2 slots × drafts of 3 tokens" --model ${LT} --layers 1:4 --spec --cols 6 --slots 2 --pos 3 --reps 1)
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
@@ -119,6 +119,15 @@ set_tests_properties(golden_spec_broken_snapshot_fails PROPERTIES LABELS golden 
 golden_tests(qwen_ ${QT} 2 4 9 ${FORMATS})
 cli_test(golden_qwen_long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
 cli_test(golden_qwen_q4_0_long_full golden 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf --full --golden ${QT}/golden-q4_0-long.safetensors)
+# Qwen3.5 under --spec (issue 10, bench/14): DeltaNet snapshots (conv window and delta-rule state)
+# after every draft column; a broken snapshot must fail every rollback check
+set(GOLDEN_EXTRA --spec)
+golden_tests(spec_qwen_ ${QT} 2 4 6 ${FORMATS})
+unset(GOLDEN_EXTRA)
+cli_test(golden_spec_qwen_long_full golden 0 "golden: 4/4 checks passed" --model ${QT} --full --spec --golden ${QT}/golden-long.safetensors)
+add_test(NAME golden_spec_qwen_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6 checks passed" ${BIN} --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
+set_tests_properties(golden_spec_qwen_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
+  ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900

@@ -1063,24 +1063,82 @@ static const struct k_dn_geom dn_test_geom = {.nk = 2, .nv = 6, .dk = 40, .dv = 
 static const struct run_meta dn_dec[4] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {4, 2, 1, 7}, {1, 3, 1, 2}};
 static const struct run_meta dn_pre[2] = {{2, 0, 5, 5}, {4, 5, 3, 0}};
 
+/* The state ring cases of both kernels: n_snap 1 without a slot table is the plain layout; with a
+ * table each slot reads its entry cur (random; the first run's slot at the last entry, so that a
+ * spec run's snapshots wrap to entry 0). Batch writes the run's final state back to entry cur,
+ * spec one snapshot per column into the entries after it (poisoned first: a snapshot the kernel
+ * forgets stays NaN); every other entry must come back as it went. */
+struct dn_case {
+    bool pre;
+    int n_snap;
+    bool slot_tab, spec;
+};
+static const struct dn_case dn_cases[] = {
+    {false, 1, false, false}, {true, 1, false, false}, {false, 3, true, false}, {true, 6, true, false},
+    {false, 2, true, true},   {true, 6, true, true},   {true, 9, true, true},
+};
+
+struct dn_ring {
+    const struct run_meta *runs;
+    int n_runs, cols, n_snap;
+    size_t stride, n;         /* floats an entry; floats of the whole ring */
+    struct slot_meta sm[DN_SLOTS];
+    struct gpu_buf slots;     /* the slot table on the device (0 when the case has none) */
+};
+
+static struct dn_ring dn_ring_make(const struct dn_case *c, const struct k_dn_geom *dn)
+{
+    struct dn_ring r = {.runs = c->pre ? dn_pre : dn_dec, .n_runs = c->pre ? 2 : 4, .cols = c->pre ? 8 : 4,
+                        .n_snap = c->n_snap, .stride = k_dn_state_bytes(dn) / 4};
+    r.n = (size_t)DN_SLOTS * (size_t)c->n_snap * r.stride;
+    for (int i = 0; i < DN_SLOTS; i++) r.sm[i] = (struct slot_meta){.cur = t_rng_u32(&rng) % (uint32_t)c->n_snap};
+    r.sm[r.runs[0].slot].cur = (uint32_t)c->n_snap - 1;
+    if (c->slot_tab) {
+        r.slots = dev_alloc(sizeof r.sm);
+        up(&r.slots, r.sm, sizeof r.sm);
+    }
+    return r;
+}
+
+/* Float offset of entry (cur + i) mod n_snap of run ru's slot (i = 0: the committed entry). */
+static size_t dn_entry(const struct dn_ring *r, int ru, int i)
+{
+    uint32_t slot = r->runs[ru].slot;
+    return ((size_t)slot * r->n_snap + (r->sm[slot].cur + (uint32_t)i) % (uint32_t)r->n_snap) * r->stride;
+}
+
+/* NaN over [at, at + n) of every entry a spec step must write. */
+static void dn_poison_snaps(const struct dn_ring *r, float *st, size_t at, size_t n)
+{
+    for (int ru = 0; ru < r->n_runs; ru++)
+        for (uint32_t i = 1; i <= r->runs[ru].n_cols; i++)
+            for (size_t k = 0; k < n; k++) st[dn_entry(r, ru, (int)i) + at + k] = NAN;
+}
+
 static void test_dn_conv(void)
 {
     const struct k_dn_geom *dn = &dn_test_geom;
     int Ch = 2 * dn->nk * dn->dk + dn->nv * dn->dv, K = dn->conv;
-    size_t stride = k_dn_state_bytes(dn) / 4, woff = k_dn_window_offset(dn) / 4, sn = DN_SLOTS * stride;
+    size_t woff = k_dn_window_offset(dn) / 4, wn = (size_t)(K - 1) * Ch;
     for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
-        for (int shape = 0; shape < 2; shape++) {
-            const struct run_meta *runs = shape ? dn_pre : dn_dec;
-            int n_runs = shape ? 2 : 4, C = shape ? 8 : 4;
+        for (size_t ci = 0; ci < ARRAY_LEN(dn_cases); ci++) {
+            const struct dn_case *cs = &dn_cases[ci];
+            struct dn_ring rg = dn_ring_make(cs, dn);
+            const struct run_meta *runs = rg.runs;
+            int n_runs = rg.n_runs, C = rg.cols;
+            size_t sn = rg.n;
             struct host_weight w = make_weight(plain_types[ti], Ch, K, 0.5f, 0);
             float *x = rand_floats((size_t)C * Ch, 1.0f), *st = rand_floats(sn, 1.0f);
+            if (cs->spec) dn_poison_snaps(&rg, st, woff, wn);
             struct gpu_buf xb = dev_floats(x, (size_t)C * Ch), sb = dev_floats(st, sn);
             struct gpu_buf yb = dev_alloc((uint64_t)C * Ch * 4), rb = dev_alloc(sizeof dn_dec);
             up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
             poison(&yb);
-            struct plan p = {0};
-            int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, sb.addr, yb.addr, rb.addr, n_runs, 1, &e);
-            T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.conv"), "k_dn_conv: %s", e.msg);
+            struct plan p = {.kind = cs->spec ? PLAN_SPEC : PLAN_BATCH};
+            struct k_state ks = {sb.addr, cs->slot_tab ? rg.slots.addr : 0, (uint32_t)cs->n_snap};
+            int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, &ks, yb.addr, rb.addr, n_runs, 1, &e);
+            const char *kind = cs->spec ? "dn.conv.snap" : "dn.conv";
+            T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, kind), "k_dn_conv: %s", e.msg);
             run_plan(&p);
             float *y = malloc((size_t)C * Ch * 4), *st2 = malloc(sn * 4);
             double *ref = malloc((size_t)C * Ch * sizeof *ref), *sref = malloc(sn * sizeof *sref);
@@ -1088,7 +1146,7 @@ static void test_dn_conv(void)
             down(&sb, st2, sn * 4);
             for (size_t i = 0; i < sn; i++) sref[i] = st[i];
             for (int r = 0; r < n_runs; r++) {
-                double *win = sref + runs[r].slot * stride + woff; /* [K-1][Ch], oldest first */
+                double *win = sref + dn_entry(&rg, r, 0) + woff; /* [K-1][Ch], oldest first */
                 for (int ch = 0; ch < Ch; ch++) {
                     double hist[8];
                     for (int j = 0; j < K - 1; j++) hist[j] = win[j * Ch + ch];
@@ -1098,13 +1156,15 @@ static void test_dn_conv(void)
                         ref[c * Ch + ch] = acc / (1 + exp(-acc));
                         for (int j = 0; j < K - 2; j++) hist[j] = hist[j + 1];
                         hist[K - 2] = x[c * Ch + ch];
+                        double *snap = sref + dn_entry(&rg, r, (int)(c - runs[r].first_col) + 1) + woff;
+                        for (int j = 0; cs->spec && j < K - 1; j++) snap[j * Ch + ch] = hist[j];
                     }
-                    for (int j = 0; j < K - 1; j++) win[j * Ch + ch] = hist[j];
+                    for (int j = 0; !cs->spec && j < K - 1; j++) win[j * Ch + ch] = hist[j];
                 }
             }
             double ey = rel_err(y, ref, (size_t)C * Ch), es = rel_err(st2, sref, sn);
-            T_CHECK(ey < 1e-5 && es == 0, "dn.conv %s shape %d: rel err y %g window %g", dtype_name(plain_types[ti]),
-                    shape, ey, es);
+            T_CHECK(ey < 1e-5 && es == 0, "dn.conv %s case %zu: rel err y %g window %g", dtype_name(plain_types[ti]),
+                    ci, ey, es);
             free(x);
             free(st);
             free(y);
@@ -1152,40 +1212,54 @@ static void dn_ref_head(const struct k_dn_geom *dn, const float *qkv, const floa
     }
 }
 
-static void test_dn_recurrent_case(bool gguf, int shape, enum dtype t)
+static void test_dn_recurrent_case(bool gguf, const struct dn_case *cs, enum dtype t)
 {
     struct k_dn_geom dn = dn_test_geom;
     dn.gguf = gguf;
     int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, nv = dn.nv, vd = nv * dn.dv;
-    size_t stride = k_dn_state_bytes(&dn) / 4, sn = DN_SLOTS * stride;
-    const struct run_meta *runs = shape ? dn_pre : dn_dec;
-    int n_runs = shape ? 2 : 4, C = shape ? 8 : 4;
+    size_t hs = (size_t)dn.dk * dn.dv, sn_head = (size_t)nv * hs; /* one head's state; the whole S */
+    struct dn_ring rg = dn_ring_make(cs, &dn);
+    const struct run_meta *runs = rg.runs;
+    int n_runs = rg.n_runs, C = rg.cols;
+    size_t sn = rg.n;
     struct host_weight dt = make_weight(t, 1, nv, 0.5f, 0);
     struct host_weight A = make_weight(t, 1, nv, 0.5f, gguf ? -2.0f : 0.7f); /* ssm_a < 0, or A_log */
     float *qkv = rand_floats((size_t)C * Ch, 1.0f), *b = rand_floats((size_t)C * nv, 1.5f);
     float *a = rand_floats((size_t)C * nv, 1.5f), *st = rand_floats(sn, 0.3f);
+    if (cs->spec) dn_poison_snaps(&rg, st, 0, sn_head);
     struct gpu_buf qb = dev_floats(qkv, (size_t)C * Ch), bb = dev_floats(b, (size_t)C * nv);
     struct gpu_buf ab = dev_floats(a, (size_t)C * nv), sb = dev_floats(st, sn);
     struct gpu_buf ob = dev_alloc((uint64_t)C * vd * 4), rb = dev_alloc(sizeof dn_dec);
     up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
     poison(&ob);
-    struct plan p = {0};
-    int rc = k_dn_recurrent(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, sb.addr, ob.addr, rb.addr, n_runs, 1,
+    struct plan p = {.kind = cs->spec ? PLAN_SPEC : PLAN_BATCH};
+    struct k_state ks = {sb.addr, cs->slot_tab ? rg.slots.addr : 0, (uint32_t)cs->n_snap};
+    int rc = k_dn_recurrent(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, &ks, ob.addr, rb.addr, n_runs, 1,
                             &e);
-    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.recurrent"), "k_dn_recurrent: %s", e.msg);
+    const char *kind = cs->spec ? "dn.recurrent.snap" : "dn.recurrent";
+    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, kind), "k_dn_recurrent: %s", e.msg);
     run_plan(&p);
     float *o = malloc((size_t)C * vd * 4), *st2 = malloc(sn * 4);
-    double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs);
+    double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs), *S = malloc(hs * sizeof *S);
     down(&ob, o, (uint64_t)C * vd * 4);
     down(&sb, st2, sn * 4);
     for (size_t i = 0; i < sn; i++) rs[i] = st[i];
+    /* column by column from the committed entry: the state after column i is snapshot i + 1 (spec),
+     * the last one goes back to the committed entry (batch) */
     for (int r = 0; r < n_runs; r++)
-        for (int vh = 0; vh < nv; vh++)
-            dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &runs[r], vh,
-                        rs + runs[r].slot * stride + (size_t)vh * dn.dk * dn.dv, ro);
+        for (int vh = 0; vh < nv; vh++) {
+            size_t head = (size_t)vh * hs;
+            memcpy(S, rs + dn_entry(&rg, r, 0) + head, hs * sizeof *S);
+            for (uint32_t i = 0; i < runs[r].n_cols; i++) {
+                struct run_meta one = {runs[r].slot, runs[r].first_col + i, 1, runs[r].pos0 + i};
+                dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &one, vh, S, ro);
+                if (cs->spec) memcpy(rs + dn_entry(&rg, r, (int)i + 1) + head, S, hs * sizeof *S);
+            }
+            if (!cs->spec) memcpy(rs + dn_entry(&rg, r, 0) + head, S, hs * sizeof *S);
+        }
     double eo = rel_err(o, ro, (size_t)C * vd), es = rel_err(st2, rs, sn);
-    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.recurrent %s %s shape %d: rel err o %g state %g", gguf ? "gguf" : "hf",
-            dtype_name(t), shape, eo, es);
+    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.recurrent %s %s %s n_snap %d%s: rel err o %g state %g", gguf ? "gguf" : "hf",
+            dtype_name(t), cs->pre ? "prefill" : "decode", cs->n_snap, cs->spec ? " spec" : "", eo, es);
     free(qkv);
     free(b);
     free(a);
@@ -1194,8 +1268,28 @@ static void test_dn_recurrent_case(bool gguf, int shape, enum dtype t)
     free(st2);
     free(ro);
     free(rs);
+    free(S);
     free_weight(&dt);
     free_weight(&A);
+}
+
+/* A spec plan needs room for snapshots: both kernels refuse a ring of one entry. */
+static void test_dn_spec_refusals(void)
+{
+    const struct k_dn_geom *dn = &dn_test_geom;
+    int Ch = 2 * dn->nk * dn->dk + dn->nv * dn->dv;
+    struct host_weight w = make_weight(DT_F32, Ch, dn->conv, 0.5f, 0), v = make_weight(DT_F32, 1, dn->nv, 0.5f, 0);
+    struct k_state one = {w.buf.addr, 0, 1};
+    struct plan p = {.kind = PLAN_SPEC};
+    T_CHECK(k_dn_conv(&g, &p, dn, &w.w, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE && strstr(e.msg, "snapshots"),
+            "spec dn.conv with one entry: %s", e.msg);
+    T_CHECK(k_dn_recurrent(&g, &p, dn, &v.w, &v.w, 0, 0, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE &&
+                strstr(e.msg, "snapshots"),
+            "spec dn.recurrent with one entry: %s", e.msg);
+    T_CHECK(p.n == 0, "refused dispatches were added");
+    plan_free(&p);
+    free_weight(&w);
+    free_weight(&v);
 }
 
 static void test_dn_norm_gate(void)
@@ -1233,10 +1327,11 @@ static void test_dn_norm_gate(void)
 static void test_deltanet(void)
 {
     test_dn_conv();
-    for (int shape = 0; shape < 2; shape++) {
-        test_dn_recurrent_case(false, shape, DT_F32);
-        test_dn_recurrent_case(true, shape, DT_BF16);
+    for (size_t ci = 0; ci < ARRAY_LEN(dn_cases); ci++) {
+        test_dn_recurrent_case(false, &dn_cases[ci], DT_F32);
+        test_dn_recurrent_case(true, &dn_cases[ci], DT_BF16);
     }
+    test_dn_spec_refusals();
     test_dn_norm_gate();
 }
 

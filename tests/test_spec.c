@@ -1,8 +1,8 @@
-/* test_spec.c - speculative steps through the engine API on lfm2-tiny, checked against its golden
- * logits: any accepted prefix j of a draft (0, part, all), a second draft verified from a rolled
- * back state (the snapshot ring wraps), a batch step after an uncommitted draft (as accepting
- * none), and engine_commit's refusals. Every step's logits are compared with transformers'. Then
- * a --spec profile's report and JSON name the plan, the slots and the draft. */
+/* test_spec.c - speculative steps through the engine API on lfm2-tiny and qwen35-tiny, checked
+ * against their golden logits: any accepted prefix j of a draft (0, part, all), a second draft
+ * verified from a rolled back state (the snapshot ring wraps), a batch step after an uncommitted
+ * draft (as accepting none), and engine_commit's refusals. Every step's logits are compared with
+ * transformers'. Then a --spec profile's report and JSON name the plan, the slots and the draft. */
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
@@ -130,24 +130,25 @@ static void profile_json(const char *fx)
     cJSON_Delete(j);
 }
 
-int main(int argc, char **argv)
+/* The scenarios on one model of the fixtures (lfm2-tiny: short-conv windows; qwen35-tiny: DeltaNet
+ * conv windows and delta-rule states). */
+static void run_model(const char *fx, const char *model)
 {
     char path[512];
-    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
     struct model_source src, gold;
     struct model_desc d;
     struct shard sd;
     struct dev_weights w = {0};
-    snprintf(path, sizeof path, "%s/lfm2-tiny", fx);
+    printf("-- %s\n", model);
+    snprintf(path, sizeof path, "%s/%s", fx, model);
     int st = source_open(&src, path, &e);
     if (!st) st = model_describe(&src, &d, &e);
     if (!st) st = shard_bind(&src, &d, 0, d.n_layers, &sd, &e);
-    snprintf(path, sizeof path, "%s/lfm2-tiny/golden.safetensors", fx);
+    snprintf(path, sizeof path, "%s/%s/golden.safetensors", fx, model);
     if (!st) st = source_open(&gold, path, &e);
-    if (!st) st = gpu_open(&g, -1, &e);
     if (!st) st = weights_upload(&g, &sd, 0, false, &w, &e);
-    T_CHECK(st == ST_OK, "setup: %s", e.msg);
-    if (st) return t_finish();
+    T_CHECK(st == ST_OK, "setup %s: %s", model, e.msg);
+    if (st) return;
     const struct tensor_view *tk = source_find(&gold, "tokens"), *lg = source_find(&gold, "logits");
     S = (int)tk->shape[0];
     T = (int)tk->shape[1];
@@ -167,14 +168,25 @@ int main(int argc, char **argv)
         scenario(4, 8, -1, 0, 0); /* no commit: the next batch step starts from snapshot 0 */
         scenario(8, 1, 1, 0, 0);  /* a draft of one */
         refusals();
+        engine_free(&en);
     }
-    if (getenv("LFM2_BIN")) profile_json(fx);
     free(tok_copy);
     free(ref_copy);
     weights_free(&w);
-    T_CHECK(gpu_close(&g, &e) == ST_OK, "gpu_close: %s", e.msg);
     shard_free(&sd);
     source_close(&gold);
     source_close(&src);
+}
+
+int main(int argc, char **argv)
+{
+    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    int st = gpu_open(&g, -1, &e);
+    T_CHECK(st == ST_OK, "gpu_open: %s", e.msg);
+    if (st) return t_finish();
+    run_model(fx, "lfm2-tiny");
+    run_model(fx, "qwen35-tiny");
+    if (getenv("LFM2_BIN")) profile_json(fx);
+    T_CHECK(gpu_close(&g, &e) == ST_OK, "gpu_close: %s", e.msg);
     return t_finish();
 }
