@@ -234,6 +234,15 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
                    const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
                    uint64_t runs, int n_runs, int layer, struct err *e);
 
+/* dn.chunk: dn.recurrent's function (same arguments, outputs and final state) in chunks of 64
+ * tokens: matrix products inside a chunk, one state update a chunk (shaders/dn_chunk.comp). Made
+ * for runs of many columns (the wide plan's prefill, K_DN_CHUNK_MIN_COLS a run on average); any
+ * run length is served. Needs dk, dv and the subgroup size multiples of 4. Kind "dn.chunk". */
+#define K_DN_CHUNK_MIN_COLS 8
+int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
+               const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
+               uint64_t runs, int n_runs, int layer, struct err *e);
+
 /* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
  * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".
  * push (56 B): rmsnorm's, then u64 z. */

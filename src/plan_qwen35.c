@@ -67,8 +67,11 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
     TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
-    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr, state,
-                       en->att.addr, en->runs.addr, sh->n_runs, l, e));
+    /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
+    bool chunked = p->kind == PLAN_WIDE && C >= K_DN_CHUNK_MIN_COLS * sh->n_runs;
+    TRY((chunked ? k_dn_chunk : k_dn_recurrent)(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr,
+                                                en->k.addr, en->v.addr, state, en->att.addr, en->runs.addr,
+                                                sh->n_runs, l, e));
     TRY(k_dn_norm_gate(g, p, &dn, lw(en, l, W_DN_NORM), en->att.addr, en->q.addr, C, d->eps, l, e));
     return k_matmul(g, p, lw(en, l, W_DN_OUT), en->att.addr, h, C, true, l, "dn.out_proj", "", e);
 }
