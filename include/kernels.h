@@ -239,6 +239,9 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
  * for runs of many columns (the wide plan's prefill, K_DN_CHUNK_MIN_COLS a run on average); any
  * run length is served. Needs dk, dv and the subgroup size multiples of 4. Kind "dn.chunk". */
 #define K_DN_CHUNK_MIN_COLS 8
+/* Whether a step of cols columns in n_runs runs takes dn.chunk: a wide plan whose runs hold
+ * K_DN_CHUNK_MIN_COLS columns or more on average (tuning: LFM2_DN_CHUNK_MIN). */
+bool k_dn_chunked(const struct plan *p, int cols, int n_runs);
 int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, uint64_t state, uint64_t o,
                uint64_t runs, int n_runs, int layer, struct err *e);

@@ -8,6 +8,9 @@
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
+ *   LFM2_DN_CHUNK_TV=4..32 (power of 2)  dn.chunk: state columns a workgroup (bench/ runs, tests)
+ *   LFM2_DN_CHUNK_MIN=1..65535            wide plan: mean columns a run from which the DeltaNet takes
+ *                                         dn.chunk instead of dn.recurrent (bench/ runs)
  *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
  *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
  *                                         matrices (tests: compare both on the H200)
@@ -27,6 +30,8 @@ struct tuning {
     int attn_bq;          /* 0: automatic (narrower than automatic and fitting: taken) */
     int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
+    int dn_chunk_tv;      /* 0: automatic */
+    int dn_chunk_min;     /* 0: K_DN_CHUNK_MIN_COLS */
     bool gemm_roof;
     bool test_no_coopmat;
     bool test_no_timestamps;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "kernels.h"
+#include "tuning.h"
 
 #define DN_MAX_TAPS 8   /* dn_conv.comp's KMAX */
 #define DN_MAX_DK 256   /* dk / DN_LANES state rows a lane of dn_recurrent.comp keeps in registers */
@@ -180,11 +181,12 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
     if (dn->dk % 4 || dn->dv % 4 || sg % 4)
         return err_set(e, ST_USAGE, "dn.chunk: head dims %d/%d and subgroup size %u must be multiples of 4", dn->dk,
                        dn->dv, sg);
-    /* the widest tile of state columns (fewer tiles recompute the chunk's products fewer times)
-     * that divides dv and fits the shared memory */
-    uint32_t tv = 0;
+    /* Tiles of state columns: a wider one recomputes the chunk's products fewer times, a narrower
+     * one gives more workgroups and a shorter chain of work each. 16 (8 workgroups a head at dv
+     * 128) unless the tuning knob asks otherwise; narrower where 16 does not divide dv or fit. */
+    uint32_t tv = 0, want = tuning()->dn_chunk_tv ? (uint32_t)tuning()->dn_chunk_tv : 16;
     for (uint32_t t = 32; t >= 4 && !tv; t /= 2)
-        if (dn->dv % (int)t == 0 && dn_chunk_shared((uint32_t)dn->dk, t) <= g->shared_mem) tv = t;
+        if (t <= want && dn->dv % (int)t == 0 && dn_chunk_shared((uint32_t)dn->dk, t) <= g->shared_mem) tv = t;
     if (!tv)
         return err_set(e, ST_USAGE, "dn.chunk: value head dim %d, key head dim %d: no tile of 4..32 state columns "
                        "divides it and fits %u bytes of shared memory (4 columns need %llu)", dn->dv, dn->dk,
@@ -202,4 +204,10 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
                              dt->bytes + a_log->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_recurrent, o), offsetof(struct push_dn_recurrent, state));
     return ST_OK;
+}
+
+bool k_dn_chunked(const struct plan *p, int cols, int n_runs)
+{
+    int min = tuning()->dn_chunk_min ? tuning()->dn_chunk_min : K_DN_CHUNK_MIN_COLS;
+    return p->kind == PLAN_WIDE && n_runs > 0 && cols >= (int64_t)min * n_runs;
 }

@@ -1081,10 +1081,11 @@ static void test_dn_recurrent_case(bool gguf, int shape, enum dtype t)
 /* dn.chunk against the recurrent reference: runs of 1, 63, 65 and 130 tokens (partial chunks, one
  * and two chunk boundaries) in scattered slots, nv > nk, both head orders; outputs and the final
  * state of every slot (the untouched ones must stay as they were). */
-static void test_dn_chunk_case(bool gguf, enum dtype t)
+static void test_dn_chunk_case(bool gguf, enum dtype t, int dv)
 {
     struct k_dn_geom dn = dn_test_geom;
     dn.gguf = gguf;
+    dn.dv = dv; /* 48: tiles of 16 state columns; 32: of 32 (LFM2_DN_CHUNK_TV=32, set in main) */
     static const struct run_meta runs[4] = {{3, 0, 1, 7}, {0, 1, 63, 0}, {4, 64, 65, 2}, {1, 129, 130, 0}};
     const int n_runs = 4, C = 259;
     int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, nv = dn.nv, vd = nv * dn.dv;
@@ -1103,6 +1104,8 @@ static void test_dn_chunk_case(bool gguf, enum dtype t)
     struct plan p = {0};
     int rc = k_dn_chunk(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, sb.addr, ob.addr, rb.addr, n_runs, 1, &e);
     T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.chunk"), "k_dn_chunk: %s", e.msg);
+    T_CHECK(p.n == 1 && p.d[0].groups[0] == (uint32_t)(nv * dv / (dv == 32 ? 32 : 16)), "dn.chunk dv %d: %u workgroups",
+            dv, p.n ? p.d[0].groups[0] : 0);
     run_plan(&p);
     float *o = malloc((size_t)C * vd * 4), *st2 = malloc(sn * 4);
     double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs);
@@ -1114,8 +1117,8 @@ static void test_dn_chunk_case(bool gguf, enum dtype t)
             dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &runs[r], vh,
                         rs + runs[r].slot * stride + (size_t)vh * dn.dk * dn.dv, ro);
     double eo = rel_err(o, ro, (size_t)C * vd), es = rel_err(st2, rs, sn);
-    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.chunk %s %s: rel err o %g state %g", gguf ? "gguf" : "hf", dtype_name(t), eo,
-            es);
+    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.chunk %s %s dv %d: rel err o %g state %g", gguf ? "gguf" : "hf",
+            dtype_name(t), dv, eo, es);
     /* per run, so that a short run's error does not hide under a long one's scale */
     for (int r = 0; r < n_runs; r++) {
         size_t c0 = runs[r].first_col, n = runs[r].n_cols;
@@ -1175,14 +1178,17 @@ static void test_deltanet(void)
         test_dn_recurrent_case(false, shape, DT_F32);
         test_dn_recurrent_case(true, shape, DT_BF16);
     }
-    test_dn_chunk_case(false, DT_F32);
-    test_dn_chunk_case(true, DT_BF16);
+    test_dn_chunk_case(false, DT_F32, 48);
+    test_dn_chunk_case(true, DT_BF16, 48);
+    test_dn_chunk_case(true, DT_F32, 32);
+    test_dn_chunk_case(false, DT_BF16, 32);
     test_dn_norm_gate();
 }
 
 int main(void)
 {
     setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
+    setenv("LFM2_DN_CHUNK_TV", "32", 1);  /* dn.chunk: tiles of 32 where dv allows (test_dn_chunk_case) */
     t_rng_seed(&rng, 20240611);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
