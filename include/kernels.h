@@ -181,9 +181,9 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
  * push (72 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated,
- * pad. A prefill in a PLAN_WIDE plan of an ungated layer runs attn_prefill.comp instead (tiled over
- * queries × keys; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
- * successive. Gated attention (Qwen3.5) keeps the per-column kernel in every plan for now.
+ * pad. A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys,
+ * gated or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
+ * successive.
  */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,

@@ -658,6 +658,9 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
     T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
     T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
+    /* the wide plan's tiled kernel: a workgroup per (tile of columns, q head) */
+    T_CHECK(tc->plan != PLAN_WIDE || (p.n == 2 && p.d[1].groups[1] == (uint32_t)a->n_h), "attention %s: grid y %u",
+            plan_kind_name(tc->plan), p.n == 2 ? p.d[1].groups[1] : 0);
     run_plan(&p);
 
     /* reference: prep on the host into double copies of q and the pools */
@@ -785,6 +788,14 @@ static void test_attention(void)
     for (int i = 0; i < 9; i++) wglm.cm[i] = (struct col_meta){1, (uint32_t)(30 + i), 1, 1};
     for (int i = 0; i < 20; i++) wglm.cm[9 + i] = (struct col_meta){2, (uint32_t)i, 0, 1};
     test_attention_case(&wglm, DT_F16);
+    /* Qwen3.5's gated heads in the tiled kernel: runs of 37 (from 5, across blocks) and 12 (from 0) */
+    struct attn_case wqwen = {.a = {4, 2, 256, 64, 1e7f, 1e-6f, 0.0625f, true, false, false, 4, true}, .n_slots = 2,
+                              .cols = 49, .plan = PLAN_WIDE};
+    for (int i = 0; i < 37; i++) wqwen.cm[i] = (struct col_meta){3, (uint32_t)(5 + i), 1, 1};
+    for (int i = 0; i < 12; i++) wqwen.cm[37 + i] = (struct col_meta){4, (uint32_t)i, 0, 1};
+    test_attention_case(&wqwen, DT_BF16);
+    qwen.plan = PLAN_WIDE;
+    test_attention_case(&qwen, DT_BF16);
 }
 
 /* ---- winit */
