@@ -205,11 +205,11 @@ void main()
         // 6. o_i = e^{G_i} Sᵀq_i + Σ_{j<=i} qk[i][j] V_j
         if (ti < L) {
             uint orow = (cs + ti) * p.nv * DV + vh * DV + j0 + cg;
-            for (uint m = 0u; m < CPT; m++) {
-                float acc = qs[m];
-                for (uint j = 0u; j <= ti; j++) acc += s_L[ti * BT + j] * s_X[j * TV + cg + m];
-                p.o.v[orow + m] = acc;
+            for (uint j = 0u; j <= ti; j++) {
+                float l = s_L[ti * BT + j];
+                for (uint m = 0u; m < CPT; m++) qs[m] += l * s_X[j * TV + cg + m];
             }
+            for (uint m = 0u; m < CPT; m++) p.o.v[orow + m] = qs[m];
         }
         // (step 6 reads neither s_qf nor s_S)
         float gl = s_G[L - 1u];
