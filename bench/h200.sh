@@ -269,6 +269,34 @@ qwen_spec_table() { # the bench/14 table from qwen_spec's JSON files (busy: kern
     done
 }
 
+# Qwen3.5 through the wide plan (issue 9, bench/13): dn.chunk (the chunked DeltaNet prefill), the
+# tiled gated attention, the gemm head. The tiny goldens through --wide (short and 144-token, whole
+# and split) and the long ones split through the batch plan; then Qwen3.5-2B BF16 --full: wide at 64
+# decode columns, a 512-token prefill of one slot through both plans, and the prefill's DeltaNet
+# kernel alone at other settings (tiles of 32 and 8 state columns; dn.recurrent in the wide plan).
+qwen_wide() {
+    local m L
+    for m in "$Q golden" "$Q/model-f16.gguf golden-f16" "$Q/model-q8_0.gguf golden-q8_0" \
+        "$Q/model-q4_0.gguf golden-q4_0" "$Q golden-long" "$Q/model-q4_0.gguf golden-q4_0-long"; do
+        set -- $m
+        for L in --full "--layers 0:2" "--layers 2:4"; do run --model "$1" $L --wide --golden "$Q/$2.safetensors"; done
+    done
+    for m in "$Q golden-long" "$Q/model-q4_0.gguf golden-q4_0-long"; do
+        set -- $m
+        for L in "--layers 0:2" "--layers 2:4"; do run --model "$1" $L --golden "$Q/$2.safetensors"; done
+    done
+    echo "== dn.chunk with tiles of 32 state columns (fits 48 KiB of shared memory, not lavapipe's 32)"
+    LFM2_DN_CHUNK_TV=32 run --model "$Q" --full --wide --golden "$Q/golden-long.safetensors"
+    run --model qwen3.5-2b --full --wide --cols 64 --pos 64 --logits --gap-probe --json "$O/qwen2b_w64.json"
+    run --model qwen3.5-2b --full --wide --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_wp512.json"
+    run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --reps 3 --json "$O/qwen2b_bp512.json"
+    for v in "LFM2_DN_CHUNK_TV=32" "LFM2_DN_CHUNK_TV=8" "LFM2_DN_CHUNK_MIN=65535"; do
+        echo "== prefill 512 wide, $v"
+        env $v "$B" --model qwen3.5-2b --full --wide --cols 512 --slots 1 --pos 64 --logits --reps 5 |
+            grep -E "GPU busy|dn\.|attn|head\.|gemm"
+    done
+}
+
 glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
     # glm-ocr profiled at 1, 16, 64 columns with the head, and at 16 columns in q4_0. The bench
     # note's floor, bf16: layers 16 × 61.3 MB = 981 MB (0.250 ms at 3.93 TB/s), head 182 MB

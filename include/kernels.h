@@ -211,9 +211,9 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
  * push (72 B): u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated,
- * pad. A prefill in a PLAN_WIDE plan of an ungated layer runs attn_prefill.comp instead (tiled over
- * queries × keys; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
- * successive. Gated attention (Qwen3.5) keeps the per-column kernel in every plan for now.
+ * pad. A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys,
+ * gated or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
+ * successive.
  */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
@@ -268,6 +268,18 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                    const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,
                    const struct k_state *state, uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
+
+/* dn.chunk: dn.recurrent's function (same arguments, outputs and final state) in chunks of 64
+ * tokens: matrix products inside a chunk, one state update a chunk (shaders/dn_chunk.comp). Made
+ * for runs of many columns (the wide plan's prefill, K_DN_CHUNK_MIN_COLS a run on average); any
+ * run length is served. Needs dk, dv and the subgroup size multiples of 4. Kind "dn.chunk". */
+#define K_DN_CHUNK_MIN_COLS 8
+/* Whether a step of cols columns in n_runs runs takes dn.chunk: a wide plan whose runs hold
+ * K_DN_CHUNK_MIN_COLS columns or more on average (tuning: LFM2_DN_CHUNK_MIN). */
+bool k_dn_chunked(const struct plan *p, int cols, int n_runs);
+int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
+               const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, const struct k_state *state,
+               uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
 
 /* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
  * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".

@@ -11,6 +11,8 @@
 // per slot): the tile walks the keys once per run segment, masking the rows outside it.
 // q: f32 [cols][n_h*HD]; pools f32 [blocks][16][n_kv*HD]; btab u32 [slots][max_blocks];
 // cols: col_meta; out: f32 [cols][n_h*HD]. Online softmax in f32.
+// gated (Qwen3.5): q is [cols][n_h][2*HD], each head's q then its gate, and out = o ⊙ σ(gate), as in
+// attention.comp.
 // Geometry: grid x = tile of BQ columns, y = q head; NT threads. Shared, in vec4s along the head
 // dim: the tile's scaled q [BQ][HD/4], one KV block [16][HD/4 + 1] (k, then v, in the same space;
 // the extra vec4 shifts rows across banks), the scores / probabilities [BQ][16/4], per-row m, l and
@@ -47,7 +49,7 @@ layout(push_constant) uniform Push {
     uint n_kv;
     uint max_blocks;
     float scale;
-    uint gated; // always 0 here (gated layers use attention.comp)
+    uint gated;
     uint pad0;
     uint n_cols;
     uint pad;
@@ -75,10 +77,11 @@ void main()
 {
     uint t = gl_LocalInvocationIndex, h = gl_WorkGroupID.y;
     uint c0 = gl_WorkGroupID.x * BQ, cend = min(c0 + BQ, p.n_cols);
-    uint kvw = p.n_kv * HD, kvoff = (h / (p.n_h / p.n_kv)) * HD, qw4 = p.n_h * HD4;
+    uint kvw = p.n_kv * HD, kvoff = (h / (p.n_h / p.n_kv)) * HD;
+    uint qs4 = p.gated != 0u ? 2u * HD4 : HD4, qw4 = p.n_h * qs4, ow4 = p.n_h * HD4; // q rows hold the gates
     for (uint e = t; e < BQ * HD4; e += NT) {
         uint r = e / HD4;
-        s_q[e] = c0 + r < cend ? p.q.v[(c0 + r) * qw4 + h * HD4 + e % HD4] * p.scale : vec4(0.0);
+        s_q[e] = c0 + r < cend ? p.q.v[(c0 + r) * qw4 + h * qs4 + e % HD4] * p.scale : vec4(0.0);
     }
     for (uint r = t; r < BQ; r += NT) {
         s_m[r] = -1.0 / 0.0;
@@ -149,6 +152,9 @@ void main()
     }
     for (uint i = 0u; i < NA; i++) {
         uint r = ra + RA * i;
-        if (c0 + r < cend) p.dst.v[(c0 + r) * qw4 + h * HD4 + d4] = acc[i] / s_l[r];
+        if (c0 + r >= cend) continue;
+        vec4 o = acc[i] / s_l[r];
+        if (p.gated != 0u) o /= 1.0 + exp(-p.q.v[(c0 + r) * qw4 + h * qs4 + HD4 + d4]);
+        p.dst.v[(c0 + r) * ow4 + h * HD4 + d4] = o;
     }
 }

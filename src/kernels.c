@@ -759,8 +759,8 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
     if (rc) return rc;
     struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h, "attn.prefill", layer,
-                         "attn", 0),
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
+                         a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0),
                      1, offsetof(struct push_attention, dst));
     return ST_OK;
 }
@@ -773,8 +773,7 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     if (rc) return rc;
     struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
                                 (uint32_t)a->max_blocks, a->scale, a->gated, 0};
-    /* the tiled prefill reads q heads hd apart and has no output gate: ungated layers only */
-    if (prefill && p->kind == PLAN_WIDE && !a->gated) return attention_tiled(g, p, a, &pc, cols, layer, e);
+    if (prefill && p->kind == PLAN_WIDE) return attention_tiled(g, p, a, &pc, cols, layer, e);
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
     /* ... as long as their partial outputs (s_acc, s_m, s_l) fit the shared memory: hd 256 at a

@@ -16,11 +16,11 @@
  * 1 + w already. The GGUF value-head order (tiled) and ssm_a = −exp(A_log): dn.gguf.
  *
  * Not yet, and what the other plans need from DeltaNet:
- *  - Prefill runs go through dn.recurrent (token by token inside one dispatch; exact, final state
- *    as decode needs). The chunked form (chunks of 64: WY representation, intra-chunk products,
- *    one state update a chunk; kind "dn.chunk") is the wide plan's prefill kernel: when
- *    p->kind == PLAN_WIDE and a run is long, k_dn_recurrent is where it gets selected, so this
- *    builder stays as it is. Its final state must equal the recurrent one (golden-long checks it).
+ *  - The batch plan's prefill runs go through dn.recurrent (token by token inside one dispatch;
+ *    exact, final state as decode needs). The wide plan's prefill runs (k_dn_chunked: 8 columns a
+ *    run or more on average) take dn.chunk, the chunked form (chunks of 64, intra-chunk products,
+ *    one state update a chunk), whose outputs and final state are the recurrent one's
+ *    (test_kernels; golden-long --wide crosses two chunk boundaries).
  *  - The four input projections are four matmul passes over the same normed x; concatenating
  *    in_proj_qkv | z | b | a at upload would make them one pass (the wide plan's tiles want that too).
  *
@@ -68,8 +68,11 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
     TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
-    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr,
-                       &state, en->att.addr, en->runs.addr, sh->n_runs, l, e));
+    /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
+    TRY((k_dn_chunked(p, C, sh->n_runs) ? k_dn_chunk : k_dn_recurrent)(g, p, &dn, lw(en, l, W_DN_DT),
+                                                                     lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr,
+                                                                     en->v.addr, &state, en->att.addr, en->runs.addr,
+                                                                     sh->n_runs, l, e));
     TRY(k_dn_norm_gate(g, p, &dn, lw(en, l, W_DN_NORM), en->att.addr, en->q.addr, C, d->eps, l, e));
     return k_matmul(g, p, lw(en, l, W_DN_OUT), en->att.addr, h, C, true, l, "dn.out_proj", "", e);
 }

@@ -47,6 +47,9 @@ const struct tuning *tuning(void)
         t.gemm_tile[1] = (int)bn;
         t.gemm_tile[2] = (int)bk;
     }
+    t.dn_chunk_tv = env_int("LFM2_DN_CHUNK_TV", 4, 32);
+    if (t.dn_chunk_tv & (t.dn_chunk_tv - 1)) t.dn_chunk_tv = 0;
+    t.dn_chunk_min = env_int("LFM2_DN_CHUNK_MIN", 1, 65535);
     t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
     t.gemm_splitk = env_int("LFM2_GEMM_SPLITK", 1, 64);
     t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);

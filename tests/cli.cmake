@@ -115,7 +115,7 @@ add_test(NAME golden_spec_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6
 set_tests_properties(golden_spec_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 # Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms); the long
-# goldens whole only (prefill runs of 144 tokens: across two 64-token DeltaNet chunk boundaries)
+# goldens (prefill runs of 144 tokens) whole and split, so the DeltaNet state crosses the shards
 golden_tests(qwen_ ${QT} 2 4 9 ${FORMATS})
 cli_test(golden_qwen_long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
 cli_test(golden_qwen_q4_0_long_full golden 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf --full --golden ${QT}/golden-q4_0-long.safetensors)
@@ -128,6 +128,26 @@ cli_test(golden_spec_qwen_long_full golden 0 "golden: 4/4 checks passed" --model
 add_test(NAME golden_spec_qwen_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6 checks passed" ${BIN} --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
 set_tests_properties(golden_spec_qwen_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
+golden_tests(qwen_ ${QT} 2 4 6 "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
+# the wide plan over Qwen3.5 (dn.chunk, the tiled gated attention, gemm): the same goldens; the
+# long ones cross two 64-token DeltaNet chunk boundaries (prefill) and one (mixed: 72 tokens).
+# Label `long` but for the BF16 whole model, as for LFM2
+set(GOLDEN_EXTRA --wide)
+golden_tests(wide_qwen_ ${QT} 2 4 9 ${FORMATS})
+unset(GOLDEN_EXTRA)
+cli_test(golden_wide_qwen_golden-long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
+foreach(t "0:2" "2:4")
+  string(REPLACE ":" "_" n ${t})
+  cli_test(golden_wide_qwen_golden-long_${n} long 0 "golden: 6/6 checks passed" --model ${QT} --layers ${t} --wide --golden ${QT}/golden-long.safetensors)
+endforeach()
+foreach(t "full" "0:2" "2:4")
+  string(REPLACE ":" "_" n ${t})
+  set(l --layers ${t})
+  if(t STREQUAL "full")
+    set(l --full)
+  endif()
+  cli_test(golden_wide_qwen_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf ${l} --wide --golden ${QT}/golden-q4_0-long.safetensors)
+endforeach()
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900
@@ -180,8 +200,6 @@ foreach(gold golden golden-long)
 endforeach()
 cli_test(cli_glm_profile_tiny cli-gpu 0 "-- LM head" --model ${GT} --full --cols 4 --logits --gap-probe --pos 4 --reps 1)
 # the wide plan serves every family (Qwen3.5's DeltaNet and gated attention keep their kernels)
-cli_test(golden_wide_qwen_full golden 0 "golden: 9/9 checks passed" --model ${FIXTURES}/qwen35-tiny --full --wide --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
-cli_test(golden_wide_qwen_q4_0_2_4 golden 0 "golden: 9/9 checks passed" --model ${FIXTURES}/qwen35-tiny/model-q4_0.gguf --layers 2:4 --wide --golden ${FIXTURES}/qwen35-tiny/golden-q4_0.safetensors)
 cli_test(golden_wide_glm_full golden 0 "golden: 9/9 checks passed" --model ${GT} --full --wide --golden ${GT}/golden.safetensors)
 cli_test(golden_wide_glm_long_full long 0 "golden: 6/6 checks passed" --model ${GT} --full --wide --golden ${GT}/golden-long.safetensors)
 cli_test(cli_glm_builtin_q4 cli-gpu 0 "rmsnorm_add" --model glm-ocr --layers 0:1 --cols 2 --pos 2 --reps 1 --dtype q4_0)
