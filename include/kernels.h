@@ -271,11 +271,12 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
 
 /* dn.chunk: dn.recurrent's function (same arguments, outputs and final state) in chunks of 64
  * tokens: matrix products inside a chunk, one state update a chunk (shaders/dn_chunk.comp). Made
- * for runs of many columns (the wide plan's prefill, K_DN_CHUNK_MIN_COLS a run on average); any
- * run length is served. Needs dk, dv and the subgroup size multiples of 4. Kind "dn.chunk". */
-#define K_DN_CHUNK_MIN_COLS 8
-/* Whether a step of cols columns in n_runs runs takes dn.chunk: a wide plan whose runs hold
- * K_DN_CHUNK_MIN_COLS columns or more on average (tuning: LFM2_DN_CHUNK_MIN). */
+ * for runs of many columns (the wide plan's prefill); any run length is served. Needs dk, dv and
+ * the subgroup size multiples of 4. Kind "dn.chunk". */
+/* Whether a step of cols columns in n_runs runs takes dn.chunk: only when LFM2_DN_CHUNK_MIN asks
+ * (tuning.h), in a wide plan whose runs hold that many columns or more on average. Off by default:
+ * on the H200 this kernel is 5 % slower than dn.recurrent at a 512-token Qwen3.5-2B prefill
+ * (8.21 against 7.79 ms, bench/13). */
 bool k_dn_chunked(const struct plan *p, int cols, int n_runs);
 int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, const struct k_state *state,

@@ -16,7 +16,8 @@
  *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
  *   LFM2_DN_CHUNK_TV=4..32 (power of 2)  dn.chunk: state columns a workgroup (bench/ runs, tests)
  *   LFM2_DN_CHUNK_MIN=1..65535            wide plan: mean columns a run from which the DeltaNet takes
- *                                         dn.chunk instead of dn.recurrent (bench/ runs)
+ *                                         dn.chunk instead of dn.recurrent (unset: never; bench/13,
+ *                                         the ctest goldens golden_wide_chunk_*)
  *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
  *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
  *                                         tests run the twin split, bench/ runs)
@@ -54,7 +55,7 @@ struct tuning {
     int gemm_nbuf;        /* 0: automatic */
     bool gemm_no_fadd;
     int dn_chunk_tv;      /* 0: automatic */
-    int dn_chunk_min;     /* 0: K_DN_CHUNK_MIN_COLS */
+    int dn_chunk_min;     /* 0: dn.chunk off (kernels.h, k_dn_chunked) */
     bool gemm_roof;
     bool test_no_coopmat;
     bool test_no_timestamps;

@@ -227,6 +227,6 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
 
 bool k_dn_chunked(const struct plan *p, int cols, int n_runs)
 {
-    int min = tuning()->dn_chunk_min ? tuning()->dn_chunk_min : K_DN_CHUNK_MIN_COLS;
-    return p->kind == PLAN_WIDE && n_runs > 0 && cols >= (int64_t)min * n_runs;
+    int min = tuning()->dn_chunk_min;
+    return min > 0 && p->kind == PLAN_WIDE && n_runs > 0 && cols >= (int64_t)min * n_runs;
 }
