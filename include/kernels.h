@@ -150,7 +150,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 #define K_MATVEC_MAX_COLS 16
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
- * K_GEMM_MIN_COLS columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
+ * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
  * same arguments, same function, same layouts, each weight tile read once per column tile and met
  * in L2 by the other column tiles. Up to two dispatches: gemm_xprep.comp (kind
  * "<kind_prefix>gemm_xprep", 0 weight bytes) writes x' once (norm applied; f16 hi/lo pairs for
@@ -167,7 +167,10 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
  * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
  * u32 kper (k per split). */
-#define K_GEMM_MIN_COLS 32
+/* The narrowest step the wide plan gives the gemm: 16 columns, 8 for Q4_0 (LFM2_GEMM_MIN_COLS
+ * overrides). Measured on the H200 (LFM2-1.2B with the head, bench/11): BF16 at 16 columns 3.84 ->
+ * 2.16 ms, at 8 columns 2.06 (matmul) against 2.12 (gemm); Q4_0 at 8 columns 5.78 -> 3.53 ms. */
+int k_gemm_min_cols(enum dtype t);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =

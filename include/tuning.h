@@ -49,7 +49,7 @@ struct tuning {
     bool matvec_words;
     bool qkv_split;
     bool full_barriers;
-    int gemm_min_cols;    /* 0: K_GEMM_MIN_COLS */
+    int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
     int gemm_splitk;      /* 0: automatic */
     int gemm_nbuf;        /* 0: automatic */

@@ -275,11 +275,16 @@ _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
  * flight than a subgroup a row, and its x loads are broadcasts (matvec's lanes read x 16 bytes in
  * every 128 for Q4_0, bound by L1 wavefronts: bench/12). LFM2_MATVEC_COLS=N: matvec for every
  * product up to N columns; LFM2_MATVEC_OFF: never. */
+int k_gemm_min_cols(enum dtype t)
+{
+    if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
+    return t == DT_Q4_0 ? 8 : 16;
+}
+
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
-    int min_gemm = tu->gemm_min_cols ? tu->gemm_min_cols : K_GEMM_MIN_COLS;
-    if (tu->matvec_off || (p->kind == PLAN_WIDE && cols >= min_gemm)) return false;
+    if (tu->matvec_off || (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))) return false;
     if (tu->matvec_cols) return cols <= tu->matvec_cols;
     if (n > 1) return cols <= K_MATVEC_COLS;
     if (cols > 1) return false;
@@ -374,8 +379,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     if (matvec_serves(p, cols, w, swiglu, 1))
         return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
-    int min_cols = tuning()->gemm_min_cols ? tuning()->gemm_min_cols : K_GEMM_MIN_COLS;
-    if (p->kind == PLAN_WIDE && cols >= min_cols)
+    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
 
     char name[40], kind[40];
