@@ -256,10 +256,12 @@ uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an ent
 
 /* dn.conv: per run r and channel: y = silu(causal depthwise conv of x with w over the run's rows,
  * the rows before it from the slot's window), window = the run's last K-1 rows. x, y f32
- * [cols][C]; w [C][K] F32/F16/BF16; state: the layer's entries. Kind "dn.conv" ("dn.conv.snap").
+ * [cols][C]; w [C][K] F32/F16/BF16; state: the layer's entries; the n_runs runs cover the step's
+ * cols columns. Kind "dn.conv" (a run's positions one after another), "dn.conv.snap" (spec plans),
+ * "dn.conv.wide" (wide plans: parallel over positions, the same function).
  * push (80 B): u64 x, w, window, y, runs, slots; u32 C, K, n_runs, wdtype, stride, n_snap, mode, pad. */
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
-              const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e);
+              const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e);
 
 /* dn.recurrent: the gated delta rule over each run's columns in order (shaders/dn_recurrent.comp):
  * l2-normed q (times dk^-1/2) and k of the value head's key head, β = σ(b), g = A·softplus(a + dt),

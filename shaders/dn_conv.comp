@@ -13,7 +13,18 @@
 //   into entry (cur + i + 1) mod n_snap; entry cur is left as it was.
 // mode 2: no window write (test hook LFM2_TEST_SKIP_SNAPSHOT: a broken snapshot).
 // Grid: x over channels (64 a group), y = run. One invocation owns (run, channel): race-free.
+// WIDE=1 (variant dn_conv_wide, the wide plan's "dn.conv.wide"; mode 0 only): the same function,
+// parallel over positions. A K-tap causal convolution, not a scan: column j >= K-1 of a run reads
+// only x rows j-K+1 .. j of the run, which nothing writes here. Columns 0 .. K-2 need the window:
+// all of them are done by the run's first invocation (j = 0), which then writes the new window (the
+// run's last K-1 rows), so the window is read and written by one invocation per (run, channel) and
+// no other reads it. Grid z = column j of the run; its extent is the longest run the step can hold
+// (cols - n_runs + 1), groups past their run's end exit.
 #include "kern_common.glsl"
+
+#ifndef WIDE
+#define WIDE 0
+#endif
 
 #define KMAX 8
 
@@ -42,6 +53,45 @@ F32Buf win(uint slot, uint e, uint ch)
     return F32Buf(p.window + 4ul * (uint64_t(slot * p.n_snap + e) * uint64_t(p.stride) + uint64_t(ch)));
 }
 
+#if WIDE
+float silu(float v) { return v / (1.0 + exp(-v)); }
+
+void main()
+{
+    uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j = gl_WorkGroupID.z;
+    if (ch >= p.C || r >= p.n_runs) return;
+    uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
+    uint K = p.K;
+    if (j >= n || (j > 0u && j + 1u < K)) return; // columns 1 .. K-2 are the first invocation's
+    float w[KMAX];
+    for (uint i = 0u; i < K; i++) w[i] = wget(p.w, p.wdtype, p.C, K, ch, i);
+    if (j + 1u >= K) { // every tap inside the run
+        uint b = c0 + j + 1u - K;
+        float acc = 0.0;
+        for (uint i = 0u; i < K; i++) acc += w[i] * p.x.v[(b + i) * p.C + ch];
+        p.y.v[(c0 + j) * p.C + ch] = silu(acc);
+        return;
+    }
+    // j = 0 (K >= 2): the columns whose taps reach into the window, one after another
+    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+    float hist[KMAX];
+    F32Buf wc = win(slot, cur, ch);
+    for (uint i = 0u; i + 1u < K; i++) hist[i] = wc.v[i * p.C];
+    uint head = min(K - 1u, n);
+    for (uint c = c0; c < c0 + head; c++) {
+        float xv = p.x.v[c * p.C + ch];
+        float acc = w[K - 1u] * xv;
+        for (uint i = 0u; i + 1u < K; i++) acc += w[i] * hist[i];
+        p.y.v[c * p.C + ch] = silu(acc);
+        for (uint i = 0u; i + 2u < K; i++) hist[i] = hist[i + 1u];
+        hist[K - 2u] = xv;
+    }
+    // the new window: the run's last K-1 rows (hist already holds them when the run is that short)
+    if (n > head)
+        for (uint i = 0u; i + 1u < K; i++) hist[i] = p.x.v[(c0 + n + 1u + i - K) * p.C + ch];
+    for (uint i = 0u; i + 1u < K; i++) wc.v[i * p.C] = hist[i];
+}
+#else
 void main()
 {
     uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
@@ -68,3 +118,4 @@ void main()
     if (p.mode == 0u)
         for (uint j = 0u; j + 1u < K; j++) wc.v[j * p.C] = hist[j];
 }
+#endif

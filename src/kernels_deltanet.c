@@ -60,24 +60,31 @@ struct push_dn_conv {
 _Static_assert(sizeof(struct push_dn_conv) == 80, "push_dn_conv layout");
 
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
-              const struct k_state *state, uint64_t y, uint64_t runs, int n_runs, int layer, struct err *e)
+              const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e)
 {
     uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.conv", e);
     if (!rc) rc = k_state_mode(p, state, "dn.conv", &mode, e);
     if (rc) return rc;
+    if (cols < n_runs || cols - n_runs >= 65535)
+        return err_set(e, ST_USAGE, "dn.conv: %d runs over %d columns, expected runs of 1..65535 columns", n_runs, cols);
     uint64_t C = dn_channels(dn);
     if (!plain(conv_w->dtype) || conv_w->rows != (int64_t)C || conv_w->k != dn->conv)
         return err_set(e, ST_USAGE, "dn.conv: conv weight [%lld, %lld] %s, expected [%llu, %d] F32/F16/BF16",
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype),
                        (unsigned long long)C, dn->conv);
+    /* the wide plan's kernel takes a workgroup per column of a run: z spans the longest run possible
+     * (as shortconv.wide); batch and spec plans walk a run's columns in one invocation */
+    bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "dn_conv", NULL, 0, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", NULL, 0, &pipe, e))) return rc;
     struct push_dn_conv pc = {x, conv_w->addr, state->addr + k_dn_window_offset(dn), y, runs, state->slots,
                               (uint32_t)C, (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
                               (uint32_t)(k_dn_state_bytes(dn) / 4), state->n_snap, mode, 0};
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)((C + 63) / 64), (uint32_t)n_runs,
-                             p->kind == PLAN_SPEC ? "dn.conv.snap" : "dn.conv", layer, "dn.conv", conv_w->bytes);
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, (uint32_t)((C + 63) / 64), (uint32_t)n_runs,
+                                  wide ? (uint32_t)(cols - n_runs + 1) : 1);
+    dispatch_tag(d, p->kind == PLAN_SPEC ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv", layer, "dn.conv",
+                 conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_conv, y), offsetof(struct push_dn_conv, window));
     return ST_OK;
 }

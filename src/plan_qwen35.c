@@ -67,7 +67,8 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_Z), &norm, h, en->q.addr, C, false, l, "dn.in_proj_z", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
     TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
-    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->n_runs, l, e));
+    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, C,
+                  sh->n_runs, l, e));
     /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
     TRY((k_dn_chunked(p, C, sh->n_runs) ? k_dn_chunk : k_dn_recurrent)(g, p, &dn, lw(en, l, W_DN_DT),
                                                                      lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr,

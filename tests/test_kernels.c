@@ -1073,6 +1073,8 @@ static const struct k_dn_geom dn_test_geom = {.nk = 2, .nv = 6, .dk = 40, .dv = 
 /* decode: 4 runs of one column in scattered slots; prefill: runs of 5 and 3 columns */
 static const struct run_meta dn_dec[4] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {4, 2, 1, 7}, {1, 3, 1, 2}};
 static const struct run_meta dn_pre[2] = {{2, 0, 5, 5}, {4, 5, 3, 0}};
+/* mixed: runs of every length the wide conv treats apart at K = 4 (1, 2, K-1, K, long) */
+static const struct run_meta dn_mix[5] = {{2, 0, 2, 7}, {4, 2, 37, 0}, {0, 39, 1, 3}, {3, 40, 3, 11}, {1, 43, 4, 2}};
 
 /* The state ring cases of both kernels: n_snap 1 without a slot table is the plain layout; with a
  * table each slot reads its entry cur (random; the first run's slot at the last entry, so that a
@@ -1083,10 +1085,12 @@ struct dn_case {
     bool pre;
     int n_snap;
     bool slot_tab, spec;
+    bool mix; /* dn_mix's runs (wins over pre) */
 };
 static const struct dn_case dn_cases[] = {
-    {false, 1, false, false}, {true, 1, false, false}, {false, 3, true, false}, {true, 6, true, false},
-    {false, 2, true, true},   {true, 6, true, true},   {true, 9, true, true},
+    {false, 1, false, false, false}, {true, 1, false, false, false}, {false, 3, true, false, false},
+    {true, 6, true, false, false},   {false, 2, true, true, false},  {true, 6, true, true, false},
+    {true, 9, true, true, false},
 };
 
 struct dn_ring {
@@ -1099,8 +1103,8 @@ struct dn_ring {
 
 static struct dn_ring dn_ring_make(const struct dn_case *c, const struct k_dn_geom *dn)
 {
-    struct dn_ring r = {.runs = c->pre ? dn_pre : dn_dec, .n_runs = c->pre ? 2 : 4, .cols = c->pre ? 8 : 4,
-                        .n_snap = c->n_snap, .stride = k_dn_state_bytes(dn) / 4};
+    struct dn_ring r = {.runs = c->mix ? dn_mix : c->pre ? dn_pre : dn_dec, .n_runs = c->mix ? 5 : c->pre ? 2 : 4,
+                        .cols = c->mix ? 47 : c->pre ? 8 : 4, .n_snap = c->n_snap, .stride = k_dn_state_bytes(dn) / 4};
     r.n = (size_t)DN_SLOTS * (size_t)c->n_snap * r.stride;
     for (int i = 0; i < DN_SLOTS; i++) r.sm[i] = (struct slot_meta){.cur = t_rng_u32(&rng) % (uint32_t)c->n_snap};
     r.sm[r.runs[0].slot].cur = (uint32_t)c->n_snap - 1;
@@ -1126,14 +1130,21 @@ static void dn_poison_snaps(const struct dn_ring *r, float *st, size_t at, size_
             for (size_t k = 0; k < n; k++) st[dn_entry(r, ru, (int)i) + at + k] = NAN;
 }
 
-static void test_dn_conv(void)
+/* dn.conv in batch and spec plans (dn_cases), and dn.conv.wide (parallel over positions) on the
+ * wide cases: decode, prefill, and the mixed runs from a slot table and without; at K = 4 and,
+ * with taps, at K = 2 (a window of one row) and 6 (runs shorter than the window). */
+static const struct dn_case dn_conv_wide_cases[] = {
+    {false, 1, false, false, false}, {true, 6, true, false, false}, {true, 1, false, false, true},
+    {true, 3, true, false, true},
+};
+
+static void test_dn_conv_cases(const struct k_dn_geom *dn, const struct dn_case *cases, size_t n_cases, bool wide)
 {
-    const struct k_dn_geom *dn = &dn_test_geom;
     int Ch = 2 * dn->nk * dn->dk + dn->nv * dn->dv, K = dn->conv;
     size_t woff = k_dn_window_offset(dn) / 4, wn = (size_t)(K - 1) * Ch;
     for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
-        for (size_t ci = 0; ci < ARRAY_LEN(dn_cases); ci++) {
-            const struct dn_case *cs = &dn_cases[ci];
+        for (size_t ci = 0; ci < n_cases; ci++) {
+            const struct dn_case *cs = &cases[ci];
             struct dn_ring rg = dn_ring_make(cs, dn);
             const struct run_meta *runs = rg.runs;
             int n_runs = rg.n_runs, C = rg.cols;
@@ -1142,14 +1153,16 @@ static void test_dn_conv(void)
             float *x = rand_floats((size_t)C * Ch, 1.0f), *st = rand_floats(sn, 1.0f);
             if (cs->spec) dn_poison_snaps(&rg, st, woff, wn);
             struct gpu_buf xb = dev_floats(x, (size_t)C * Ch), sb = dev_floats(st, sn);
-            struct gpu_buf yb = dev_alloc((uint64_t)C * Ch * 4), rb = dev_alloc(sizeof dn_dec);
+            struct gpu_buf yb = dev_alloc((uint64_t)C * Ch * 4), rb = dev_alloc(sizeof dn_mix);
             up(&rb, runs, (uint64_t)n_runs * sizeof *runs);
             poison(&yb);
-            struct plan p = {.kind = cs->spec ? PLAN_SPEC : PLAN_BATCH};
+            struct plan p = {.kind = cs->spec ? PLAN_SPEC : wide ? PLAN_WIDE : PLAN_BATCH};
             struct k_state ks = {sb.addr, cs->slot_tab ? rg.slots.addr : 0, (uint32_t)cs->n_snap};
-            int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, &ks, yb.addr, rb.addr, n_runs, 1, &e);
-            const char *kind = cs->spec ? "dn.conv.snap" : "dn.conv";
+            int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, &ks, yb.addr, rb.addr, C, n_runs, 1, &e);
+            const char *kind = cs->spec ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv";
             T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, kind), "k_dn_conv: %s", e.msg);
+            T_CHECK(p.n == 1 && p.d[0].groups[2] == (wide ? (uint32_t)(C - n_runs + 1) : 1u), "dn.conv grid z %u",
+                    p.n ? p.d[0].groups[2] : 0);
             run_plan(&p);
             float *y = malloc((size_t)C * Ch * 4), *st2 = malloc(sn * 4);
             double *ref = malloc((size_t)C * Ch * sizeof *ref), *sref = malloc(sn * sizeof *sref);
@@ -1174,8 +1187,8 @@ static void test_dn_conv(void)
                 }
             }
             double ey = rel_err(y, ref, (size_t)C * Ch), es = rel_err(st2, sref, sn);
-            T_CHECK(ey < 1e-5 && es == 0, "dn.conv %s case %zu: rel err y %g window %g", dtype_name(plain_types[ti]),
-                    ci, ey, es);
+            T_CHECK(ey < 1e-5 && es == 0, "dn.conv%s K %d %s case %zu: rel err y %g window %g", wide ? ".wide" : "",
+                    K, dtype_name(plain_types[ti]), ci, ey, es);
             free(x);
             free(st);
             free(y);
@@ -1184,6 +1197,17 @@ static void test_dn_conv(void)
             free(sref);
             free_weight(&w);
         }
+    }
+}
+
+static void test_dn_conv(void)
+{
+    test_dn_conv_cases(&dn_test_geom, dn_cases, ARRAY_LEN(dn_cases), false);
+    const int taps[3] = {4, 2, 6};
+    for (int i = 0; i < 3; i++) {
+        struct k_dn_geom dn = dn_test_geom;
+        dn.conv = taps[i];
+        test_dn_conv_cases(&dn, dn_conv_wide_cases, ARRAY_LEN(dn_conv_wide_cases), true);
     }
 }
 
@@ -1292,7 +1316,7 @@ static void test_dn_spec_refusals(void)
     struct host_weight w = make_weight(DT_F32, Ch, dn->conv, 0.5f, 0), v = make_weight(DT_F32, 1, dn->nv, 0.5f, 0);
     struct k_state one = {w.buf.addr, 0, 1};
     struct plan p = {.kind = PLAN_SPEC};
-    T_CHECK(k_dn_conv(&g, &p, dn, &w.w, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE && strstr(e.msg, "snapshots"),
+    T_CHECK(k_dn_conv(&g, &p, dn, &w.w, 0, &one, 0, 0, 1, 1, 1, &e) == ST_USAGE && strstr(e.msg, "snapshots"),
             "spec dn.conv with one entry: %s", e.msg);
     T_CHECK(k_dn_recurrent(&g, &p, dn, &v.w, &v.w, 0, 0, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE &&
                 strstr(e.msg, "snapshots"),
