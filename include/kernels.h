@@ -134,9 +134,14 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
                     const char *kind_prefix, struct err *e);
 
-/* Up to 3 products of one input x' (q/k/v): y[i] = W_i x'. Where matvec.comp serves the step (below)
- * and the weights share type and k, one dispatch over the weights stacked (op fused_op, kind
- * "matmul.<dtype>", bytes = all weights, n outputs); else n k_matmul_norm dispatches named ops[i]. */
+/* Up to K_MULTI_MAX products of one input x' (q/k/v; Qwen3.5's DeltaNet qkv/z/b/a): y[i] = W_i x'.
+ * Where matvec.comp serves the step (below), n <= 3 and the weights share type and k, one dispatch
+ * over the weights stacked (op fused_op, kind "matmul.<dtype>", bytes = all weights, n outputs).
+ * In a wide plan where the gemm serves every product (below) and the weights share k: one
+ * gemm_xprep for all (op fused_op: x' made once, every split output zeroed), then n gemm dispatches
+ * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i].
+ * LFM2_QKV_SPLIT (tuning.h): always n k_matmul_norm calls (bench/12, bench/17 before/after). */
+#define K_MULTI_MAX 4
 int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
                    const char *fused_op, struct err *e);

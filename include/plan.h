@@ -13,7 +13,7 @@
 #include "gpu.h"
 
 #define PLAN_PUSH_MAX 128
-#define DISPATCH_MAX_OUTS 4
+#define DISPATCH_MAX_OUTS 5 /* a gemm prep: x' and 4 zeroed outputs */
 
 /* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
  * kind to pick their implementation, so a family's plan builder is the same for every kind. */

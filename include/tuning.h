@@ -9,7 +9,8 @@
  *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
  *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
  *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
- *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after)
+ *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after);
+ *                                         in the wide plan one gemm prep a product (bench/17)
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)

@@ -6,8 +6,9 @@
 //    high part (its top 11 significant bits, by masking: gemm.comp's header says why) and the f16
 //    of the rest, x' = hi + lo to 22 significant bits;
 //  - SPLIT=0 (the FMA twin): x' as f32 (vec4).
-// With zero_y set the workgroup of column c also writes 0 to y[c][0 .. rows) (a split-k product
-// adds its partial sums into y, so y starts at 0 unless the product accumulates).
+// The workgroup of column c also writes 0 to y[i][c][0 .. rows[i]) for each y[i] != 0 (a split-k
+// product adds its partial sums into y, so y starts at 0 unless the product accumulates): one prep
+// serves up to 4 products of the same x (kernels.c gemm_multi), zeroing the outputs of all of them.
 // x f32 [cols][k], k a multiple of 4; g [k] F32/F16/BF16. Grid: one workgroup per column.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
@@ -22,13 +23,12 @@ layout(push_constant) uniform Push {
     uint64_t x;    // f32 [cols][k]
     uint64_t xo;   // [cols][k/4] 16-byte units
     uint64_t gain; // 0: no norm
-    uint64_t y;    // zeroed [cols][rows] when zero_y
+    uint64_t y[4]; // zeroed [cols][rows[i]] where not 0
     uint k;
     uint gdtype;
     float eps;
     uint plus1;
-    uint rows;
-    uint zero_y;
+    uint rows[4];
 } p;
 
 shared float partial[256];
@@ -72,8 +72,9 @@ void main()
         xo.v[i] = floatBitsToUint(v);
 #endif
     }
-    if (p.zero_y != 0u) {
-        F32Buf yc = F32Buf(p.y + 4ul * uint64_t(c) * p.rows);
-        for (uint i = t; i < p.rows; i += 256u) yc.v[i] = 0.0;
+    for (uint o = 0u; o < 4u; o++) {
+        if (p.y[o] == 0ul) continue;
+        F32Buf yc = F32Buf(p.y[o] + 4ul * uint64_t(c) * p.rows[o]);
+        for (uint i = t; i < p.rows[o]; i += 256u) yc.v[i] = 0.0;
     }
 }

@@ -253,6 +253,9 @@ static struct push_matmul matmul_push(const struct gpu_weight *w, const struct g
 static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
                     const char *op, const char *kind_prefix, struct err *e);
+static int gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                      const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                      const char *fused_op, struct err *e);
 
 /* ---- matvec: the narrow steps' matrix-vector kernel (matvec.comp; its header says why this shape) */
 
@@ -433,9 +436,20 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
                    const char *fused_op, struct err *e)
 {
-    if (n < 1 || n > MATVEC_MAX_WEIGHTS)
-        return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, MATVEC_MAX_WEIGHTS);
-    bool one = matvec_serves(p, cols, w[0], false, n) && !tuning()->qkv_split;
+    if (n < 1 || n > K_MULTI_MAX)
+        return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, K_MULTI_MAX);
+    bool split = tuning()->qkv_split;
+    /* the wide plan's gemm: one prep for all when every product goes to it */
+    bool gemm = p->kind == PLAN_WIDE && n > 1 && !split;
+    for (int i = 0; i < n; i++) gemm = gemm && cols >= k_gemm_min_cols(w[i]->dtype) && w[i]->k == w[0]->k;
+    if (gemm) {
+        for (int i = 0; i < n; i++) {
+            int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
+            if (rc) return rc;
+        }
+        return gemm_multi(g, p, n, w, y, norm, x, cols, layer, ops, fused_op, e);
+    }
+    bool one = n <= MATVEC_MAX_WEIGHTS && matvec_serves(p, cols, w[0], false, n) && !split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {
         int rc = ST_OK;
@@ -457,13 +471,28 @@ struct push_gemm {
 };
 _Static_assert(sizeof(struct push_gemm) == 88, "push_gemm layout");
 
+#define GEMM_PREP_MAX_Y K_MULTI_MAX /* outputs one prep zeroes (gemm_xprep.comp's y[4]) */
+
 struct push_gemm_xprep {
-    uint64_t x, xo, gain, y;
+    uint64_t x, xo, gain;
+    uint64_t y[GEMM_PREP_MAX_Y]; /* zeroed [cols][rows[i]] where not 0 */
     uint32_t k, gdtype;
     float eps;
-    uint32_t plus1, rows, zero_y;
+    uint32_t plus1;
+    uint32_t rows[GEMM_PREP_MAX_Y];
 };
-_Static_assert(sizeof(struct push_gemm_xprep) == 56, "push_gemm_xprep layout");
+_Static_assert(sizeof(struct push_gemm_xprep) == 88, "push_gemm_xprep layout");
+
+/* One product of the gemm with its geometry chosen (gemm_setup), appended by gemm_append once its
+ * prepared activations are known: products of one input share one prep (gemm_prep). */
+struct gemm_call {
+    const struct gpu_pipeline *pipe;
+    struct push_gemm pc; /* pc.m.x: set by gemm_append */
+    uint32_t groups[3];  /* column tiles, row tiles, k splits */
+    char kind[40];
+    uint64_t bytes;
+    bool zero_y; /* split sums into a y that does not accumulate: y must start at 0 */
+};
 
 /* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
  * device, shared by every product (each prep is followed by its gemm, and recording puts a
@@ -489,9 +518,9 @@ static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm,
     return nbuf * (nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2) + (nt / 32) * 256 * nm * 4;
 }
 
-static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
-                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
-                    const char *op, const char *kind_prefix, struct err *e)
+/* The tiles, splits and pipeline of one product (appends nothing). */
+static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
+                      bool accumulate, const char *op, const char *kind_prefix, struct gemm_call *c, struct err *e)
 {
     bool swiglu = w3 != NULL, cm = g->gemm_coopmat;
     bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
@@ -552,34 +581,7 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);
-    /* the activations, prepared once for the product (gemm_xprep.comp: norm, f16 hi/lo split; y
-     * zeroed for split sums); the twin reads a plain x as it is */
-    bool has_norm = norm && norm->w, zero_y = splits > 1 && !accumulate;
-    uint64_t xg = x;
-    if (cm || has_norm || zero_y) {
-        int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)w->k, &xg, e);
-        if (rc) return rc;
-        const struct gpu_pipeline *pp;
-        if ((rc = gpu_pipeline(g, cm ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
-        struct push_gemm_xprep xp = {x,
-                                     xg,
-                                     has_norm ? norm->w->addr : 0,
-                                     y,
-                                     (uint32_t)w->k,
-                                     has_norm ? (uint32_t)norm->w->dtype : 0,
-                                     has_norm ? norm->eps : 0,
-                                     has_norm && norm->plus1,
-                                     (uint32_t)w->rows,
-                                     zero_y};
-        char pkind[40];
-        snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
-        struct dispatch *d = add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
-        if (zero_y)
-            dispatch_outputs(d, 2, offsetof(struct push_gemm_xprep, xo), offsetof(struct push_gemm_xprep, y));
-        else
-            dispatch_outputs(d, 1, offsetof(struct push_gemm_xprep, xo));
-    }
-    char name[40], kind[40];
+    char name[40];
     const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
     /* split sums by float atomic add where the device has it (the FADD variants: cooperative
      * matrices, and the twin's BF16 one so that CI runs that path where lavapipe has it) */
@@ -587,16 +589,99 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
                 (cm || w->dtype == DT_BF16);
     snprintf(name, sizeof name, "%s%s%s_%s", kern, swiglu ? "_swiglu" : "", fadd ? "_fadd" : "",
              kind_dtype(w->dtype));
-    snprintf(kind, sizeof kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
+    snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
     uint32_t spec[6] = {32, bm, bn, bk, nt, nbuf};
-    const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, 6, &c->pipe, e);
     if (rc) return rc;
-    struct push_gemm pc = {matmul_push(w, w3, NULL, xg, y, accumulate), (uint32_t)cols, kper};
-    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, splits);
-    dispatch_tag(d, kind, layer, op, w->bytes + (swiglu ? w3->bytes : 0));
+    c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
+    c->groups[0] = gx;
+    c->groups[1] = gy;
+    c->groups[2] = splits;
+    c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
+    c->zero_y = splits > 1 && !accumulate;
+    return ST_OK;
+}
+
+/* The activations of n products of one input x [cols][k], prepared once (gemm_xprep.comp: norm
+ * applied, f16 hi/lo split for cooperative matrices), and the outputs of those with split sums
+ * zeroed, in one dispatch (kind "<kind_prefix>gemm_xprep", 0 weight bytes): *xg is what the gemms
+ * read. None is needed by the FMA twin when there is no norm and nothing to zero (*xg = x). */
+static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, uint64_t x, int64_t k, int cols,
+                     int n, const struct gemm_call *calls, int layer, const char *op, const char *kind_prefix,
+                     uint64_t *xg, struct err *e)
+{
+    bool has_norm = norm && norm->w, zero = false;
+    for (int i = 0; i < n; i++) zero = zero || calls[i].zero_y;
+    *xg = x;
+    if (!g->gemm_coopmat && !has_norm && !zero) return ST_OK;
+    CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
+    int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
+    if (rc) return rc;
+    const struct gpu_pipeline *pp;
+    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    struct push_gemm_xprep xp = {.x = x,
+                                 .xo = *xg,
+                                 .gain = has_norm ? norm->w->addr : 0,
+                                 .k = (uint32_t)k,
+                                 .gdtype = has_norm ? (uint32_t)norm->w->dtype : 0,
+                                 .eps = has_norm ? norm->eps : 0,
+                                 .plus1 = has_norm && norm->plus1};
+    size_t out[1 + GEMM_PREP_MAX_Y] = {offsetof(struct push_gemm_xprep, xo)};
+    int n_out = 1;
+    for (int i = 0; i < n; i++) {
+        if (!calls[i].zero_y) continue;
+        xp.y[i] = calls[i].pc.m.y;
+        xp.rows[i] = calls[i].pc.m.rows;
+        out[n_out++] = offsetof(struct push_gemm_xprep, y) + 8 * (size_t)i;
+    }
+    char pkind[40];
+    snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
+    struct dispatch *d = add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
+    dispatch_outputs(d, n_out, out[0], out[1], out[2], out[3], out[4]);
+    return ST_OK;
+}
+
+static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, int layer, const char *op)
+{
+    struct push_gemm pc = c->pc;
+    pc.m.x = xg;
+    struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
+    dispatch_tag(d, c->kind, layer, op, c->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
+}
+
+/* One product through the gemm: its prep (when needed), then the product. */
+static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+                    const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+                    const char *op, const char *kind_prefix, struct err *e)
+{
+    struct gemm_call c;
+    uint64_t xg;
+    int rc = gemm_setup(g, w, w3, y, cols, accumulate, op, kind_prefix, &c, e);
+    if (!rc) rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
+    if (rc) return rc;
+    gemm_append(p, &c, xg, layer, op);
+    return ST_OK;
+}
+
+/* n products of one input through the gemm (k_matmul_multi in a wide plan): one prep serves them
+ * all (and zeroes every split output), then the n products, which write distinct outputs and so
+ * run with no barrier between them (plan_barriers). Weights share k. */
+static int gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                      const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                      const char *fused_op, struct err *e)
+{
+    struct gemm_call c[GEMM_PREP_MAX_Y];
+    uint64_t xg;
+    CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
+    for (int i = 0; i < n; i++) {
+        int rc = gemm_setup(g, w[i], NULL, y[i], cols, false, ops[i], "", &c[i], e);
+        if (rc) return rc;
+    }
+    int rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) gemm_append(p, &c[i], xg, layer, ops[i]);
     return ST_OK;
 }
 

@@ -21,8 +21,9 @@
  *    run or more on average) take dn.chunk, the chunked form (chunks of 64, intra-chunk products,
  *    one state update a chunk), whose outputs and final state are the recurrent one's
  *    (test_kernels; golden-long --wide crosses two chunk boundaries).
- *  - The four input projections are four matmul passes over the same normed x; concatenating
- *    in_proj_qkv | z | b | a at upload would make them one pass (the wide plan's tiles want that too).
+ *  - The four input projections are four products of the same normed x (k_matmul_multi: in the
+ *    wide plan one gemm_xprep serves them, bench/17); concatenating in_proj_qkv | z | b | a at
+ *    upload would make them one pass (the wide plan's tiles want that too).
  *
  * --spec (engine.h, "Speculative steps"; bench/14): dn.conv and dn.recurrent take the layer's
  * struct k_state, read entry cur of each slot and, in a spec plan, write the conv window and the
@@ -63,10 +64,11 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     struct k_state state = engine_state(en, l);
     uint64_t h = en->hidden.addr;
     int C = sh->cols;
-    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_QKV), &norm, h, en->t1.addr, C, false, l, "dn.in_proj_qkv", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_Z), &norm, h, en->q.addr, C, false, l, "dn.in_proj_z", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_B), &norm, h, en->k.addr, C, false, l, "dn.in_proj_b", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_DN_A), &norm, h, en->v.addr, C, false, l, "dn.in_proj_a", "", e));
+    /* the four input projections of one normed x (kernels.h k_matmul_multi: one prep in the wide plan) */
+    const struct gpu_weight *in[4] = {lw(en, l, W_DN_QKV), lw(en, l, W_DN_Z), lw(en, l, W_DN_B), lw(en, l, W_DN_A)};
+    const uint64_t in_out[4] = {en->t1.addr, en->q.addr, en->k.addr, en->v.addr};
+    const char *const in_ops[4] = {"dn.in_proj_qkv", "dn.in_proj_z", "dn.in_proj_b", "dn.in_proj_a"};
+    TRY(k_matmul_multi(g, p, 4, in, in_out, &norm, h, C, l, in_ops, "dn.in_proj", e));
     TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, C,
                   sh->n_runs, l, e));
     /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
@@ -89,9 +91,10 @@ static int attn_block(struct engine *en, struct plan *p, const struct step_shape
                             .max_blocks = en->blocks_per_slot, .gated = true};
     uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
     int C = sh->cols;
-    TRY(k_matmul_norm(g, p, lw(en, l, W_Q), &norm, en->hidden.addr, en->q.addr, C, false, l, "attn.q_proj", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_K), &norm, en->hidden.addr, en->k.addr, C, false, l, "attn.k_proj", "", e));
-    TRY(k_matmul_norm(g, p, lw(en, l, W_V), &norm, en->hidden.addr, en->v.addr, C, false, l, "attn.v_proj", "", e));
+    const struct gpu_weight *qkv[3] = {lw(en, l, W_Q), lw(en, l, W_K), lw(en, l, W_V)};
+    const uint64_t qkv_out[3] = {en->q.addr, en->k.addr, en->v.addr};
+    const char *const qkv_ops[3] = {"attn.q_proj", "attn.k_proj", "attn.v_proj"};
+    TRY(k_matmul_multi(g, p, 3, qkv, qkv_out, &norm, en->hidden.addr, C, l, qkv_ops, "attn.qkv_proj", e));
     TRY(k_attn_prep(g, p, &a, lw(en, l, W_Q_NORM), lw(en, l, W_K_NORM), en->q.addr, en->k.addr, en->v.addr, kpool,
                     vpool, en->btab.addr, en->cols.addr, C, l, e));
     TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill,

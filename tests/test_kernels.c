@@ -9,6 +9,7 @@
 #include "kernels.h"
 #include "plan.h"
 #include "testutil.h"
+#include "tuning.h"
 #include "weights.h"
 
 #define POISON 0x7fc00000u /* a quiet NaN: any element a kernel forgets to write fails the compare */
@@ -418,6 +419,67 @@ static void test_matmul(void)
     T_CHECK(k_matmul(&g, &p, &bad, 0, 0, 1, false, 0, "x", "", &e) == ST_USAGE && p.n == 0, "matmul k %% 32");
 }
 
+/* One k_matmul_multi call of n weights (types t[i], rows[i], shared k) over cols columns with a
+ * plus1 norm (or none), built for plan kind `kind`; checks the dispatch count (want_n) and each
+ * output against its own reference (outputs poisoned first). Returns nothing: failures are checks. */
+static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], const int rows[], int k, int cols,
+                              bool norm, int want_n)
+{
+    const char *const ops[4] = {"q", "k", "v", "a"};
+    struct host_weight w[4], gn = make_weight(DT_F16, 1, k, 0.1f, 0.0f);
+    struct gpu_buf yb[4];
+    const struct gpu_weight *wp[4];
+    uint64_t ya[4];
+    uint64_t all = 0;
+    for (int i = 0; i < n; i++) {
+        w[i] = make_weight(t[i], rows[i], k, 1.0f / sqrtf((float)k), 0);
+        wp[i] = &w[i].w;
+        yb[i] = dev_alloc((uint64_t)cols * rows[i] * 4);
+        poison(&yb[i]);
+        ya[i] = yb[i].addr;
+        all += w[i].w.bytes;
+    }
+    float *x = rand_floats((size_t)cols * k, 1.5f);
+    struct gpu_buf xb = dev_floats(x, (size_t)cols * k);
+    struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, true};
+    struct plan p = {.kind = kind};
+    int rc = k_matmul_multi(&g, &p, n, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
+    T_CHECK(rc == ST_OK && p.n == want_n, "matmul_multi %s x%d cols %d: %d dispatches (want %d) %s", dtype_name(t[0]),
+            n, cols, p.n, want_n, rc ? e.msg : "");
+    if (kind == PLAN_BATCH && p.n == 1)
+        T_CHECK(strcmp(p.d[0].op, "qkv") == 0 && p.d[0].n_out == n && p.d[0].bytes == all,
+                "matmul_multi tags: op %s, %u outputs", p.d[0].op, p.d[0].n_out);
+    if (kind == PLAN_WIDE && p.n == n + 1) { /* one prep (x' and the split outputs), then n gemms */
+        int splits = 0;
+        for (int i = 0; i < n; i++) splits += p.d[1 + i].groups[2] > 1;
+        T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && !strcmp(p.d[0].op, "qkv") && p.d[0].n_out == 1 + splits,
+                "gemm multi prep: kind %s op %s, %u outputs for %d split products", p.d[0].kind, p.d[0].op,
+                p.d[0].n_out, splits);
+        for (int i = 0; i < n; i++)
+            T_CHECK(strstr(p.d[1 + i].kind, "gemm") && !strcmp(p.d[1 + i].op, ops[i]) &&
+                        p.d[1 + i].bytes == w[i].w.bytes,
+                    "gemm multi product %d: kind %s op %s", i, p.d[1 + i].kind, p.d[1 + i].op);
+    }
+    run_plan(&p);
+    double *gain = malloc((size_t)k * sizeof *gain);
+    for (int i = 0; i < k; i++) gain[i] = 1 + gn.val[i];
+    for (int i = 0; i < n; i++) {
+        float *y = malloc((size_t)cols * rows[i] * 4);
+        double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
+        down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
+        matmul_ref(w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, ref);
+        double er = rel_err(y, ref, (size_t)cols * rows[i]);
+        T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d (%s): rel err %g", plan_kind_name(kind), cols, i,
+                dtype_name(t[i]), er);
+        free(y);
+        free(ref);
+        free_weight(&w[i]);
+    }
+    free(gain);
+    free(x);
+    free_weight(&gn);
+}
+
 /* q/k/v as one product (k_matmul_multi): three weights of different rows stacked in one matvec
  * dispatch, each output checked against its own reference; wider than K_MATVEC_COLS: three
  * dispatches, same results. Rows not multiples of the rows a workgroup takes. */
@@ -427,50 +489,10 @@ static void test_matmul_multi(void)
     const char *const ops[3] = {"q", "k", "v"};
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
         enum dtype t = all_types[ti];
+        const enum dtype ts[3] = {t, t, t};
         const int widths[4] = {1, 4, K_MATVEC_COLS, K_MATVEC_COLS + 1};
-        for (int wi = 0; wi < 4; wi++) {
-            int cols = widths[wi];
-            struct host_weight w[3], gn = make_weight(DT_F16, 1, k, 0.1f, 0.0f);
-            struct gpu_buf yb[3];
-            const struct gpu_weight *wp[3];
-            uint64_t ya[3];
-            for (int i = 0; i < 3; i++) {
-                w[i] = make_weight(t, rows[i], k, 1.0f / sqrtf((float)k), 0);
-                wp[i] = &w[i].w;
-                yb[i] = dev_alloc((uint64_t)cols * rows[i] * 4);
-                poison(&yb[i]);
-                ya[i] = yb[i].addr;
-            }
-            float *x = rand_floats((size_t)cols * k, 1.5f);
-            struct gpu_buf xb = dev_floats(x, (size_t)cols * k);
-            struct k_norm kn = {&gn.w, 1e-5f, true};
-            struct plan p = {.kind = PLAN_BATCH};
-            int rc = k_matmul_multi(&g, &p, 3, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
-            int want = cols <= K_MATVEC_COLS ? 1 : 3;
-            T_CHECK(rc == ST_OK && p.n == want, "matmul_multi %s cols %d: %d dispatches (want %d) %s", dtype_name(t),
-                    cols, p.n, want, rc ? e.msg : "");
-            if (p.n == 1)
-                T_CHECK(strcmp(p.d[0].op, "qkv") == 0 && p.d[0].n_out == 3 &&
-                            p.d[0].bytes == w[0].w.bytes + w[1].w.bytes + w[2].w.bytes,
-                        "matmul_multi tags: op %s, %u outputs", p.d[0].op, p.d[0].n_out);
-            run_plan(&p);
-            double *gain = malloc((size_t)k * sizeof *gain);
-            for (int i = 0; i < k; i++) gain[i] = 1 + gn.val[i];
-            for (int i = 0; i < 3; i++) {
-                float *y = malloc((size_t)cols * rows[i] * 4);
-                double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
-                down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
-                matmul_ref(w[i].val, NULL, gain, x, NULL, rows[i], k, cols, ref);
-                double er = rel_err(y, ref, (size_t)cols * rows[i]);
-                T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d: rel err %g", dtype_name(t), cols, i, er);
-                free(y);
-                free(ref);
-                free_weight(&w[i]);
-            }
-            free(gain);
-            free(x);
-            free_weight(&gn);
-        }
+        for (int wi = 0; wi < 4; wi++)
+            matmul_multi_case(PLAN_BATCH, 3, ts, rows, k, widths[wi], true, widths[wi] <= K_MATVEC_COLS ? 1 : 3);
     }
     /* weights of different types: one dispatch each */
     struct host_weight a = make_weight(DT_BF16, 40, 64, 0.1f, 0), b = make_weight(DT_Q8_0, 24, 64, 0.1f, 0);
@@ -604,6 +626,17 @@ static void test_gemm(void)
     }
     test_matmul_case(DT_BF16, 129, 96, 64, true, false, false); /* k shorter than two steps */
     matmul_kind = PLAN_BATCH;
+    /* products of one x through one prep (k_matmul_multi in a wide plan, e.g. Qwen3.5's qkv/z/b/a):
+     * mixed types, rows from 5 to 300; the prep zeroes every split output (split-k runs: ctest's
+     * test_kernels_gemm_split, and the cooperative-matrix gemm's small grids). The twin needs no
+     * prep without a norm and split sums. */
+    const enum dtype mixed[4] = {DT_BF16, DT_Q4_0, DT_F16, DT_Q8_0}, f32s[3] = {DT_F32, DT_F32, DT_F32};
+    const int rows4[4] = {300, 67, 5, 21}, rows3[3] = {130, 19, 75}, rows2[2] = {67, 33};
+    const enum dtype bf16s[2] = {DT_BF16, DT_BF16};
+    bool split_twin = !g.gemm_coopmat && tuning()->gemm_splitk > 1;
+    matmul_multi_case(PLAN_WIDE, 4, mixed, rows4, 1056, 45, true, 5);
+    matmul_multi_case(PLAN_WIDE, 3, f32s, rows3, 1000, 17, false, g.gemm_coopmat || split_twin ? 4 : 3);
+    matmul_multi_case(PLAN_WIDE, 2, bf16s, rows2, 96, 130, true, 3);
 }
 
 /* ---- shortconv */
