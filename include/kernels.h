@@ -157,7 +157,8 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
  * same arguments, same function, same layouts, each weight tile read once per column tile and met
- * in L2 by the other column tiles. Up to two dispatches: gemm_xprep.comp (kind
+ * in L2 by the other column tiles (k_matmul_multi: one prep for several products of one x, above). Up to
+ * two dispatches: gemm_xprep.comp (kind
  * "<kind_prefix>gemm_xprep", 0 weight bytes) writes x' once (norm applied; f16 hi/lo pairs for
  * cooperative matrices, f32 for the twin, which reads a plain x directly when there is no norm
  * and no split) into a device-wide buffer (struct gpu gemm_x), and zeroes y for a split product
