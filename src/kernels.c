@@ -314,8 +314,9 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
  * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
 /* qmv (the same push block, qmv.comp): rows a subgroup 1, 2 or 4, the most that leave >= 512
  * workgroups at one column (>= 256 at several: each x read from shared memory then serves more
- * rows); x staged in chunks of KC elements, the whole k where it fits the shared memory, else
- * the largest multiple of SG units (a lane's share of a chunk even) that fits. LFM2_QMV_RT and
+ * rows); x staged in chunks of KC elements, the whole k (rounded up to 1024, so that few k make
+ * few pipelines) where it fits the shared memory, else the largest multiple of SG units (a lane's
+ * share of a chunk even) that fits. LFM2_QMV_RT and
  * LFM2_QMV_KC force them (bench/16). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
@@ -356,7 +357,8 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
         uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
         if (tuning()->qmv_kc && (uint64_t)tuning()->qmv_kc < cap) cap = (uint64_t)tuning()->qmv_kc;
-        kc = (uint32_t)((uint64_t)w[0]->k <= cap ? (uint64_t)w[0]->k : cap >= unit ? cap / unit * unit : cap / 32 * 32);
+        uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
+        kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
         if (kc < 32)
             return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u", op,
                            cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
