@@ -377,7 +377,6 @@ qmv() { # bench/16: qmv.comp (Q4_0/Q8_0, x staged in shared memory) against benc
         for rt in 1 2 4; do bf_step rt${rt}_q4_0_$c q4_0 $c LFM2_QMV_RT=$rt; done
         bf_step kc1024_q4_0_$c q4_0 $c LFM2_QMV_KC=1024
     done
-    bf_step kc2048_q4_0_1 q4_0 1 LFM2_QMV_KC=2048
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
