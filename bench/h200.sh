@@ -376,6 +376,7 @@ qmv() { # bench/16: qmv.comp (Q4_0/Q8_0, x staged in shared memory) against benc
     for c in 1 8; do
         for rt in 1 2 4; do bf_step rt${rt}_q4_0_$c q4_0 $c LFM2_QMV_RT=$rt; done
         bf_step kc1024_q4_0_$c q4_0 $c LFM2_QMV_KC=1024
+        bf_step u4_q4_0_$c q4_0 $c LFM2_QMV_U=4
     done
 }
 [ $# -eq 0 ] && set -- all

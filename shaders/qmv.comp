@@ -28,7 +28,6 @@
 #define SWIGLU 0
 #endif
 #include "wslot.glsl"
-#define U 2u // units a lane loads ahead per row
 
 layout(constant_id = 0) const uint SG = 32;   // subgroup size of the device
 layout(constant_id = 1) const uint NSG = 4;   // subgroups per workgroup
@@ -36,6 +35,7 @@ layout(constant_id = 2) const uint RT = 1;    // rows per subgroup (per matrix)
 layout(constant_id = 3) const uint COLS = 1;  // columns (<= 8)
 layout(local_size_x_id = 4) in;               // SG·NSG
 layout(constant_id = 5) const uint KC = 1024; // k chunk staged at a time (a multiple of 32)
+layout(constant_id = 6) const uint U = 2;     // units a lane loads ahead per row
 
 const uint NT = SG * NSG;
 const uint XSC = KC / 4u + KC / 32u; // vec4 a column in shared memory, padded

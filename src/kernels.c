@@ -316,8 +316,8 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
  * workgroups at one column (>= 256 at several: each x read from shared memory then serves more
  * rows); x staged in chunks of KC elements, the whole k (rounded up to 1024, so that few k make
  * few pipelines) where it fits the shared memory, else the largest multiple of SG units (a lane's
- * share of a chunk even) that fits. LFM2_QMV_RT and
- * LFM2_QMV_KC force them (bench/16). */
+ * share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
+ * LFM2_QMV_U force them (bench/16). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix, bool qmv,
@@ -372,9 +372,10 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     snprintf(name, sizeof name, "%s%s_%s", qmv ? "qmv" : "matvec", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
-    uint32_t spec[6] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u};
+    uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
+    uint32_t spec[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, qmv ? 7 : 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
     size_t at[MATVEC_MAX_WEIGHTS];

@@ -428,7 +428,7 @@ static void test_matmul(void)
  * column .. 768 at eight), not a multiple of it, so the staging loops over chunks and ends on a
  * short one; odd rows; fused norm (its Σx² met over chunks) with accumulate, SwiGLU; and tall
  * matrices for 2 and 4 rows a subgroup. q/k/v stacked: test_matmul_multi. The ctest
- * test_kernels_qmv runs the matrix tests again with LFM2_QMV_KC=96 and LFM2_QMV_RT=3. */
+ * test_kernels_qmv runs the matrix tests again with LFM2_QMV_KC=96, LFM2_QMV_RT=3 and LFM2_QMV_U=3. */
 static void test_qmv(void)
 {
     const int ks[9] = {0, 7200, 3616, 2400, 1824, 1440, 1056, 1056, 800};
