@@ -134,8 +134,8 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
                     const struct k_norm *norm, uint64_t x, uint64_t y, int cols, int layer, const char *op,
                     const char *kind_prefix, struct err *e);
 
-/* Up to 3 products of one input x' (q/k/v): y[i] = W_i x'. Where matvec.comp serves the step (below)
- * and the weights share type and k, one dispatch over the weights stacked (op fused_op, kind
+/* Up to 3 products of one input x' (q/k/v): y[i] = W_i x'. Where matvec.comp or qmv.comp serves
+ * the step (below) and the weights share type and k, one dispatch over the weights stacked (op fused_op, kind
  * "matmul.<dtype>", bytes = all weights, n outputs); else n k_matmul_norm dispatches named ops[i]. */
 int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
