@@ -3,7 +3,7 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds targets; batch plan (8): batch_floor batch_final;
+# wide plan (8): gemm golden_wide wide wide_kinds targets; batch plan (8): batch_floor batch_final qmv;
 # Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
@@ -361,6 +361,23 @@ batch_final() { # the defaults after bench/12 against the code before it (the th
         bf_step wordsall_${dt}_16 $dt 16 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
     done
     for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_16 $dt 16; done
+}
+qmv() { # bench/16: qmv.comp (Q4_0/Q8_0, x staged in shared memory) against bench/12's selection
+    # (LFM2_QMV_OFF=1), 1..8 columns; then its rows a subgroup and its x chunk forced. The JSONs
+    # ($O/bf_*.json) give the per-op table.
+    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
+    for dt in q4_0 q8_0; do
+        for c in 1 2 4 8; do
+            bf_step new_${dt}_$c $dt $c
+            bf_step old_${dt}_$c $dt $c LFM2_QMV_OFF=1
+        done
+    done
+    bf_step new_bf16_1 bf16 1
+    for c in 1 8; do
+        for rt in 1 2 4; do bf_step rt${rt}_q4_0_$c q4_0 $c LFM2_QMV_RT=$rt; done
+        bf_step kc1024_q4_0_$c q4_0 $c LFM2_QMV_KC=1024
+        bf_step u4_q4_0_$c q4_0 $c LFM2_QMV_U=4
+    done
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do

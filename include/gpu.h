@@ -21,7 +21,7 @@
 #include "common.h"
 
 #define GPU_MAX_BLOCKS 256
-#define GPU_MAX_PIPELINES 128
+#define GPU_MAX_PIPELINES 256
 #define GPU_MAX_SPEC 8
 
 /* A range of device memory. addr is its device address (host-visible buffers have one too, so a

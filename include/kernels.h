@@ -135,7 +135,7 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
                     const char *kind_prefix, struct err *e);
 
 /* Up to K_MULTI_MAX products of one input x' (q/k/v; Qwen3.5's DeltaNet qkv/z/b/a): y[i] = W_i x'.
- * Where matvec.comp serves the step (below), n <= 3 and the weights share type and k, one dispatch
+ * Where matvec.comp or qmv.comp serves the step (below), n <= 3 and the weights share type and k, one dispatch
  * over the weights stacked (op fused_op, kind "matmul.<dtype>", bytes = all weights, n outputs).
  * In a wide plan where the gemm serves every product (below) and the weights share k: one
  * gemm_xprep for all (op fused_op: x' made once, every split output zeroed), then n gemm dispatches
@@ -153,6 +153,10 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, tests). */
 #define K_MATVEC_COLS 8
 #define K_MATVEC_MAX_COLS 16
+/* qmv.comp serves every Q4_0/Q8_0 product (single, SwiGLU pair, q/k/v stacked; same kinds as
+ * above) up to K_QMV_COLS columns (kernels.c qmv_serves, bench/16): x staged in shared memory per
+ * workgroup, each weight byte read once, coalesced, for every column. */
+#define K_QMV_COLS 8
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):

@@ -9,6 +9,10 @@
  *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
  *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
  *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
+ *   LFM2_QMV_OFF                          no qmv.comp: Q4_0/Q8_0 as in bench/12 (bench/16 before/after)
+ *   LFM2_QMV_RT=1..4                      qmv rows a subgroup keeps (bench/16)
+ *   LFM2_QMV_KC=32..65536                 qmv: at most this many k staged at a time (bench/16, tests)
+ *   LFM2_QMV_U=1..4                       qmv: units a lane loads ahead per row (bench/16, tests)
  *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after);
  *                                         in the wide plan one gemm prep a product (bench/17)
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
@@ -48,6 +52,10 @@ struct tuning {
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;
     bool matvec_words;
+    bool qmv_off;
+    int qmv_rt;           /* 0: automatic */
+    int qmv_kc;           /* 0: automatic (the shared memory's room) */
+    int qmv_u;            /* 0: 2 */
     bool qkv_split;
     bool full_barriers;
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */

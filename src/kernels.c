@@ -33,6 +33,9 @@ static bool is_weight_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || 
 static bool is_plain_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
 static bool is_quant_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_0; }
 
+/* Elements of a 16-byte quant unit (wslot.glsl's slot: 32 Q4_0, 16 Q8_0). */
+static uint64_t quant_elems(enum dtype t) { return t == DT_Q8_0 ? 16 : 32; }
+
 /* Quant bytes per 32-block in the device layout (the file adds the 2-byte scale in front). */
 static uint64_t quant_bytes(enum dtype t) { return t == DT_Q8_0 ? 32 : 16; }
 
@@ -284,6 +287,18 @@ int k_gemm_min_cols(enum dtype t)
     return t == DT_Q4_0 ? 8 : 16;
 }
 
+/* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
+ * every such product up to K_QMV_COLS columns in the batch plan (and in a wide plan under the
+ * gemm's narrowest step). LFM2_QMV_OFF (and LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, which name the
+ * other kernels) keeps the selection of bench/12: the before/after pair of bench/16. */
+static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *w)
+{
+    const struct tuning *tu = tuning();
+    if (tu->qmv_off || tu->matvec_off || tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
+    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
+    return cols <= K_QMV_COLS;
+}
+
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
@@ -300,9 +315,15 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
  * leaves >= 256 workgroups, else 2 (its x traffic is 8 bytes a weight byte a row, so reuse pays:
  * SwiGLU 939 -> 372 us a step from 1 to 4 rows); other types 2 when that leaves >= 512 workgroups,
  * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
+/* qmv (the same push block, qmv.comp): rows a subgroup 1, 2 or 4, the most that leave >= 512
+ * workgroups at one column (>= 256 at several: each x read from shared memory then serves more
+ * rows); x staged in chunks of KC elements, the whole k (rounded up to 1024, so that few k make
+ * few pipelines) where it fits the shared memory, else the largest multiple of SG units (a lane's
+ * share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
+ * LFM2_QMV_U force them (bench/16). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
-                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix, bool qmv,
                            struct err *e)
 {
     struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
@@ -329,21 +350,35 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+    uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1, kc = 0;
     if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
     if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    if (qmv) {
+        for (rt = 1; rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u);) rt *= 2;
+        if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
+        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
+        uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
+        uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
+        if (tuning()->qmv_kc && (uint64_t)tuning()->qmv_kc < cap) cap = (uint64_t)tuning()->qmv_kc;
+        uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
+        kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
+        if (kc < 32)
+            return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u", op,
+                           cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
+    }
     while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
     uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
     if (groups > MAX_GROUPS)
         return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
                        (unsigned long long)rows, groups);
     char name[40], kind[40];
-    snprintf(name, sizeof name, "matvec%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+    snprintf(name, sizeof name, "%s%s_%s", qmv ? "qmv" : "matvec", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
-    uint32_t spec[6] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, tuning()->matvec_words ? 1u : 0u};
+    uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
+    uint32_t spec[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, qmv ? 7 : 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
     size_t at[MATVEC_MAX_WEIGHTS];
@@ -379,8 +414,9 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc = matmul_check(w, w3, norm, cols, op, e);
     if (rc) return rc;
 
-    if (matvec_serves(p, cols, w, swiglu, 1))
-        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, e);
+    bool qmv = qmv_serves(p, cols, w);
+    if (qmv || matvec_serves(p, cols, w, swiglu, 1))
+        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, qmv, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
@@ -449,7 +485,8 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         }
         return gemm_multi(g, p, n, w, y, norm, x, cols, layer, ops, fused_op, e);
     }
-    bool one = n <= MATVEC_MAX_WEIGHTS && matvec_serves(p, cols, w[0], false, n) && !split;
+    bool qmv = qmv_serves(p, cols, w[0]);
+    bool one = n <= MATVEC_MAX_WEIGHTS && (qmv || matvec_serves(p, cols, w[0], false, n)) && !split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {
         int rc = ST_OK;
@@ -460,7 +497,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
         if (rc) return rc;
     }
-    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", e);
+    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", qmv, e);
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */

@@ -373,6 +373,11 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
+    /* Q types up to K_QMV_COLS in the batch plan: qmv.comp, unless a hook names another kernel */
+    bool want_qmv = matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) && cols <= K_QMV_COLS &&
+                    !getenv("LFM2_MATVEC_COLS") && !getenv("LFM2_QMV_OFF") && !getenv("LFM2_MATVEC_OFF");
+    T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
+            dtype_name(t), cols, last ? last->pipe->name : "-");
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
@@ -478,6 +483,26 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     free(gain);
     free(x);
     free_weight(&gn);
+}
+
+/* qmv.comp: every Q4_0/Q8_0 product of 1..8 columns (kernels.c qmv_serves). Per column count a
+ * k past the x chunk the shared memory holds at that width (lavapipe, 32 KiB: 7168 elements at one
+ * column .. 768 at eight), not a multiple of it, so the staging loops over chunks and ends on a
+ * short one; odd rows; fused norm (its Σx² met over chunks) with accumulate, SwiGLU; and tall
+ * matrices for 2 and 4 rows a subgroup. q/k/v stacked: test_matmul_multi. The ctest
+ * test_kernels_qmv runs the matrix tests again with LFM2_QMV_KC=96, LFM2_QMV_RT=3 and LFM2_QMV_U=3. */
+static void test_qmv(void)
+{
+    const int ks[9] = {0, 7200, 3616, 2400, 1824, 1440, 1056, 1056, 800};
+    for (int qi = 0; qi < 2; qi++) {
+        enum dtype t = qi ? DT_Q4_0 : DT_Q8_0;
+        for (int c = 1; c <= K_QMV_COLS; c++) {
+            test_matmul_case(t, 21 + 6 * c, ks[c], c, false, true, true);
+            test_matmul_case(t, 13 + 2 * c, ks[c], c, true, true, false);
+        }
+        test_matmul_case(t, 16 * 4 * 512 + 3, 64, 1, false, true, false);
+        test_matmul_case(t, 16 * 4 * 256 + 5, 96, 3, true, false, false);
+    }
 }
 
 /* q/k/v as one product (k_matmul_multi): three weights of different rows stacked in one matvec
@@ -1492,6 +1517,8 @@ int main(int argc, char **argv)
     double t0 = now_us();
     if (only_gemm) {
         test_matmul();
+        test_matmul_multi();
+        test_qmv();
         test_gemm();
         printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
                g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
@@ -1507,6 +1534,7 @@ int main(int argc, char **argv)
     test_matmul();
     test_gate_up_parts();
     test_matmul_multi();
+    test_qmv();
     test_plan_barriers();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
