@@ -153,9 +153,10 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, tests). */
 #define K_MATVEC_COLS 8
 #define K_MATVEC_MAX_COLS 16
-/* qmv.comp serves every Q4_0/Q8_0 product (single, SwiGLU pair, q/k/v stacked; same kinds as
- * above) up to K_QMV_COLS columns (kernels.c qmv_serves, bench/16): x staged in shared memory per
- * workgroup, each weight byte read once, coalesced, for every column. */
+/* qmv.comp serves Q4_0 products at one column (kernels.c qmv_serves, bench/16; single, SwiGLU
+ * pair, q/k/v stacked; same kinds as above) and, under LFM2_QMV_COLS, every Q4_0/Q8_0 product up to
+ * K_QMV_COLS columns: x staged in shared memory per workgroup, each weight byte read once,
+ * coalesced, for every column. */
 #define K_QMV_COLS 8
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least

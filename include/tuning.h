@@ -10,6 +10,8 @@
  *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
  *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
  *   LFM2_QMV_OFF                          no qmv.comp: Q4_0/Q8_0 as in bench/12 (bench/16 before/after)
+ *   LFM2_QMV_COLS=1..8                    qmv.comp for every Q4_0/Q8_0 product up to this many columns
+ *                                         (default: Q4_0 at one column; tests, bench/16)
  *   LFM2_QMV_RT=1..4                      qmv rows a subgroup keeps (bench/16)
  *   LFM2_QMV_KC=32..65536                 qmv: at most this many k staged at a time (bench/16, tests)
  *   LFM2_QMV_U=1..4                       qmv: units a lane loads ahead per row (bench/16, tests)
@@ -53,6 +55,7 @@ struct tuning {
     bool matvec_off;
     bool matvec_words;
     bool qmv_off;
+    int qmv_cols;         /* 0: automatic (kernels.c qmv_serves) */
     int qmv_rt;           /* 0: automatic */
     int qmv_kc;           /* 0: automatic (the shared memory's room) */
     int qmv_u;            /* 0: 2 */

@@ -288,15 +288,17 @@ int k_gemm_min_cols(enum dtype t)
 }
 
 /* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
- * every such product up to K_QMV_COLS columns in the batch plan (and in a wide plan under the
- * gemm's narrowest step). LFM2_QMV_OFF (and LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, which name the
- * other kernels) keeps the selection of bench/12: the before/after pair of bench/16. */
+ * Q4_0 at one column, where it measured faster than matvec.comp / matmul.comp on the H200 (bench/16:
+ * LFM2-1.2B Q4_0 1 column 1278 -> 1061 us; at 2-8 columns and for Q8_0 it was slower, up to 2x).
+ * LFM2_QMV_COLS=N: every Q4_0/Q8_0 product up to N columns (tests, bench/); LFM2_QMV_OFF (and
+ * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, which name the other kernels) keeps the selection of bench/12. */
 static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *w)
 {
     const struct tuning *tu = tuning();
     if (tu->qmv_off || tu->matvec_off || tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
-    return cols <= K_QMV_COLS;
+    if (tu->qmv_cols) return cols <= tu->qmv_cols;
+    return w->dtype == DT_Q4_0 && cols == 1;
 }
 
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
@@ -317,9 +319,9 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
  * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
 /* qmv (the same push block, qmv.comp): rows a subgroup 1, 2 or 4, the most that leave >= 512
  * workgroups at one column (>= 256 at several: each x read from shared memory then serves more
- * rows); x staged in chunks of KC elements, the whole k (rounded up to 1024, so that few k make
- * few pipelines) where it fits the shared memory, else the largest multiple of SG units (a lane's
- * share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
+ * rows); x staged in chunks of KC elements, k (rounded up to 1024, so that few k make few
+ * pipelines) up to 1024 where it fits the shared memory, else the largest multiple of SG units (a
+ * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
@@ -359,7 +361,10 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
         uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
         uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
-        if (tuning()->qmv_kc && (uint64_t)tuning()->qmv_kc < cap) cap = (uint64_t)tuning()->qmv_kc;
+        /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
+         * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
+        uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
+        if (kc_max < cap) cap = kc_max;
         uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
         kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
         if (kc < 32)

@@ -36,6 +36,7 @@ const struct tuning *tuning(void)
     t.matvec_off = env_flag("LFM2_MATVEC_OFF");
     t.matvec_words = env_flag("LFM2_MATVEC_WORDS");
     t.qmv_off = env_flag("LFM2_QMV_OFF");
+    t.qmv_cols = env_int("LFM2_QMV_COLS", 1, 8);
     t.qmv_rt = env_int("LFM2_QMV_RT", 1, 4);
     t.qmv_kc = env_int("LFM2_QMV_KC", 32, 1 << 16) / 32 * 32;
     t.qmv_u = env_int("LFM2_QMV_U", 1, 4);

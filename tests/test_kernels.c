@@ -373,9 +373,12 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* Q types up to K_QMV_COLS in the batch plan: qmv.comp, unless a hook names another kernel */
-    bool want_qmv = matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) && cols <= K_QMV_COLS &&
-                    !getenv("LFM2_MATVEC_COLS") && !getenv("LFM2_QMV_OFF") && !getenv("LFM2_MATVEC_OFF");
+    /* Q4_0 at one column in the batch plan (LFM2_QMV_COLS=N: Q types up to N columns): qmv.comp,
+     * unless a hook names another kernel */
+    const char *qc = getenv("LFM2_QMV_COLS");
+    bool want_qmv = matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
+                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !getenv("LFM2_MATVEC_COLS") &&
+                    !getenv("LFM2_QMV_OFF") && !getenv("LFM2_MATVEC_OFF");
     T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
             dtype_name(t), cols, last ? last->pipe->name : "-");
     run_plan(&p);
@@ -485,12 +488,14 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     free_weight(&gn);
 }
 
-/* qmv.comp: every Q4_0/Q8_0 product of 1..8 columns (kernels.c qmv_serves). Per column count a
+/* qmv.comp: Q4_0 at one column, every Q4_0/Q8_0 product of 1..8 columns under LFM2_QMV_COLS=8
+ * (kernels.c qmv_serves; ctest test_kernels_qmv). Per column count a
  * k past the x chunk the shared memory holds at that width (lavapipe, 32 KiB: 7168 elements at one
  * column .. 768 at eight), not a multiple of it, so the staging loops over chunks and ends on a
  * short one; odd rows; fused norm (its Σx² met over chunks) with accumulate, SwiGLU; and tall
  * matrices for 2 and 4 rows a subgroup. q/k/v stacked: test_matmul_multi. The ctest
- * test_kernels_qmv runs the matrix tests again with LFM2_QMV_KC=96, LFM2_QMV_RT=3 and LFM2_QMV_U=3. */
+ * test_kernels_qmv runs the matrix tests again with LFM2_QMV_COLS=8, LFM2_QMV_KC=96, LFM2_QMV_RT=3
+ * and LFM2_QMV_U=3. */
 static void test_qmv(void)
 {
     const int ks[9] = {0, 7200, 3616, 2400, 1824, 1440, 1056, 1056, 800};
