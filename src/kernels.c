@@ -535,7 +535,7 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
      * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
-    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
+    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32, sgm = 2;
     /* Single products of unsplit weights past 128 columns keep 128 x 64 and take split-k instead
      * (below): on the H200 at 256 and 512 columns the 60 single products of LFM2-1.2B took 3.29
      * and 6.02 ms so against 4.62 and 8.83 with the smaller tiles (bench/11) */
@@ -553,12 +553,17 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
     const struct tuning *tu = tuning();
-    uint32_t tm = (uint32_t)tu->gemm_tile[0], tn = (uint32_t)tu->gemm_tile[1], tk = (uint32_t)tu->gemm_tile[2];
-    if (tm && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 &&
-        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt, 1) <= g->shared_mem) {
+    const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
+    uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
+    uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
+    bool fits = cm ? tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0;
+    if (tm && fits &&
+        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, tnt, 1) <= g->shared_mem) {
         bm = tm;
         bn = tn;
         bk = tk;
+        nt = tnt;
+        if (cm) sgm = sm;
     }
     bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
     /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
@@ -626,9 +631,12 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
              kind_dtype(w->dtype));
     snprintf(kind, sizeof kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
-    uint32_t spec[6] = {32, bm, bn, bk, nt, nbuf};
+    /* loads one k step ahead (two: LFM2_GEMM_PF=2, one buffer only) */
+    uint32_t pf = nbuf == 1 && tu->gemm_pf ? (uint32_t)tu->gemm_pf : 1;
+    uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
+    uint32_t spec[9] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, 6, &pipe, e);
+    int rc = gpu_pipeline(g, name, spec, 9, &pipe, e);
     if (rc) return rc;
     struct push_gemm pc = {matmul_push(w, w3, NULL, xg, y, accumulate), (uint32_t)cols, kper};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, splits);
