@@ -556,8 +556,8 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
     uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
     uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
-    bool fits = cm ? tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0;
-    if (tm && fits &&
+    bool fits = tm && (cm ? sm && sn && tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0);
+    if (fits &&
         gemm_shared(cm, swiglu, wsplit, tm, tn, tk, tnt, 1) <= g->shared_mem) {
         bm = tm;
         bn = tn;
