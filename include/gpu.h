@@ -22,7 +22,7 @@
 
 #define GPU_MAX_BLOCKS 256
 #define GPU_MAX_PIPELINES 256
-#define GPU_MAX_SPEC 8
+#define GPU_MAX_SPEC 12
 
 /* A range of device memory. addr is its device address (host-visible buffers have one too, so a
  * kernel can read or write them directly). host is non-NULL for host-visible memory (mapped,

@@ -20,7 +20,10 @@
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
- *   LFM2_GEMM_TILE=BMxBNxBK               gemm tile (BM, BN 16..256, BK 32..128 multiple of 32)
+ *   LFM2_GEMM_TILE=BMxBNxBK[:SMxSN]       gemm tile of single products and the head (BM, BN 16..256,
+ *                                         BK 32..128 multiple of 32; cooperative matrices: SM x SN
+ *                                         subgroups along rows x columns, default 2x2)
+ *   LFM2_GEMM_TILE_SWIGLU=...             the same for the SwiGLU pairs
  *   LFM2_DN_CHUNK_TV=4..32 (power of 2)  dn.chunk: state columns a workgroup (bench/ runs, tests)
  *   LFM2_DN_CHUNK_MIN=1..65535            wide plan: mean columns a run from which the DeltaNet takes
  *                                         dn.chunk instead of dn.recurrent (unset: never; bench/13,
@@ -28,6 +31,9 @@
  *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
  *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
  *                                         tests run the twin split, bench/ runs)
+ *   LFM2_GEMM_NARROW_OFF                  gemm: no step-wide tiles at <= 32 columns (bench/18)
+ *   LFM2_GEMM_PF=1|2                      gemm: k steps fetched ahead into registers (one buffer)
+ *   LFM2_GEMM_PROBE=1..3                  gemm timing probes, wrong results (gemm.comp, bench/18)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
  *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
  *                                         has float atomic add (tests: both paths; bench/)
@@ -62,9 +68,13 @@ struct tuning {
     bool qkv_split;
     bool full_barriers;
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
-    int gemm_tile[3];     /* BM, BN, BK; zeros: automatic */
+    int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
+    int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */
     int gemm_splitk;      /* 0: automatic */
     int gemm_nbuf;        /* 0: automatic */
+    int gemm_pf;          /* 0: automatic */
+    bool gemm_narrow_off;
+    int gemm_probe;       /* 0: none (timing probes, gemm.comp) */
     bool gemm_no_fadd;
     int dn_chunk_tv;      /* 0: automatic */
     int dn_chunk_min;     /* 0: dn.chunk off (kernels.h, k_dn_chunked) */

@@ -8,8 +8,8 @@
 // W: [rows][k], type WTYPE, device layout of kernels.h; x: f32 [cols][k]; y: f32 [cols][rows].
 //
 // Two implementations of the inner product, one source (COOPMAT, a compile-time define):
-//  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT = 4 subgroups of 32 in a
-//    2 × 2 grid, each owning (BM/2) × (BN/2) outputs of each matrix. Activations stay f32-accurate:
+//  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT / 32 subgroups of 32 in an
+//    SGM × (NT/32/SGM) grid, each owning (BM/SGM) × (BN·SGM·32/NT) outputs of each matrix. Activations stay f32-accurate:
 //    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
 //    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
 //    one f32 accumulator. F16 and BF16 weights are exact in f16 (BF16 down to 2^-17, below which
@@ -76,6 +76,11 @@ layout(constant_id = 2) const uint BN = 64;  // columns a workgroup owns
 layout(constant_id = 3) const uint BK = 32;  // k step, a multiple of 32 (one Q block)
 layout(local_size_x_id = 4) in;              // NT: 128 (COOPMAT) or 256
 layout(constant_id = 5) const uint NBUF = 1; // shared tile buffers: 2 = double-buffered (header)
+layout(constant_id = 6) const uint SGM = 2;  // COOPMAT: subgroups along the rows (NT / 32 / SGM along the columns)
+layout(constant_id = 7) const uint PF = 1;   // k steps fetched ahead into registers (1 or 2; one buffer only)
+// Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
+// 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.
+layout(constant_id = 8) const uint PROBE = 0;
 const uint NT = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -179,25 +184,27 @@ float unit_w(WRaw r, uint k0, uint j)
 #endif
 }
 
-WRaw ra[NUA];
-uvec4 rx[NUX][2];
+// Fetched units of a k step: two register sets, so that with PF = 2 one step's loads are in flight
+// while the previous step's are staged.
+WRaw ra[2][NUA];
+uvec4 rx[2][NUX][2];
 
-// Issues the global loads of step kb into ra / rx.
-void fetch(uint row0, uint col0, uint kb)
+// Issues the global loads of step kb into register set s.
+void fetch(uint s, uint row0, uint col0, uint kb)
 {
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < NM * BM * AU) {
             uint m = u / (BM * AU), r = (u / AU) % BM;
-            ra[i] = fetch_w(m, min(row0 + r, p.rows - 1u), kb + (u % AU) * 16u);
+            ra[s][i] = fetch_w(m, min(row0 + r, p.rows - 1u), kb + (u % AU) * 16u);
         }
     }
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
         [[unroll]] for (uint j = 0u; j < 2u; j++)
-            rx[i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? UVec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
-                                                                        : uvec4(0u);
+            rx[s][i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? UVec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
+                                                                           : uvec4(0u);
     }
 }
 
@@ -261,21 +268,22 @@ void put_x(uint bf, uint c, uint k0, uvec4 a, uvec4 b)
 #endif
 }
 
-// Widens the fetched weight units of step kb into shared buffer b and copies the x units.
-void stage(uint b, uint kb)
+// Widens the fetched weight units of step kb (register set s) into shared buffer b and copies the
+// x units.
+void stage(uint s, uint b, uint kb)
 {
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         if (u < NM * BM * AU) {
             uint k0 = (u % AU) * 16u;
             float v[16];
-            [[unroll]] for (uint j = 0u; j < 16u; j++) v[j] = unit_w(ra[i], kb + k0, j);
+            [[unroll]] for (uint j = 0u; j < 16u; j++) v[j] = unit_w(ra[s][i], kb + k0, j);
             put_a(b, u / AU, k0, v);
         }
     }
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
-        if (u < BN * XU) put_x(b, u / XU, (u % XU) * 8u, rx[i][0], rx[i][1]);
+        if (u < BN * XU) put_x(b, u / XU, (u % XU) * 8u, rx[s][i][0], rx[s][i][1]);
     }
 }
 
@@ -306,13 +314,75 @@ void put(uint row, uint col, float v, float v3)
 }
 
 #if COOPMAT
-const uint WM = BM / 2u, WN = BN / 2u; // a subgroup's outputs (of each matrix)
+const uint SGN = NT / 32u / SGM;          // subgroups along the columns
+const uint WM = BM / SGM, WN = BN / SGN; // a subgroup's outputs (of each matrix)
 const uint FM = WM / 16u, FN = WN / 16u;
 #define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #else
 const uint TM = BM / 16u, TN = BN / 16u; // a thread's outputs (of each matrix)
 #endif
+
+#if COOPMAT
+F32MAT acc[NM][FM][FN];
+#else
+float acc[NM][TM][TN];
+#endif
+
+// This step's products from shared buffer b into acc.
+void products(uint b)
+{
+    uint tid = gl_LocalInvocationIndex;
+#if COOPMAT
+    uint sgi = tid / 32u, wm = sgi % SGM, wn = sgi / SGM;
+#else
+    uint tr = tid % 16u, tc = tid / 16u;
+#endif
+#if COOPMAT
+    [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+        F16MAT xh[FN];
+#if XSPLIT
+        F16MAT xl[FN];
+#endif
+        [[unroll]] for (uint j = 0u; j < FN; j++) {
+            uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
+            coopMatLoadNV(xh[j], sX, o, BKQ, true);
+#if XSPLIT
+            coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
+#endif
+        }
+        [[unroll]] for (uint m = 0u; m < NM; m++)
+            [[unroll]] for (uint i = 0u; i < FM; i++) {
+                uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+                F16MAT a;
+                coopMatLoadNV(a, sA, o, BKQ, false);
+#if WSPLIT
+                F16MAT al;
+                coopMatLoadNV(al, sAlo, o, BKQ, false);
+#endif
+                [[unroll]] for (uint j = 0u; j < FN; j++) {
+#if XSPLIT
+                    acc[m][i][j] = coopMatMulAddNV(a, xl[j], acc[m][i][j]);
+#endif
+#if WSPLIT
+                    acc[m][i][j] = coopMatMulAddNV(al, xh[j], acc[m][i][j]);
+#endif
+                    acc[m][i][j] = coopMatMulAddNV(a, xh[j], acc[m][i][j]);
+                }
+            }
+    }
+#else
+    for (uint kk = 0u; kk < BK; kk++) {
+        float xv[TN];
+        [[unroll]] for (uint j = 0u; j < TN; j++) xv[j] = sX[b * SX + (tc + 16u * j) * BKP + kk];
+        [[unroll]] for (uint m = 0u; m < NM; m++)
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
+                float a = sA[b * SA + (m * BM + tr + 16u * i) * BKP + kk];
+                [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = fma(a, xv[j], acc[m][i][j]);
+            }
+    }
+#endif
+}
 
 void main()
 {
@@ -325,85 +395,64 @@ void main()
         kend = min(p.k, kbeg + p.kper);
     }
 #if COOPMAT
-    uint sgi = tid / 32u, wm = sgi % 2u, wn = sgi / 2u;
-    F32MAT acc[NM][FM][FN];
+    uint sgi = tid / 32u, wm = sgi % SGM, wn = sgi / SGM;
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = F32MAT(0.0);
 #else
     uint tr = tid % 16u, tc = tid / 16u; // rows tr + 16i, columns tc + 16j
-    float acc[NM][TM][TN];
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < TM; i++)
             [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = 0.0;
 #endif
 
-    // One buffer: barrier, stage, barrier, fetch the next step, products. Two: the next step is
+    // One buffer: barrier, stage, barrier, fetch ahead, products; PF = 2 keeps two steps of loads
+    // in flight (two register sets, the loop unrolled by 2). Two buffers: the next step is
     // fetched, the products read buffer b while the staging of the next step writes the other
     // one, and one barrier a step orders both.
-    uint b = 0u;
-    if (kbeg < kend) fetch(row0, col0, kbeg);
-    if (NBUF == 2u && kbeg < kend) {
-        stage(0u, kbeg);
-        barrier();
-    }
-    for (uint kb = kbeg; kb < kend; kb += BK) {
-        if (NBUF == 1u) {
+    if (kbeg < kend) fetch(0u, row0, col0, kbeg);
+    if (PF == 2u && NBUF == 1u) {
+        if (kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK);
+        for (uint kb = kbeg; kb < kend; kb += 2u * BK) {
             barrier(); // the last step's products are done with the tiles
-            stage(0u, kb);
+            stage(0u, 0u, kb);
+            barrier();
+            if (kb + 2u * BK < kend) fetch(0u, row0, col0, kb + 2u * BK);
+            products(0u);
+            if (kb + BK >= kend) break;
+            barrier();
+            stage(1u, 0u, kb + BK);
+            barrier();
+            if (kb + 3u * BK < kend) fetch(1u, row0, col0, kb + 3u * BK);
+            products(0u);
+        }
+    } else {
+        uint b = 0u;
+        if (NBUF == 2u && kbeg < kend) {
+            stage(0u, 0u, kbeg);
             barrier();
         }
-        if (kb + BK < kend) fetch(row0, col0, kb + BK); // in flight during the products
-#if COOPMAT
-        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            F16MAT xh[FN];
-#if XSPLIT
-            F16MAT xl[FN];
-#endif
-            [[unroll]] for (uint j = 0u; j < FN; j++) {
-                uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
-                coopMatLoadNV(xh[j], sX, o, BKQ, true);
-#if XSPLIT
-                coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
-#endif
+        for (uint kb = kbeg; kb < kend; kb += BK) {
+            if (NBUF == 1u && (PROBE != 2u || kb == kbeg)) {
+                barrier(); // the last step's products are done with the tiles
+                stage(0u, 0u, kb);
+                barrier();
             }
-            [[unroll]] for (uint m = 0u; m < NM; m++)
-                [[unroll]] for (uint i = 0u; i < FM; i++) {
-                    uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
-                    F16MAT a;
-                    coopMatLoadNV(a, sA, o, BKQ, false);
-#if WSPLIT
-                    F16MAT al;
-                    coopMatLoadNV(al, sAlo, o, BKQ, false);
-#endif
-                    [[unroll]] for (uint j = 0u; j < FN; j++) {
-#if XSPLIT
-                        acc[m][i][j] = coopMatMulAddNV(a, xl[j], acc[m][i][j]);
-#endif
-#if WSPLIT
-                        acc[m][i][j] = coopMatMulAddNV(al, xh[j], acc[m][i][j]);
-#endif
-                        acc[m][i][j] = coopMatMulAddNV(a, xh[j], acc[m][i][j]);
-                    }
-                }
-        }
-#else
-        for (uint kk = 0u; kk < BK; kk++) {
-            float xv[TN];
-            [[unroll]] for (uint j = 0u; j < TN; j++) xv[j] = sX[b * SX + (tc + 16u * j) * BKP + kk];
-            [[unroll]] for (uint m = 0u; m < NM; m++)
-                [[unroll]] for (uint i = 0u; i < TM; i++) {
-                    float a = sA[b * SA + (m * BM + tr + 16u * i) * BKP + kk];
-                    [[unroll]] for (uint j = 0u; j < TN; j++) acc[m][i][j] = fma(a, xv[j], acc[m][i][j]);
-                }
-        }
-#endif
-        if (NBUF == 2u) {
-            if (kb + BK < kend) stage(b ^ 1u, kb + BK);
-            barrier(); // products of b and staging of b ^ 1 done
-            b ^= 1u;
+            if (kb + BK < kend && PROBE != 1u) fetch(0u, row0, col0, kb + BK); // in flight during the products
+            if (PROBE != 3u) products(b);
+            if (NBUF == 2u) {
+                if (kb + BK < kend) stage(0u, b ^ 1u, kb + BK);
+                barrier(); // products of b and staging of b ^ 1 done
+                b ^= 1u;
+            }
         }
     }
+
+#if COOPMAT
+    if (PROBE == 3u && tid == 0u) p.y.v[0] = uintBitsToFloat(sA[1u].x ^ sX[1u].y); // keeps the staging live
+#else
+    if (PROBE == 3u && tid == 0u) p.y.v[0] = sA[1u] + sX[1u];
+#endif
 
 #if COOPMAT
     // each subgroup: one 16×16 result (of each matrix) at a time through its slice of sC,

@@ -569,7 +569,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
      * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
-    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32;
+    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32, sgm = 2;
     /* Single products of unsplit weights past 128 columns keep 128 x 64 and take split-k instead
      * (below): on the H200 at 256 and 512 columns the 60 single products of LFM2-1.2B took 3.29
      * and 6.02 ms so against 4.62 and 8.83 with the smaller tiles (bench/11) */
@@ -581,18 +581,32 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
      * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
+    /* Narrow steps (up to 32 columns): tiles as wide as the step, their 4 subgroups stacked along
+     * the rows (4 x 1), so no product runs on padding columns: 64 x 16 at up to 16 columns, 128 x 32
+     * (SwiGLU 64 x 32) at up to 32 (bench/18: LFM2-1.2B's layer products at 16 columns took
+     * 1.70 ms so). LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after). */
+    const struct tuning *tu = tuning();
+    if (cm && cols <= 32 && !tu->gemm_narrow_off) {
+        bn = cols <= 16 ? 16 : 32;
+        bm = swiglu || cols <= 16 ? 64 : 128;
+        sgm = 4;
+    }
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
     if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
-    const struct tuning *tu = tuning();
-    uint32_t tm = (uint32_t)tu->gemm_tile[0], tn = (uint32_t)tu->gemm_tile[1], tk = (uint32_t)tu->gemm_tile[2];
-    if (tm && tm % (cm ? 32 : 16) == 0 && tn % (cm ? 32 : 16) == 0 &&
-        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, nt, 1) <= g->shared_mem) {
+    const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
+    uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
+    uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
+    bool fits = tm && (cm ? sm && sn && tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0);
+    if (fits &&
+        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, tnt, 1) <= g->shared_mem) {
         bm = tm;
         bn = tn;
         bk = tk;
+        nt = tnt;
+        if (cm) sgm = sm;
     }
     bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
     /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
@@ -633,8 +647,11 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
              kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
-    uint32_t spec[6] = {32, bm, bn, bk, nt, nbuf};
-    int rc = gpu_pipeline(g, name, spec, 6, &c->pipe, e);
+    /* loads one k step ahead (two: LFM2_GEMM_PF=2, one buffer only) */
+    uint32_t pf = nbuf == 1 && tu->gemm_pf ? (uint32_t)tu->gemm_pf : 1;
+    uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
+    uint32_t spec[9] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe};
+    int rc = gpu_pipeline(g, name, spec, 9, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;

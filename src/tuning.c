@@ -6,6 +6,23 @@
 #include <string.h>
 
 /* The integer value of variable `name` when it lies in lo..hi, else 0. */
+/* A gemm tile "BMxBNxBK" or "BMxBNxBK:SGMxSGN" (subgroups along rows x columns; default 2x2). */
+static void gemm_tile_env(const char *name, int t[5])
+{
+    const char *v = getenv(name);
+    unsigned bm, bn, bk, sm = 2, sn = 2;
+    if (!v) return;
+    int n = sscanf(v, "%ux%ux%u:%ux%u", &bm, &bn, &bk, &sm, &sn);
+    if ((n == 3 || n == 5) && bm >= 16 && bm <= 256 && bn >= 16 && bn <= 256 && bk >= 32 && bk <= 128 &&
+        bk % 32 == 0 && sm >= 1 && sn >= 1 && sm * sn <= 16) {
+        t[0] = (int)bm;
+        t[1] = (int)bn;
+        t[2] = (int)bk;
+        t[3] = (int)sm;
+        t[4] = (int)sn;
+    }
+}
+
 static int env_int(const char *name, int lo, int hi)
 {
     const char *v = getenv(name);
@@ -44,20 +61,17 @@ const struct tuning *tuning(void)
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
-    const char *tile = getenv("LFM2_GEMM_TILE");
-    unsigned bm, bn, bk;
-    if (tile && sscanf(tile, "%ux%ux%u", &bm, &bn, &bk) == 3 && bm >= 16 && bm <= 256 && bn >= 16 && bn <= 256 &&
-        bk >= 32 && bk <= 128 && bk % 32 == 0) {
-        t.gemm_tile[0] = (int)bm;
-        t.gemm_tile[1] = (int)bn;
-        t.gemm_tile[2] = (int)bk;
-    }
+    gemm_tile_env("LFM2_GEMM_TILE", t.gemm_tile);
+    gemm_tile_env("LFM2_GEMM_TILE_SWIGLU", t.gemm_tile_sw);
     t.dn_chunk_tv = env_int("LFM2_DN_CHUNK_TV", 4, 32);
     if (t.dn_chunk_tv & (t.dn_chunk_tv - 1)) t.dn_chunk_tv = 0;
     t.dn_chunk_min = env_int("LFM2_DN_CHUNK_MIN", 1, 65535);
     t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
     t.gemm_splitk = env_int("LFM2_GEMM_SPLITK", 1, 64);
     t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);
+    t.gemm_pf = env_int("LFM2_GEMM_PF", 1, 2);
+    t.gemm_narrow_off = env_flag("LFM2_GEMM_NARROW_OFF");
+    t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
     t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
