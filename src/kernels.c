@@ -352,11 +352,13 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    uint32_t rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1, kc = 0;
-    if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
-    if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
-    if (qmv) {
-        for (rt = 1; rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u);) rt *= 2;
+    uint32_t rt = 1, kc = 0;
+    if (!qmv) {
+        rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+        if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
+        if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    } else {
+        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
         if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
         /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
         uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
