@@ -28,7 +28,7 @@ struct options {
     enum timing_mode timing; /* --timing full|sampled|none (default full) */
     int sample_stride;       /* --sample-stride N (0: the profiler picks) */
     int attribution;         /* --attribution: 1 by kind, --attribution-ops: 2 by kind and op */
-    bool wide, spec, logits, gap_probe;
+    bool wide, spec, logits, all_logits, gap_probe;
     int reps;
     int device;            /* -1: default */
     bool list_devices, list_models, load_only, markdown, help, version;

@@ -184,6 +184,7 @@ struct prof_shape {
     int cols, pos, slots;
     int draft; /* spec: draft tokens a slot (cols / slots); 0 for the other plans */
     bool logits;
+    int logit_cols; /* columns with a logit: cols, or slots for the prefill shape (0: none) */
 };
 
 /* How the per-dispatch times were taken. */

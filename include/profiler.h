@@ -19,7 +19,9 @@ struct profile_request {
     enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
     int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
     int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
-    bool logits;         /* every column wants a logit (the head runs on a last stage) */
+    bool logits;         /* columns want logits (the head runs on a last stage): every column in
+                            the decode shape and with spec, each slot's last in the prefill shape */
+    bool all_logits;     /* with logits: every column, in the prefill shape too */
     int reps;            /* profiled repetitions (also the gap probe's and attribution's) */
     enum timing_mode timing;
     int sample_stride; /* TIMING_SAMPLED: 0 picks one (about 8) */

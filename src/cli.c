@@ -29,7 +29,11 @@ void cli_usage(FILE *out)
             "  --pos P           position of the profiled step; warm-up fills 0..P-1 (default 64)\n"
             "  --slots N         prefill shape: N sequences of cols/N successive columns\n"
             "                    (default: decode shape, one column per sequence)\n"
-            "  --logits          every column wants a logit (last stage: the LM head runs)\n"
+            "  --logits          the columns a serving engine samples want a logit (last stage:\n"
+            "                    the LM head runs): every column in the decode shape and with\n"
+            "                    --spec, each slot's last column in the prefill shape\n"
+            "  --all-logits      --logits for every column, in the prefill shape too (a scoring\n"
+            "                    pass)\n"
             "  --spec            speculative verify plan: each slot's columns are a draft (prefill\n"
             "                    layout; drafts of 4 without --slots), every column gets a logit\n"
             "                    and a snapshot of every recurrent state (exclusive with --wide)\n"
@@ -255,6 +259,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                          : !strcmp(a, "--wide")         ? &o->wide
                          : !strcmp(a, "--spec")         ? &o->spec
                          : !strcmp(a, "--logits")       ? &o->logits
+                         : !strcmp(a, "--all-logits")   ? &o->all_logits
                          : !strcmp(a, "--gap-probe")    ? &o->gap_probe
                          : !strcmp(a, "--list-devices") ? &o->list_devices
                          : !strcmp(a, "--list-models")  ? &o->list_models
@@ -269,6 +274,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         if (st) return st;
         if (takes) i++;
     }
+    if (o->all_logits) o->logits = true;
     if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
     if (o->spec && !o->slots && !o->golden) {
         for (int i = 0; i < o->n_cols; i++)

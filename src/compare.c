@@ -44,6 +44,7 @@ static int check_identity(const struct profile *b, const struct profile *c, stru
     if (b->shape.logits != c->shape.logits)
         return err_set(e, ST_USAGE, "cannot compare: shape logits differs: base %s, current %s",
                        b->shape.logits ? "true" : "false", c->shape.logits ? "true" : "false");
+    DIFF_INT("shape logit_cols", b->shape.logit_cols, c->shape.logit_cols);
     DIFF_STR("device name", b->device.name, c->device.name);
     if (b->device.has_timestamps != c->device.has_timestamps)
         return err_set(e, ST_USAGE, "cannot compare: device timestamps differ: base %s, current %s",

@@ -101,6 +101,7 @@ static struct profile_request request_of(const struct options *o, int cols, enum
     rq.slots = o->slots;
     if (plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
     rq.logits = o->logits;
+    rq.all_logits = o->all_logits;
     rq.reps = o->reps;
     rq.timing = o->timing;
     rq.sample_stride = o->sample_stride;

@@ -49,9 +49,12 @@ static int columns_alloc(struct columns *c, int cols, int n_runs, int hidden, st
     return ST_OK;
 }
 
-/* n_slots slots of `per` successive columns each at positions pos..pos+per-1. */
-static void columns_make(struct columns *c, int n_slots, int per, int pos, int vocab, bool logits)
+/* n_slots slots of `per` successive columns each at positions pos..pos+per-1. Columns want a
+ * logit as `logits` says: none, each slot's last (LOGITS_LAST) or all; c->idx lists them. */
+enum logits_want { LOGITS_NONE, LOGITS_LAST, LOGITS_ALL };
+static void columns_make(struct columns *c, int n_slots, int per, int pos, int vocab, enum logits_want logits)
 {
+    int n = 0;
     for (int s = 0; s < n_slots; s++) {
         c->runs[s] = (struct run_meta){.slot = (uint32_t)s,
                                        .first_col = (uint32_t)(s * per),
@@ -62,8 +65,9 @@ static void columns_make(struct columns *c, int n_slots, int per, int pos, int v
             c->cols[i] = (struct col_meta){.token = (uint32_t)((1000 + i) % vocab),
                                            .pos = (uint32_t)(pos + j),
                                            .slot = (uint32_t)s,
-                                           .need_logit = logits};
-            c->idx[i] = (uint32_t)i;
+                                           .need_logit = logits == LOGITS_ALL ||
+                                                         (logits == LOGITS_LAST && j == per - 1)};
+            if (c->cols[i].need_logit) c->idx[n++] = (uint32_t)i;
         }
     }
 }
@@ -76,6 +80,16 @@ struct profile_request profile_request_default(void)
                                     .reps = 10,
                                     .timing = TIMING_FULL,
                                     .argline = ""};
+}
+
+/* Which columns of the profiled step want a logit: a serving engine samples after every column
+ * of a decode step and of a verify, and after a prompt's last token only (the prefill shape, unless
+ * --all-logits asks for a scoring pass). */
+static enum logits_want logits_wanted(const struct profile_request *rq)
+{
+    bool spec = rq->plan == PLAN_SPEC;
+    if (!rq->logits && !spec) return LOGITS_NONE;
+    return spec || rq->all_logits || !rq->slots || rq->slots == rq->cols ? LOGITS_ALL : LOGITS_LAST;
 }
 
 static void fill_profile_header(struct gpu *g, const struct model_desc *d, const struct shard *s,
@@ -108,6 +122,8 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->shape.slots = rq->slots ? rq->slots : rq->cols;
     bool spec = rq->plan == PLAN_SPEC;
     p->shape.logits = rq->logits || (spec && s->last); /* a verify wants every column's logit */
+    enum logits_want lw = p->shape.logits ? logits_wanted(rq) : LOGITS_NONE;
+    p->shape.logit_cols = lw == LOGITS_ALL ? rq->cols : lw == LOGITS_LAST ? p->shape.slots : 0;
     p->shape.draft = spec ? rq->cols / p->shape.slots : 0;
     p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
@@ -480,7 +496,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     bool spec = rq->plan == PLAN_SPEC, head_on = (rq->logits || spec) && s->last;
     struct step_shape sh = {.cols = rq->cols,
                             .n_runs = n_slots,
-                            .n_logits = head_on ? rq->cols : 0,
+                            .n_logits = head_on ? p->shape.logit_cols : 0,
                             .prefill = per > 1,
                             .plan = rq->plan};
     struct step_shape warm = {
@@ -494,7 +510,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     p->device.copy_gbps = bw * 1e-9;
     if (!st)
         st = engine_init_spec(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
-                              head_on ? rq->cols : 0, spec ? per : 0, e);
+                              head_on ? p->shape.logit_cols : 0, spec ? per : 0, e);
     if (!st) st = engine_build(&en, &sh, &layers, head_on ? &head : NULL, e);
     if (!st) st = engine_build(&en, &warm, &wplan, NULL, e);
     if (!st) st = columns_alloc(&cols, rq->cols, n_slots, d->hidden, e);
@@ -503,7 +519,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     struct progress pr;
     progress_begin(&pr, "warm-up", (uint64_t)rq->pos, "steps", 1);
     for (int t = 0; !st && t < rq->pos; t++) {
-        columns_make(&wcols, n_slots, 1, t, d->vocab, false);
+        columns_make(&wcols, n_slots, 1, t, d->vocab, LOGITS_NONE);
         for (int i = 0; i < n_slots; i++)
             wcols.cols[i].token = (uint32_t)((1000 + i * per + t) % d->vocab);
         if (!s->first) fill_hidden(wcols.hidden, (size_t)n_slots * d->hidden, &rng);
@@ -516,7 +532,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     }
     progress_end(&pr);
     if (!st) {
-        columns_make(&cols, n_slots, per, rq->pos, d->vocab, rq->logits || spec);
+        columns_make(&cols, n_slots, per, rq->pos, d->vocab, logits_wanted(rq));
         if (!s->first) fill_hidden(cols.hidden, (size_t)rq->cols * d->hidden, &rng);
         struct step_io io = {.cols = cols.cols,
                              .runs = cols.runs,

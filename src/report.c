@@ -651,6 +651,9 @@ static void text_busy(FILE *out, const struct profile *p)
             "slots=%d ==\n",
             s->cols, s->pos, p->shard.a, p->shard.b, bool_str(strcmp(s->plan, "wide") == 0),
             bool_str(strcmp(s->plan, "spec") == 0), bool_str(s->logits), s->slots);
+    if (s->logits && s->logit_cols != s->cols)
+        fprintf(out, "logits: each slot's last column (%d of %d; --all-logits: every column)\n", s->logit_cols,
+                s->cols);
     if (strcmp(s->plan, "spec") == 0)
         fprintf(out,
                 "plan spec: %d slots × drafts of %d tokens; every column gets a logit and a "
@@ -884,6 +887,7 @@ static void md_header(FILE *out, const struct profile *p)
     fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s", s->plan, s->cols,
             s->pos, s->slots, bool_str(s->logits));
     if (strcmp(s->plan, "spec") == 0) fprintf(out, ", drafts of %d tokens", s->draft);
+    if (s->logits && s->logit_cols != s->cols) fprintf(out, ", logits of %d columns", s->logit_cols);
     fprintf(out, " |\n");
     if (d->has_timestamps && p->busy_us.n_reps)
         fprintf(out, "| GPU busy | %.0f µs/step (median; %s) |\n", p->busy_us.median,

@@ -212,6 +212,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(s, "slots", p->shape.slots);
     add_num(s, "draft", p->shape.draft);
     cJSON_AddBoolToObject(s, "logits", p->shape.logits);
+    add_num(s, "logit_cols", p->shape.logit_cols);
 
     cJSON_AddItemToObject(root, "busy_us", timing_json(&p->busy_us));
     cJSON_AddItemToObject(root, "head_us", timing_json(&p->head_us));
@@ -531,6 +532,9 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->shape.slots = (int)get_int(r, o, "shape", "slots", 0, INT32_MAX);
     p->shape.draft = (int)opt_int(r, o, "shape", "draft", INT32_MAX); /* optional: before --spec */
     p->shape.logits = get_bool(r, o, "shape", "logits");
+    /* optional: files before the prefill shape took one logit a slot gave every column one */
+    p->shape.logit_cols = (int)opt_int(r, o, "shape", "logit_cols", INT32_MAX);
+    if (!cJSON_GetObjectItemCaseSensitive(o, "logit_cols")) p->shape.logit_cols = p->shape.logits ? p->shape.cols : 0;
 
     p->busy_us = get_timing(r, root, "", "busy_us");
     p->head_us = get_timing(r, root, "", "head_us");

@@ -20,12 +20,26 @@ static int run(const char *args)
     return rc;
 }
 
+/* Columns the head's norm ran over (its group count), -1 when the profile has no head.rmsnorm. */
+static int head_norm_groups(const cJSON *j)
+{
+    const cJSON *d, *ds = j ? t_json_at(j, "dispatches") : NULL;
+    cJSON_ArrayForEach(d, ds)
+    {
+        const cJSON *k = t_json_at(d, "kind"), *g = t_json_at(d, "groups");
+        if (cJSON_IsString(k) && !strcmp(k->valuestring, "head.rmsnorm") && cJSON_IsArray(g))
+            return cJSON_GetArrayItem(g, 0)->valueint;
+    }
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
     const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
     const char *dir = t_tmpdir();
-    char args[2048], a_json[512], t_json[512];
+    char args[2048], a_json[512], b_json[512], t_json[512];
     snprintf(a_json, sizeof a_json, "%s/a.json", dir);
+    snprintf(b_json, sizeof b_json, "%s/b.json", dir);
     snprintf(t_json, sizeof t_json, "%s/t.json", dir);
 
     /* decode shape, whole model, head and gap probe */
@@ -162,6 +176,21 @@ int main(int argc, char **argv)
             out);
     j = t_json_file(a_json);
     T_CHECK(j && !strcmp(t_json_at(j, "shape.plan")->valuestring, "wide"), "wide JSON shape.plan");
+    /* the prefill shape samples each slot's last column: the head's norm runs over 2 columns */
+    T_CHECK(j && t_json_at(j, "shape.logit_cols")->valueint == 2, "prefill shape: logit_cols 2");
+    T_CHECK(head_norm_groups(j) == 2, "prefill shape: head.rmsnorm over %d columns, expected 2", head_norm_groups(j));
+    T_CHECK(strstr(out, "logits: each slot's last column (2 of 8"), "the report says which columns have logits\n%s", out);
     cJSON_Delete(j);
+    snprintf(args, sizeof args,
+             "--model %s/lfm2-tiny --full --wide --cols 8 --slots 2 --pos 5 --reps 2 --all-logits --json %s", fx, b_json);
+    T_CHECK(run(args) == 0, "wide profile, every logit");
+    j = t_json_file(b_json);
+    T_CHECK(j && t_json_at(j, "shape.logit_cols")->valueint == 8 && cJSON_IsTrue(t_json_at(j, "shape.logits")),
+            "--all-logits: logit_cols 8");
+    T_CHECK(head_norm_groups(j) == 8, "--all-logits: head.rmsnorm over %d columns, expected 8", head_norm_groups(j));
+    T_CHECK(!strstr(out, "logits: each slot's last column"), "--all-logits report\n%s", out);
+    cJSON_Delete(j);
+    snprintf(args, sizeof args, "--compare %s --current %s", a_json, b_json);
+    T_CHECK(run(args) == 2 && strstr(out, "shape logit_cols differs"), "compare refuses other logit columns\n%s", out);
     return t_finish();
 }
