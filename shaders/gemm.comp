@@ -27,7 +27,9 @@
 // x comes prepared by gemm_xprep.comp, once per product (the fused norm applied there): 16 bytes
 // per 4 elements [cols][k/4], COOPMAT: f16 hi/lo pairs (uvec4(hi01, hi23, lo01, lo23)), else f32;
 // so its staging is a copy. The push block's gain is not read (the host passes the plain x to the
-// twin when there is no norm: the same layout).
+// twin when there is no norm: the same layout). XRAW = 1 (cooperative matrices, a product with no
+// norm whose outputs need no zeroing): x is the plain f32 x, split into hi/lo while it is staged,
+// so no prep dispatch runs before the product (narrow steps, where a prep costs what a product does).
 // Split-k: with z workgroups (gl_NumWorkGroups.z > 1) workgroup z sums k in [z·kper, (z+1)·kper)
 // (kper a multiple of BK) and adds its sums into y with atomics (FADD: float atomic add, else a
 // compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
@@ -81,6 +83,7 @@ layout(constant_id = 7) const uint PF = 1;   // k steps fetched ahead into regis
 // Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
 // 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.
 layout(constant_id = 8) const uint PROBE = 0;
+layout(constant_id = 9) const uint XRAW = 0; // COOPMAT: x is plain f32, split while staged
 const uint NT = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -251,13 +254,29 @@ void put_a(uint b, uint mr, uint k0, float v[16])
 #endif
 }
 
-// Tile column c, elements k0 .. k0+7 of this step: two prepared units, copied.
+// Tile column c, elements k0 .. k0+7 of this step: two prepared units, copied (XRAW: 8 f32
+// values, split here).
 void put_x(uint bf, uint c, uint k0, uvec4 a, uvec4 b)
 {
 #if COOPMAT
-    sX[bf * SX + (c * BKP + k0) / 8u] = uvec4(a.xy, b.xy);
+    uint o = bf * SX + (c * BKP + k0) / 8u;
+    if (XRAW != 0u) {
+        float v[8];
+        [[unroll]] for (uint j = 0u; j < 4u; j++) {
+            v[j] = uintBitsToFloat(a[j]);
+            v[4u + j] = uintBitsToFloat(b[j]);
+        }
+        uvec4 hi, lo;
+        pack8(v, XSPLIT != 0, hi, lo);
+        sX[o] = hi;
 #if XSPLIT
-    sXlo[bf * SX + (c * BKP + k0) / 8u] = uvec4(a.zw, b.zw);
+        sXlo[o] = lo;
+#endif
+        return;
+    }
+    sX[o] = uvec4(a.xy, b.xy);
+#if XSPLIT
+    sXlo[o] = uvec4(a.zw, b.zw);
 #endif
 #else
     vec4 fa = uintBitsToFloat(a), fb = uintBitsToFloat(b);

@@ -536,7 +536,14 @@ struct gemm_call {
     char kind[40];
     uint64_t bytes;
     bool zero_y; /* split sums into a y that does not accumulate: y must start at 0 */
+    bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
+
+/* Widths up to which a product with no norm and no outputs to zero reads the plain x and splits it
+ * while staging (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs
+ * about what a product does (4.9 µs, 314 µs of a 16-column LFM2-1.2B step, bench/19).
+ * LFM2_GEMM_XRAW_COLS overrides it. */
+#define GEMM_XRAW_COLS 64
 
 /* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
  * device, shared by every product (each prep is followed by its gemm, and recording puts a
@@ -564,7 +571,8 @@ static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm,
 
 /* The tiles, splits and pipeline of one product (appends nothing). */
 static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
-                      bool accumulate, const char *op, const char *kind_prefix, struct gemm_call *c, struct err *e)
+                      bool accumulate, bool plain_x, const char *op, const char *kind_prefix, struct gemm_call *c,
+                      struct err *e)
 {
     bool swiglu = w3 != NULL, cm = g->gemm_coopmat;
     bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
@@ -583,18 +591,39 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
      * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
-    /* Narrow steps (up to 32 columns): tiles as wide as the step, their 4 subgroups stacked along
-     * the rows (4 x 1), so no product runs on padding columns: 64 x 16 at up to 16 columns, 128 x 32
-     * (SwiGLU 64 x 32) at up to 32 (bench/18: LFM2-1.2B's layer products at 16 columns took
-     * 1.70 ms so). LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after). */
+    /* Narrow steps (up to 64 columns), measured on LFM2-1.2B's layer products (bench/18, bench/19);
+     * LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after):
+     *  - up to 16 columns: 64 x 16 tiles, their 4 subgroups stacked along the rows (4 x 1), so no
+     *    product runs on padding columns (16 columns: 2.13 against 2.51 ms the whole model);
+     *  - 17-32: SwiGLU pairs 64 x 32 (4 x 1); single products of unsplit weights on small grids
+     *    keep the 64 x 32 tiles above with 2 x 2 subgroups (the 76 products 1.84 against 2.07 ms
+     *    with 128 x 32 4 x 1), the others take 128 x 32 (4 x 1);
+     *  - 33-64: single products of unsplit weights on small grids 128 x 64 (4 x 1) with k steps of
+     *    32 and split-k (64 columns: 1.42 against 1.53 ms for the 60 singles).
+     * SwiGLU pairs up to 32 columns and single products of split weights up to 16 keep two k steps
+     * of loads in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products
+     * 2.73 -> 2.36 ms (bench/19). */
     const struct tuning *tu = tuning();
-    if (cm && cols <= 32 && !tu->gemm_narrow_off) {
-        bn = cols <= 16 ? 16 : 32;
-        bm = swiglu || cols <= 16 ? 64 : 128;
+    bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off, bk32 = false;
+    uint32_t pf = 1;
+    if (narrow && cols <= 16) {
+        bn = 16;
+        bm = 64;
         sgm = 4;
+        pf = swiglu || wsplit ? 2 : 1;
+    } else if (narrow && cols <= 32 && (swiglu || !(bm == 64 && bn == 32))) {
+        bm = swiglu ? 64 : 128;
+        bn = 32;
+        sgm = 4;
+        pf = swiglu ? 2 : 1;
+    } else if (narrow && cols > 32 && !swiglu && !wsplit && bm == 64 && bn == 32) {
+        bm = 128;
+        bn = 64;
+        sgm = 4;
+        bk32 = true;
     }
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
-    if (gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
+    if (!bk32 && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
@@ -649,18 +678,20 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
              kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
-    /* loads one k step ahead (two: LFM2_GEMM_PF=2, one buffer only) */
-    uint32_t pf = nbuf == 1 && tu->gemm_pf ? (uint32_t)tu->gemm_pf : 1;
+    /* loads one k step ahead, two where chosen above or asked (LFM2_GEMM_PF), one buffer only */
+    pf = nbuf != 1 ? 1 : tu->gemm_pf ? (uint32_t)tu->gemm_pf : pf;
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
-    uint32_t spec[9] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe};
-    int rc = gpu_pipeline(g, name, spec, 9, &c->pipe, e);
+    c->zero_y = splits > 1 && !accumulate;
+    c->xraw = cm && plain_x && !c->zero_y && !roof &&
+              cols <= (tu->gemm_xraw_cols < 0 ? GEMM_XRAW_COLS : tu->gemm_xraw_cols);
+    uint32_t spec[10] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw};
+    int rc = gpu_pipeline(g, name, spec, 10, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;
     c->groups[1] = gy;
     c->groups[2] = splits;
     c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
-    c->zero_y = splits > 1 && !accumulate;
     return ST_OK;
 }
 
@@ -672,10 +703,13 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
                      int n, const struct gemm_call *calls, int layer, const char *op, const char *kind_prefix,
                      uint64_t *xg, struct err *e)
 {
-    bool has_norm = norm && norm->w, zero = false;
-    for (int i = 0; i < n; i++) zero = zero || calls[i].zero_y;
+    bool has_norm = norm && norm->w, zero = false, raw = true;
+    for (int i = 0; i < n; i++) {
+        zero = zero || calls[i].zero_y;
+        raw = raw && calls[i].xraw;
+    }
     *xg = x;
-    if (!g->gemm_coopmat && !has_norm && !zero) return ST_OK;
+    if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
     int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
@@ -719,7 +753,7 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
 {
     struct gemm_call c;
     uint64_t xg;
-    int rc = gemm_setup(g, w, w3, y, cols, accumulate, op, kind_prefix, &c, e);
+    int rc = gemm_setup(g, w, w3, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c, e);
     if (!rc) rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
     if (rc) return rc;
     gemm_append(p, &c, xg, layer, op);
@@ -737,7 +771,7 @@ static int gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_wei
     uint64_t xg;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
     for (int i = 0; i < n; i++) {
-        int rc = gemm_setup(g, w[i], NULL, y[i], cols, false, ops[i], "", &c[i], e);
+        int rc = gemm_setup(g, w[i], NULL, y[i], cols, false, !(norm && norm->w), ops[i], "", &c[i], e);
         if (rc) return rc;
     }
     int rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);

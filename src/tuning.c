@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The integer value of variable `name` when it lies in lo..hi, else 0. */
 /* A gemm tile "BMxBNxBK" or "BMxBNxBK:SGMxSGN" (subgroups along rows x columns; default 2x2). */
 static void gemm_tile_env(const char *name, int t[5])
 {
@@ -23,6 +22,7 @@ static void gemm_tile_env(const char *name, int t[5])
     }
 }
 
+/* The integer value of variable `name` when it lies in lo..hi, else 0. */
 static int env_int(const char *name, int lo, int hi)
 {
     const char *v = getenv(name);
@@ -71,6 +71,7 @@ const struct tuning *tuning(void)
     t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);
     t.gemm_pf = env_int("LFM2_GEMM_PF", 1, 2);
     t.gemm_narrow_off = env_flag("LFM2_GEMM_NARROW_OFF");
+    t.gemm_xraw_cols = getenv("LFM2_GEMM_XRAW_COLS") ? env_int("LFM2_GEMM_XRAW_COLS", 0, 65535) : -1;
     t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
     t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
