@@ -32,8 +32,9 @@
  *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
  *                                         tests run the twin split, bench/ runs)
  *   LFM2_GEMM_NARROW_OFF                  gemm: the tiles of wide steps at <= 64 columns too (bench/18, 19)
- *   LFM2_GEMM_XRAW_COLS=0..65535          gemm: widths up to which a product with no norm splits its
- *                                         plain x while staging it, with no prep (0: never; bench/19)
+ *   LFM2_GEMM_XRAW_COLS=0..65535          gemm: widths up to which a product with no norm may split
+ *                                         its plain x while staging it, with no prep (0: never;
+ *                                         default: every width; bench/19)
  *   LFM2_GEMM_PF=1|2                      gemm: k steps fetched ahead into registers (one buffer)
  *   LFM2_GEMM_PROBE=1..3                  gemm timing probes, wrong results (gemm.comp, bench/18)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
@@ -76,7 +77,7 @@ struct tuning {
     int gemm_nbuf;        /* 0: automatic */
     int gemm_pf;          /* 0: automatic */
     bool gemm_narrow_off;
-    int gemm_xraw_cols;   /* -1: automatic (kernels.c GEMM_XRAW_COLS); 0: never (also out of range) */
+    int gemm_xraw_cols;   /* -1: every width; 0: never (also out of range) */
     int gemm_probe;       /* 0: none (timing probes, gemm.comp) */
     bool gemm_no_fadd;
     int dn_chunk_tv;      /* 0: automatic */

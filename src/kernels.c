@@ -539,11 +539,11 @@ struct gemm_call {
     bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
 
-/* Widths up to which a product with no norm and no outputs to zero reads the plain x and splits it
- * while staging (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs
- * about what a product does (4.9 µs, 314 µs of a 16-column LFM2-1.2B step, bench/19).
- * LFM2_GEMM_XRAW_COLS overrides it. */
-#define GEMM_XRAW_COLS 64
+/* A product with no norm and no outputs to zero reads the plain x and splits it while staging
+ * (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs about what a
+ * product does (4.9 µs; 314 µs of a 16-column LFM2-1.2B step). Not with 32-column tiles: there the
+ * products took 14-26 % longer (LFM2-1.2B at 32 and 128 columns, bench/19; why was not found).
+ * LFM2_GEMM_XRAW_COLS=N: only up to N columns (0: never). */
 
 /* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
  * device, shared by every product (each prep is followed by its gemm, and recording puts a
@@ -600,9 +600,9 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      *    with 128 x 32 4 x 1), the others take 128 x 32 (4 x 1);
      *  - 33-64: single products of unsplit weights on small grids 128 x 64 (4 x 1) with k steps of
      *    32 and split-k (64 columns: 1.42 against 1.53 ms for the 60 singles).
-     * SwiGLU pairs up to 32 columns and single products of split weights up to 16 keep two k steps
-     * of loads in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products
-     * 2.73 -> 2.36 ms (bench/19). */
+     * SwiGLU pairs and single products of split weights up to 32 columns keep two k steps of loads
+     * in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products 2.73 ->
+     * 2.36 ms, Q4_0 singles at 32 columns 1.70 -> 1.58 ms (bench/19). */
     const struct tuning *tu = tuning();
     bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off, bk32 = false;
     uint32_t pf = 1;
@@ -615,7 +615,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         bm = swiglu ? 64 : 128;
         bn = 32;
         sgm = 4;
-        pf = swiglu ? 2 : 1;
+        pf = swiglu || wsplit ? 2 : 1;
     } else if (narrow && cols > 32 && !swiglu && !wsplit && bm == 64 && bn == 32) {
         bm = 128;
         bn = 64;
@@ -682,8 +682,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     pf = nbuf != 1 ? 1 : tu->gemm_pf ? (uint32_t)tu->gemm_pf : pf;
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
-    c->xraw = cm && plain_x && !c->zero_y && !roof &&
-              cols <= (tu->gemm_xraw_cols < 0 ? GEMM_XRAW_COLS : tu->gemm_xraw_cols);
+    c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
     uint32_t spec[10] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw};
     int rc = gpu_pipeline(g, name, spec, 10, &c->pipe, e);
     if (rc) return rc;
