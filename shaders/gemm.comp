@@ -84,6 +84,12 @@ layout(constant_id = 7) const uint PF = 1;   // k steps fetched ahead into regis
 // 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.
 layout(constant_id = 8) const uint PROBE = 0;
 layout(constant_id = 9) const uint XRAW = 0; // COOPMAT: x is plain f32, split while staged
+// COOPMAT: how a k step's fragments meet the products (bench/19): 0 each weight fragment loaded
+// just before its products; 1 all fragments of a 16-wide k slice loaded, then its products, the
+// low parts' products of every output before the high parts'; 2 as 1 with the next slice's
+// fragments loaded before this slice's products (two fragment sets). Every output sums the same
+// products in the same order in all three.
+layout(constant_id = 10) const uint FRAG = 0;
 const uint NT = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -344,6 +350,55 @@ const uint TM = BM / 16u, TN = BN / 16u; // a thread's outputs (of each matrix)
 
 #if COOPMAT
 F32MAT acc[NM][FM][FN];
+F16MAT fxh[2][FN]; // FRAG 1, 2: fragment sets of a k slice
+#if XSPLIT
+F16MAT fxl[2][FN];
+#endif
+F16MAT fa[2][NM * FM];
+#if WSPLIT
+F16MAT fal[2][NM * FM];
+#endif
+
+// Loads the fragments of k slice kk of shared buffer b into set s.
+void load_frags(uint b, uint kk, uint s, uint wm, uint wn)
+{
+    [[unroll]] for (uint j = 0u; j < FN; j++) {
+        uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
+        coopMatLoadNV(fxh[s][j], sX, o, BKQ, true);
+#if XSPLIT
+        coopMatLoadNV(fxl[s][j], sXlo, o, BKQ, true);
+#endif
+    }
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < FM; i++) {
+            uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+            coopMatLoadNV(fa[s][m * FM + i], sA, o, BKQ, false);
+#if WSPLIT
+            coopMatLoadNV(fal[s][m * FM + i], sAlo, o, BKQ, false);
+#endif
+        }
+}
+
+// The products of fragment set s: every output's low-part products, then the high parts'.
+void frag_products(uint s)
+{
+#if XSPLIT
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < FM; i++)
+            [[unroll]] for (uint j = 0u; j < FN; j++)
+                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxl[s][j], acc[m][i][j]);
+#endif
+#if WSPLIT
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < FM; i++)
+            [[unroll]] for (uint j = 0u; j < FN; j++)
+                acc[m][i][j] = coopMatMulAddNV(fal[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+#endif
+    [[unroll]] for (uint m = 0u; m < NM; m++)
+        [[unroll]] for (uint i = 0u; i < FM; i++)
+            [[unroll]] for (uint j = 0u; j < FN; j++)
+                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+}
 #else
 float acc[NM][TM][TN];
 #endif
@@ -358,6 +413,16 @@ void products(uint b)
     uint tr = tid % 16u, tc = tid / 16u;
 #endif
 #if COOPMAT
+    if (FRAG != 0u) {
+        load_frags(b, 0u, 0u, wm, wn);
+        [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+            uint s = FRAG == 2u ? (kk / 16u) % 2u : 0u;
+            if (FRAG == 1u && kk > 0u) load_frags(b, kk, 0u, wm, wn);
+            if (FRAG == 2u && kk + 16u < BK) load_frags(b, kk + 16u, s ^ 1u, wm, wn);
+            frag_products(s);
+        }
+        return;
+    }
     [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
         F16MAT xh[FN];
 #if XSPLIT

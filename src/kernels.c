@@ -683,8 +683,9 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
     c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
-    uint32_t spec[10] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw};
-    int rc = gpu_pipeline(g, name, spec, 10, &c->pipe, e);
+    uint32_t frag = cm ? (uint32_t)tu->gemm_frag : 0;
+    uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
+    int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;
