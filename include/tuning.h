@@ -36,8 +36,9 @@
  *                                         its plain x while staging it, with no prep (0: never;
  *                                         default: every width; bench/19)
  *   LFM2_GEMM_PF=1|2                      gemm: k steps fetched ahead into registers (one buffer)
- *   LFM2_GEMM_FRAG=1|2                    gemm: fragments of a k slice loaded before its products
- *                                         (2: the next slice's too; gemm.comp FRAG, bench/19)
+ *   LFM2_GEMM_FRAG=0|1|2                  gemm: fragments of a k slice loaded before its products
+ *                                         (2: the next slice's too; default 2 past 64 columns,
+ *                                         else as used; gemm.comp FRAG, bench/19)
  *   LFM2_GEMM_PROBE=1..3                  gemm timing probes, wrong results (gemm.comp, bench/18)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
  *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
@@ -81,7 +82,7 @@ struct tuning {
     bool gemm_narrow_off;
     int gemm_xraw_cols;   /* -1: every width; 0: never (also out of range) */
     int gemm_probe;       /* 0: none (timing probes, gemm.comp) */
-    int gemm_frag;        /* 0: fragments loaded as used (gemm.comp FRAG) */
+    int gemm_frag;        /* -1: automatic (gemm.comp FRAG); out of range: 0 */
     bool gemm_no_fadd;
     int dn_chunk_tv;      /* 0: automatic */
     int dn_chunk_min;     /* 0: dn.chunk off (kernels.h, k_dn_chunked) */

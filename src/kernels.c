@@ -580,10 +580,11 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
      * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
     uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32, sgm = 2;
-    /* Single products of unsplit weights past 128 columns keep 128 x 64 and take split-k instead
-     * (below): on the H200 at 256 and 512 columns the 60 single products of LFM2-1.2B took 3.29
-     * and 6.02 ms so against 4.62 and 8.83 with the smaller tiles (bench/11) */
-    bool big = cm && !swiglu && !wsplit && cols > 128;
+    /* Single products of unsplit weights past 64 columns keep 128 x 64 and take split-k instead
+     * (below): on the H200 the 60 single products of LFM2-1.2B took 3.29 and 6.02 ms so at 256 and
+     * 512 columns against 4.62 and 8.83 with the smaller tiles (bench/11), and the 76 layer
+     * products 3.65 against 4.63 ms at 96 columns, 3.73 against 5.77 at 128 (bench/19) */
+    bool big = cm && !swiglu && !wsplit && cols > 64;
     if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
@@ -683,7 +684,10 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
     c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
-    uint32_t frag = cm ? (uint32_t)tu->gemm_frag : 0;
+    /* fragments of a k slice loaded before its products, the next slice's too (gemm.comp FRAG = 2)
+     * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
+     * alone 3.9 %); no change at 16 and 64 (bench/19) */
+    uint32_t frag = !cm ? 0 : tu->gemm_frag >= 0 ? (uint32_t)tu->gemm_frag : cols > 64 ? 2 : 0;
     uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
     int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
     if (rc) return rc;

@@ -73,7 +73,7 @@ const struct tuning *tuning(void)
     t.gemm_narrow_off = env_flag("LFM2_GEMM_NARROW_OFF");
     t.gemm_xraw_cols = getenv("LFM2_GEMM_XRAW_COLS") ? env_int("LFM2_GEMM_XRAW_COLS", 0, 65535) : -1;
     t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
-    t.gemm_frag = env_int("LFM2_GEMM_FRAG", 1, 2);
+    t.gemm_frag = getenv("LFM2_GEMM_FRAG") ? env_int("LFM2_GEMM_FRAG", 0, 2) : -1;
     t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
