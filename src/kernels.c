@@ -539,12 +539,6 @@ struct gemm_call {
     bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
 
-/* A product with no norm and no outputs to zero reads the plain x and splits it while staging
- * (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs about what a
- * product does (4.9 µs; 314 µs of a 16-column LFM2-1.2B step). Not with 32-column tiles: there the
- * products took 14-26 % longer (LFM2-1.2B at 32 and 128 columns, bench/19; why was not found).
- * LFM2_GEMM_XRAW_COLS=N: only up to N columns (0: never). */
-
 /* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
  * device, shared by every product (each prep is followed by its gemm, and recording puts a
  * barrier between dispatches). When a plan needs more a larger one is made; the old one stays
@@ -683,6 +677,11 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     pf = nbuf != 1 ? 1 : tu->gemm_pf ? (uint32_t)tu->gemm_pf : pf;
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
+    /* a product with no norm and no outputs to zero reads the plain x and splits it while staging
+     * (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs about what a
+     * product does (4.9 µs; 314 µs of a 16-column LFM2-1.2B step). Not with 32-column tiles: there
+     * the products took 14-26 % longer (LFM2-1.2B at 32 and 128 columns, bench/19; why was not
+     * found). LFM2_GEMM_XRAW_COLS=N: only up to N columns (0: never). */
     c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
     /* fragments of a k slice loaded before its products, the next slice's too (gemm.comp FRAG = 2)
      * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
