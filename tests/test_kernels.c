@@ -358,11 +358,14 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
              : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
                     : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
     T_CHECK(rc == ST_OK, "matmul: %s", e.msg);
-    /* wide: the gemm, after its activations' prep pass (gemm_xprep: always with cooperative
-     * matrices; for the twin with a norm or split sums that start from 0) */
+    /* wide: the gemm, after its activations' prep pass (gemm_xprep) where a norm needs one (always),
+     * or split sums that start from 0; with cooperative matrices also where the product does not
+     * split its plain x while staging (gemm.comp XRAW) */
     int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
     T_CHECK(p.n == want_n || (matmul_kind == PLAN_WIDE && p.n == 2), "matmul: %d dispatches for %d columns", p.n,
             cols);
+    T_CHECK(matmul_kind != PLAN_WIDE || !norm || p.n == 2, "matmul: a normed product (swiglu %d) without its prep: %d "
+            "dispatches, %d columns", swiglu, p.n, cols);
     const struct dispatch *last = p.n > 0 ? &p.d[p.n - 1] : NULL;
     if (matmul_kind == PLAN_WIDE && last) {
         char want[40];
