@@ -164,7 +164,7 @@ wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attenti
 }
 
 targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wall 1x without timestamps
-    # (min of 3); batch plan at 1 and 16 columns, wide at 16, 64, 256 and a 512-token prefill of one slot.
+    # (min of 3); batch plan at 1 and 16 columns, wide at 16, 64, 128, 256 and a 512-token prefill of one slot.
     # floor = stored weight bytes / 3.93 TB/s (the copy bandwidth measured in bench/01); for the
     # prefill also the coopmat roof: 2 x weight elements x 512 / the rate coopmat_roof.comp measures
     # (gemm_bench prints it; ROOF=TFLOP/s skips that run)
@@ -178,7 +178,7 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
         local mb
         mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
         [ $dt = bf16 ] && el=$(awk -v m="$mb" 'BEGIN { print m * 1e6 / 2 }')
-        for row in "batch decode 1" "batch decode 16" "wide decode 16" "wide decode 64" "wide decode 256" \
+        for row in "batch decode 1" "batch decode 16" "wide decode 16" "wide decode 64" "wide decode 128" "wide decode 256" \
             "wide prefill 512"; do
             set -- $row
             local plan=$1 step=$2 c=$3 args="--cols $3 --pos 64" tgt=-
