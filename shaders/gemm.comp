@@ -359,11 +359,22 @@ F16MAT fa[2][NM * FM];
 F16MAT fal[2][NM * FM];
 #endif
 
+// Where a subgroup's fragments of k slice kk of shared buffer b start: column block j of x, row
+// block i of matrix m of the weights (uvec4 units).
+uint x_frag(uint b, uint kk, uint wn, uint j)
+{
+    return b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
+}
+uint a_frag(uint b, uint kk, uint wm, uint m, uint i)
+{
+    return b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+}
+
 // Loads the fragments of k slice kk of shared buffer b into set s.
 void load_frags(uint b, uint kk, uint s, uint wm, uint wn)
 {
     [[unroll]] for (uint j = 0u; j < FN; j++) {
-        uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
+        uint o = x_frag(b, kk, wn, j);
         coopMatLoadNV(fxh[s][j], sX, o, BKQ, true);
 #if XSPLIT
         coopMatLoadNV(fxl[s][j], sXlo, o, BKQ, true);
@@ -371,7 +382,7 @@ void load_frags(uint b, uint kk, uint s, uint wm, uint wn)
     }
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++) {
-            uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+            uint o = a_frag(b, kk, wm, m, i);
             coopMatLoadNV(fa[s][m * FM + i], sA, o, BKQ, false);
 #if WSPLIT
             coopMatLoadNV(fal[s][m * FM + i], sAlo, o, BKQ, false);
@@ -429,7 +440,7 @@ void products(uint b)
         F16MAT xl[FN];
 #endif
         [[unroll]] for (uint j = 0u; j < FN; j++) {
-            uint o = b * SX + ((wn * WN + j * 16u) * BKP + kk) / 8u;
+            uint o = x_frag(b, kk, wn, j);
             coopMatLoadNV(xh[j], sX, o, BKQ, true);
 #if XSPLIT
             coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
@@ -437,7 +448,7 @@ void products(uint b)
         }
         [[unroll]] for (uint m = 0u; m < NM; m++)
             [[unroll]] for (uint i = 0u; i < FM; i++) {
-                uint o = b * SA + ((m * BM + wm * WM + i * 16u) * BKP + kk) / 8u;
+                uint o = a_frag(b, kk, wm, m, i);
                 F16MAT a;
                 coopMatLoadNV(a, sA, o, BKQ, false);
 #if WSPLIT

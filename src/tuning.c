@@ -32,6 +32,12 @@ static int env_int(const char *name, int lo, int hi)
     return *end || x < lo || x > hi ? 0 : (int)x;
 }
 
+/* The same for a setting whose 0 is a value: -1 when `name` is unset (out of range: 0). */
+static int env_int_or_unset(const char *name, int lo, int hi)
+{
+    return getenv(name) ? env_int(name, lo, hi) : -1;
+}
+
 static bool env_flag(const char *name)
 {
     const char *v = getenv(name);
@@ -71,9 +77,9 @@ const struct tuning *tuning(void)
     t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);
     t.gemm_pf = env_int("LFM2_GEMM_PF", 1, 2);
     t.gemm_narrow_off = env_flag("LFM2_GEMM_NARROW_OFF");
-    t.gemm_xraw_cols = getenv("LFM2_GEMM_XRAW_COLS") ? env_int("LFM2_GEMM_XRAW_COLS", 0, 65535) : -1;
+    t.gemm_xraw_cols = env_int_or_unset("LFM2_GEMM_XRAW_COLS", 0, 65535);
     t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
-    t.gemm_frag = getenv("LFM2_GEMM_FRAG") ? env_int("LFM2_GEMM_FRAG", 0, 2) : -1;
+    t.gemm_frag = env_int_or_unset("LFM2_GEMM_FRAG", 0, 2);
     t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
     t.test_no_timestamps = getenv("LFM2_TEST_NO_TIMESTAMPS") != NULL;
