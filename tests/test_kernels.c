@@ -658,6 +658,20 @@ static void test_gemm(void)
         test_matmul_case(t, 75, k, 130, false, false, true);
     }
     test_matmul_case(DT_BF16, 129, 96, 64, true, false, false); /* k shorter than two steps */
+    /* narrow shapes whose rows are a multiple of the tiles and whose k is not a multiple of the k
+     * step (bench/20 measured a path for them): k splits, SwiGLU, 32-column tiles with a plain x,
+     * one column, k under one step, 50 columns, in every type that is not F32 */
+    const enum dtype narrow_types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
+    for (int i = 0; i < 4; i++) {
+        enum dtype t = narrow_types[i];
+        bool q = t == DT_Q8_0 || t == DT_Q4_0;
+        test_matmul_case(t, 192, q ? 1056 : 1008, 5, false, true, true);
+        test_matmul_case(t, 128, q ? 2080 : 2064, 16, true, true, false);
+        test_matmul_case(t, 320, 512, 31, false, false, true);
+        test_matmul_case(t, 256, 96, 1, false, true, false);
+        test_matmul_case(t, 64, q ? 64 : 48, 32, false, false, false);
+        test_matmul_case(t, 128, q ? 288 : 272, 50, true, true, false);
+    }
     matmul_kind = PLAN_BATCH;
     /* products of one x through one prep (k_matmul_multi in a wide plan, e.g. Qwen3.5's qkv/z/b/a):
      * mixed types, rows from 5 to 300; the prep zeroes every split output (split-k runs: ctest's
