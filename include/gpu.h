@@ -160,6 +160,9 @@ void gpu_cmd_dispatch(struct gpu *g, const struct gpu_pipeline *p, const void *p
                       uint32_t gx, uint32_t gy, uint32_t gz);
 /* Full compute+transfer memory barrier: every write before is visible to every read after. */
 void gpu_cmd_barrier(struct gpu *g);
+/* The same between two dispatches only: shader writes before, shader reads and writes after (no
+ * transfer stage; a copy on either side needs gpu_cmd_barrier). */
+void gpu_cmd_barrier_compute(struct gpu *g);
 void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off, const struct gpu_buf *dst,
                   uint64_t dst_off, uint64_t n);
 /* Timestamps: reset `count` queries from `first`, then write query i after all prior work. */

@@ -18,6 +18,8 @@
  *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after);
  *                                         in the wide plan one gemm prep a product (bench/17)
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
+ *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
+ *                                         dispatches, as before bench/21 (before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK[:SMxSN]       gemm tile of single products and the head (BM, BN 16..256,
@@ -73,6 +75,7 @@ struct tuning {
     int qmv_u;            /* 0: 2 */
     bool qkv_split;
     bool full_barriers;
+    bool full_stage_barriers;
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */

@@ -1346,6 +1346,18 @@ void gpu_cmd_barrier(struct gpu *g)
     vkCmdPipelineBarrier(g->cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
 }
 
+void gpu_cmd_barrier_compute(struct gpu *g)
+{
+    CHECK(g->recording);
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(g->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
+                         0, NULL, 0, NULL);
+}
+
 void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off,
                   const struct gpu_buf *dst, uint64_t dst_off, uint64_t n)
 {

@@ -130,7 +130,10 @@ void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int s
         bool ts = ts_base >= 0 && i % stride == phase;
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
-        if (after[i]) gpu_cmd_barrier(g);
+        /* between two dispatches a compute-only barrier; after the plan's last one the full
+         * barrier, since a copy may follow (LFM2_FULL_STAGE_BARRIERS: the full one everywhere) */
+        if (after[i] && i + 1 < p->n && !tuning()->full_stage_barriers) gpu_cmd_barrier_compute(g);
+        else if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
     free(after);

@@ -65,6 +65,7 @@ const struct tuning *tuning(void)
     t.qmv_u = env_int("LFM2_QMV_U", 1, 4);
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
+    t.full_stage_barriers = env_flag("LFM2_FULL_STAGE_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
     gemm_tile_env("LFM2_GEMM_TILE", t.gemm_tile);
