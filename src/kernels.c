@@ -577,15 +577,23 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* Single products of unsplit weights past 64 columns keep 128 x 64 and take split-k instead
      * (below): on the H200 the 60 single products of LFM2-1.2B took 3.29 and 6.02 ms so at 256 and
      * 512 columns against 4.62 and 8.83 with the smaller tiles (bench/11), and the 76 layer
-     * products 3.65 against 4.63 ms at 96 columns, 3.73 against 5.77 at 128 (bench/19) */
-    bool big = cm && !swiglu && !wsplit && cols > 64;
+     * products 3.65 against 4.63 ms at 96 columns, 3.73 against 5.77 at 128 (bench/19). Quantized
+     * weights too, with their 4 subgroups stacked along the rows (4 x 1): the 60 Q4_0 single
+     * products 11.05 -> 9.98 ms at 512 columns, 5.66 -> 5.38 at 256 (bench/21) */
+    bool big = cm && !swiglu && cols > 64 && (!wsplit || is_quant_type(w->dtype));
+    if (big && wsplit) sgm = 4;
     if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
      * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
     if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
     /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
-     * took the 16 pairs from 0.85 to 1.96 ms, bench/11) */
+     * took the 16 pairs from 0.85 to 1.96 ms, bench/11) SwiGLU pairs of quantized weights from 512
+     * columns take 64 x 128 tiles where they fit (the 16 Q4_0 pairs 9.78 -> 9.46 ms, bench/21;
+     * BF16 lost with them, bench/18) */
+    if (cm && swiglu && is_quant_type(w->dtype) && cols >= 512 &&
+        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, nt, 1) <= g->shared_mem)
+        bn = 128;
     /* Narrow steps (up to 64 columns), measured on LFM2-1.2B's layer products (bench/18, bench/19);
      * LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after):
      *  - up to 16 columns: 64 x 16 tiles, their 4 subgroups stacked along the rows (4 x 1), so no
