@@ -1332,30 +1332,26 @@ void gpu_cmd_dispatch(struct gpu *g, const struct gpu_pipeline *p, const void *p
     vkCmdDispatch(g->cmd, gx, gy, gz);
 }
 
-void gpu_cmd_barrier(struct gpu *g)
+/* One global memory barrier: `src` writes in `stages` before, visible to `dst` accesses after. */
+static void cmd_barrier(struct gpu *g, VkPipelineStageFlags stages, VkAccessFlags src, VkAccessFlags dst)
 {
     CHECK(g->recording);
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-    };
-    VkPipelineStageFlags stages =
-        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src, .dstAccessMask = dst};
     vkCmdPipelineBarrier(g->cmd, stages, stages, 0, 1, &mb, 0, NULL, 0, NULL);
+}
+
+void gpu_cmd_barrier(struct gpu *g)
+{
+    cmd_barrier(g, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                    VK_ACCESS_TRANSFER_WRITE_BIT);
 }
 
 void gpu_cmd_barrier_compute(struct gpu *g)
 {
-    CHECK(g->recording);
-    VkMemoryBarrier mb = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-    };
-    vkCmdPipelineBarrier(g->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb,
-                         0, NULL, 0, NULL);
+    cmd_barrier(g, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
 }
 
 void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off,
