@@ -158,6 +158,13 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * K_QMV_COLS columns: x staged in shared memory per workgroup, each weight byte read once,
  * coalesced, for every column. */
 #define K_QMV_COLS 8
+/* xmv.comp serves every product of one column it has a geometry for (k whose x fits the shared
+ * memory; bench/22), before qmv and matvec: each lane holds the x elements of its k positions in
+ * registers and streams rows past them (same kinds as above). k_xmv_serves: whether it serves a
+ * product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up pair) in
+ * plan p (tests). */
+bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
+                  uint64_t rows);
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):

@@ -301,6 +301,58 @@ static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *
     return w->dtype == DT_Q4_0 && cols == 1;
 }
 
+/* xmv.comp's geometry for a one-column product over weights like w (its header says why it exists):
+ * k groups (KSG) and slots a lane (SPL) so that a lane holds at most XE = 64 x elements (k = 2048:
+ * one group; ffn_down's k = 8192: four, BF16 and Q4_0 alike); subgroups a workgroup NSG = 4 (at
+ * least KSG); rows a subgroup loads at once RB such that a lane has 8 slots (128 bytes) in flight;
+ * one batch of rows a subgroup. x (k + k/8 floats) must fit the shared memory. The hooks
+ * LFM2_XMV_NSG, _RB, _NB, _XE force them (tuning.h). */
+struct xmv_geo {
+    uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
+};
+
+static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool swiglu, uint64_t rows, int cols,
+                         struct xmv_geo *x)
+{
+    const struct tuning *tu = tuning();
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nw = swiglu ? 2 : 1;
+    uint64_t row_slots = (uint64_t)w->k / (uint64_t)slot_elems(w->dtype);
+    uint64_t xe = tu->xmv_xe ? (uint64_t)tu->xmv_xe : 64;
+    uint64_t spl_max = MAX(1, xe / ((uint64_t)slot_elems(w->dtype) * (uint64_t)cols));
+    uint32_t nsg_max = MAX(1u, 1024u / sg), ksg = 1;
+    while (div_up(row_slots, (uint64_t)ksg * sg) > spl_max && ksg * 2 <= nsg_max) ksg *= 2;
+    if (div_up(row_slots, (uint64_t)ksg * sg) > spl_max) return false;
+    uint32_t nsg = tu->xmv_nsg ? (uint32_t)tu->xmv_nsg : 4;
+    nsg = MAX(nsg, ksg) / ksg * ksg; /* a multiple of the k groups */
+    if (nsg > nsg_max) return false;
+    uint32_t spl = (uint32_t)div_up(row_slots, (uint64_t)ksg * sg);
+    uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 8u / (nw * spl));
+    uint32_t nb = tu->xmv_nb ? (uint32_t)tu->xmv_nb : 1;
+    rb = MIN(rb, sg);
+    uint64_t kv4 = (uint64_t)w->k / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
+    uint32_t rows_wg = nsg / ksg * rb * nb;
+    uint64_t part = ksg > 1 ? (uint64_t)ksg * rows_wg * nw * (uint64_t)cols * 4 : 4, small = nsg * 4 * (uint64_t)cols + part;
+    uint64_t xv = kr4 + kr4 / 8 + 1;
+    if (xv * 16 * (uint64_t)cols + small > g->shared_mem) xv = kv4 + kv4 / 8 + 1;
+    if (xv * 16 * (uint64_t)cols + small > g->shared_mem || div_up(rows, rows_wg) > MAX_GROUPS) return false;
+    *x = (struct xmv_geo){sg, nsg, ksg, spl, rb, nb, (uint32_t)xv, rows_wg};
+    return true;
+}
+
+/* Whether xmv.comp serves a product of `cols` columns over rows stacked weights like w (w3: SwiGLU)
+ * in plan p: every one-column product it has a geometry for (bench/22), unless a hook names
+ * another kernel (LFM2_XMV_OFF, LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
+bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
+                  uint64_t rows)
+{
+    const struct tuning *tu = tuning();
+    struct xmv_geo x;
+    if (cols > (tu->xmv_cols ? tu->xmv_cols : 1) || tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols)
+        return false;
+    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
+    return xmv_geometry(g, w, swiglu, rows, cols, &x);
+}
+
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
@@ -310,6 +362,18 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
     if (cols > 1) return false;
     if (w->rows >= 8 * w->k) return true;
     return w->rows >= 3 * w->k && (w->dtype == DT_Q4_0 || (w->dtype == DT_Q8_0 && !swiglu));
+}
+
+/* The matrix-vector kernel a product takes, if any (else matmul.comp or the wide plan's gemm):
+ * xmv where it serves, else qmv, else matvec.comp where matvec_serves (n stacked weights). */
+enum mv_kernel { MV_NONE, MV_MATVEC, MV_QMV, MV_XMV };
+
+static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
+                              bool swiglu, uint64_t rows, int n)
+{
+    if (k_xmv_serves(g, p, cols, w, swiglu, rows)) return MV_XMV;
+    if (qmv_serves(p, cols, w)) return MV_QMV;
+    return matvec_serves(p, cols, w, swiglu, n) ? MV_MATVEC : MV_NONE;
 }
 
 /* One matvec dispatch over n stacked weights w[0..n-1] (same type and k) writing y[i]; with w3 (n
@@ -325,8 +389,8 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
  * LFM2_QMV_U force them (bench/16). */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
-                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix, bool qmv,
-                           struct err *e)
+                           int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
+                           enum mv_kernel mk, struct err *e)
 {
     struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
     uint64_t rows = 0, bytes = 0;
@@ -353,6 +417,24 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
     uint32_t rt = 1, kc = 0;
+    bool qmv = mk == MV_QMV;
+    char name[40], kind[40];
+    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
+             kind_dtype(w[0]->dtype));
+    const struct gpu_pipeline *pipe;
+    if (mk == MV_XMV) {
+        struct xmv_geo xg;
+        if (!xmv_geometry(g, w[0], w3 != NULL, rows, cols, &xg))
+            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w[0]->k, cols);
+        snprintf(name, sizeof name, "xmv%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+        uint32_t spec[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
+        int rc = gpu_pipeline(g, name, spec, 9, &pipe, e);
+        if (rc) return rc;
+        struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)div_up(rows, xg.rows_wg), 1, kind, layer, op, bytes);
+        dispatch_outputs(d, w3 ? 1 : n, offsetof(struct push_matvec, y), offsetof(struct push_matvec, y) + 8,
+                         offsetof(struct push_matvec, y) + 16);
+        return ST_OK;
+    }
     if (!qmv) {
         rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
         if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
@@ -378,13 +460,9 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     if (groups > MAX_GROUPS)
         return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
                        (unsigned long long)rows, groups);
-    char name[40], kind[40];
     snprintf(name, sizeof name, "%s%s_%s", qmv ? "qmv" : "matvec", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
-    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
-             kind_dtype(w[0]->dtype));
     uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
     uint32_t spec[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
-    const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, name, spec, qmv ? 7 : 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
@@ -421,9 +499,8 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc = matmul_check(w, w3, norm, cols, op, e);
     if (rc) return rc;
 
-    bool qmv = qmv_serves(p, cols, w);
-    if (qmv || matvec_serves(p, cols, w, swiglu, 1))
-        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, qmv, e);
+    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1);
+    if (mk != MV_NONE) return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
@@ -492,8 +569,10 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         }
         return gemm_multi(g, p, n, w, y, norm, x, cols, layer, ops, fused_op, e);
     }
-    bool qmv = qmv_serves(p, cols, w[0]);
-    bool one = n <= MATVEC_MAX_WEIGHTS && (qmv || matvec_serves(p, cols, w[0], false, n)) && !split;
+    uint64_t all_rows = 0;
+    for (int i = 0; i < n; i++) all_rows += (uint64_t)w[i]->rows;
+    enum mv_kernel mk = mv_pick(g, p, cols, w[0], false, all_rows, n);
+    bool one = n <= MATVEC_MAX_WEIGHTS && mk != MV_NONE && !split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {
         int rc = ST_OK;
@@ -504,7 +583,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
         if (rc) return rc;
     }
-    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", qmv, e);
+    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", mk, e);
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */

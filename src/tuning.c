@@ -63,6 +63,12 @@ const struct tuning *tuning(void)
     t.qmv_rt = env_int("LFM2_QMV_RT", 1, 4);
     t.qmv_kc = env_int("LFM2_QMV_KC", 32, 1 << 16) / 32 * 32;
     t.qmv_u = env_int("LFM2_QMV_U", 1, 4);
+    t.xmv_off = env_flag("LFM2_XMV_OFF");
+    t.xmv_cols = env_int("LFM2_XMV_COLS", 1, 4);
+    t.xmv_nsg = env_int("LFM2_XMV_NSG", 1, 32);
+    t.xmv_rb = env_int("LFM2_XMV_RB", 1, 16);
+    t.xmv_nb = env_int("LFM2_XMV_NB", 1, 64);
+    t.xmv_xe = env_int("LFM2_XMV_XE", 4, 256);
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.full_stage_barriers = env_flag("LFM2_FULL_STAGE_BARRIERS");

@@ -105,6 +105,23 @@ foreach(t "full" "0:3" "3:6")
   endif()
   cli_test(golden_wide_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${LT}/model-q4_0.gguf ${l} --wide --golden ${LT}/golden-q4_0-long.safetensors)
 endforeach()
+# xmv.comp (x in registers) on every step of up to 4 columns (LFM2_XMV_COLS=4; by default it
+# serves one column, which no golden step has): the 3-column decode and mixed steps of LFM2 and
+# Qwen3.5 through it, every format, whole models
+foreach(m ${FORMATS})
+  string(REPLACE ":" ";" mg ${m})
+  list(GET mg 0 model)
+  list(GET mg 1 gold)
+  foreach(d "${LT}" "${QT}")
+    get_filename_component(fam ${d} NAME)
+    set(mp ${d}/${model})
+    if(model STREQUAL "model.safetensors")
+      set(mp ${d})
+    endif()
+    cli_test(golden_xmv_${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full --golden ${d}/${gold}.safetensors)
+    set_tests_properties(golden_xmv_${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_XMV_COLS=4")
+  endforeach()
+endforeach()
 # the spec plan (issue 10): a verify of 8 draft tokens, accept 4, decode on from snapshot 4
 set(GOLDEN_EXTRA --spec)
 golden_tests(spec_ ${LT} 3 6 6 ${FORMATS})

@@ -376,14 +376,23 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* Q4_0 at one column in the batch plan (LFM2_QMV_COLS=N: Q types up to N columns): qmv.comp,
-     * unless a hook names another kernel */
+    /* one column in the batch plan: xmv.comp for every type where x fits the shared memory (k·4·(1 +
+     * 1/8) bytes a column and a little: every k·cols up to 4096 whatever the hooks; LFM2_XMV_COLS=N:
+     * up to N columns); else Q4_0 at one column
+     * (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp, unless a hook names another kernel */
     const char *qc = getenv("LFM2_QMV_COLS");
-    bool want_qmv = matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
-                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !getenv("LFM2_MATVEC_COLS") &&
-                    !getenv("LFM2_QMV_OFF") && !getenv("LFM2_MATVEC_OFF");
+    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
+    const char *xc = getenv("LFM2_XMV_COLS");
+    bool want_xmv = matmul_kind == PLAN_BATCH && cols <= (xc ? atoi(xc) : 1) && !qc && !hooked && !getenv("LFM2_XMV_OFF");
+    T_CHECK(!want_xmv || k * cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
+            "xmv refuses %s k %d at one column", dtype_name(t), k);
+    want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
+    bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
+                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked && !getenv("LFM2_QMV_OFF");
     T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
             dtype_name(t), cols, last ? last->pipe->name : "-");
+    T_CHECK(!last || (strncmp(last->pipe->name, "xmv", 3) == 0) == want_xmv, "matmul %s k %d cols %d: pipeline %s",
+            dtype_name(t), k, cols, last ? last->pipe->name : "-");
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
@@ -510,6 +519,29 @@ static void test_qmv(void)
         }
         test_matmul_case(t, 16 * 4 * 512 + 3, 64, 1, false, true, false);
         test_matmul_case(t, 16 * 4 * 256 + 5, 96, 3, true, false, false);
+    }
+}
+
+/* xmv.comp: every type at one column. k not a multiple of a subgroup's slots (lanes past the row's
+ * end hold no x), k long enough for 2 and 4 k groups (whose sums meet in shared memory; lavapipe's
+ * small subgroups reach 8 groups sooner), rows not a multiple of a workgroup's, fused norm with
+ * accumulate, SwiGLU, and a tall matrix (the grid's many workgroups). ctest test_kernels_xmv runs
+ * the matrix tests again with LFM2_XMV_RB=3, LFM2_XMV_NB=2, LFM2_XMV_XE=32, LFM2_XMV_NSG=8 and
+ * LFM2_XMV_COLS=4 (2..4 columns: x of every column in registers). q/k/v stacked: test_matmul_multi. */
+static void test_xmv(void)
+{
+    const int ks[4] = {96, 2080, 4128, 6944};
+    for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
+        enum dtype t = all_types[ti];
+        for (int ki = 0; ki < 4; ki++) {
+            test_matmul_case(t, 37 + 10 * ki, ks[ki], 1, false, true, true);
+            test_matmul_case(t, 29 + 6 * ki, ks[ki], 1, true, true, false);
+        }
+        for (int c = 2; c <= 4; c++) { /* xmv under LFM2_XMV_COLS=4 (ctest test_kernels_xmv) */
+            test_matmul_case(t, 41 + c, ks[c - 1] / c / 32 * 32, c, false, true, true);
+            test_matmul_case(t, 23 + c, ks[c - 1] / c / 32 * 32, c, true, true, false);
+        }
+        test_matmul_case(t, 3 * 4096 + 7, 256, 1, false, false, false);
     }
 }
 
@@ -1541,6 +1573,7 @@ int main(int argc, char **argv)
         test_matmul();
         test_matmul_multi();
         test_qmv();
+        test_xmv();
         test_gemm();
         printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
                g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
@@ -1557,6 +1590,7 @@ int main(int argc, char **argv)
     test_gate_up_parts();
     test_matmul_multi();
     test_qmv();
+    test_xmv();
     test_plan_barriers();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();

@@ -1,0 +1,196 @@
+#version 460
+// xmv.comp - the matrix-vector product of few columns with x held in registers (kernels.c
+// k_xmv_serves picks the shapes): y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights
+// W_0..W_2 of the same type and k stacked as one matrix of rows_end[2] rows (q/k/v as one product),
+// each writing its own y_s [COLS][rows_s]; x' = x or its RMSNorm g ⊙ x / rms(x). SWIGLU: W_1 is
+// the up weight, y = silu(W_0 x')·(W_1 x').
+// Push block: matvec.comp's, field for field (kernels.c struct push_matvec).
+//
+// Why (bench/22): at one column every weight element meets one x element, so a kernel that reads x
+// for each weight slot moves 2x (BF16) to 8x (Q4_0) the weight bytes again through L1 or shared
+// memory, and that traffic, not DRAM, bounded matvec.comp and qmv.comp (0.3-0.9 TB/s on Q4_0). Here
+// a lane owns the same k positions in every row: the 16-byte weight slots kg·SPL·SG + j·SG + lane
+// (j < SPL) of each row, so a subgroup load is SG·16 contiguous bytes of a row; the x' elements of
+// those slots (SPL·G floats a column) are read once into registers and serve every row the lane
+// streams.
+//
+// Geometry: NSG subgroups a workgroup; KSG of them (the k groups) share a row, each over 1/KSG of
+// k (long k: ffn_down), the other factor NSG/KSG are row groups. The workgroup stages x (f32, the
+// norm's gain applied, Σx² summed on the way) in shared memory once, padded a vec4 every 8 so that
+// lanes G/4 vec4 apart read different banks; one barrier; then each subgroup takes NB batches of
+// RB rows: all RB·SPL slot loads (of both matrices for SwiGLU) issued before any is used. The
+// lanes' sums meet by subgroupAdd; with KSG > 1 the k groups' sums meet in shared memory after a
+// second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)).
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#include "kern_common.glsl"
+
+#ifndef WTYPE
+#define WTYPE DT_Q4_0
+#endif
+#ifndef SWIGLU
+#define SWIGLU 0
+#endif
+#include "wslot.glsl"
+
+layout(constant_id = 0) const uint SG = 32;   // subgroup size of the device
+layout(constant_id = 1) const uint NSG = 4;   // subgroups per workgroup
+layout(constant_id = 2) const uint KSG = 1;   // k groups (divides NSG)
+layout(constant_id = 3) const uint SPL = 2;   // slots a lane owns in a row: KSG·SG·SPL >= k / G
+layout(local_size_x_id = 4) in;               // SG·NSG
+layout(constant_id = 5) const uint RB = 4;    // rows a subgroup loads at once
+layout(constant_id = 6) const uint NB = 1;    // batches of RB rows a subgroup takes
+layout(constant_id = 7) const uint XV = 576;  // shared vec4 a column of x: > k/4 + k/32
+layout(constant_id = 8) const uint COLS = 1;  // columns
+
+const uint RG = NSG / KSG; // row groups
+const uint ROWS_WG = RG * RB * NB;
+#if SWIGLU
+const uint NW = 2u; // matrices read per row
+#else
+const uint NW = 1u;
+#endif
+
+layout(push_constant) uniform Push {
+    uint64_t w[3];      // weight s (SWIGLU: w[1] is the up weight); unused entries 0
+    uint64_t ws[3];     // its f16 scales [rows_s][k/32]
+    uint64_t y[3];      // f32 [COLS][rows_s]
+    uint64_t x;         // f32 [COLS][k], 16-byte aligned
+    uint64_t gain;      // norm gain [k], 0: no norm
+    uint rows_end[3];   // cumulative rows: weight s holds stacked rows rows_end[s-1] .. rows_end[s]-1
+    uint k;
+    uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
+    float eps;
+} p;
+
+shared vec4 xs[COLS * XV];
+shared float red[NSG * COLS];
+shared float part[KSG > 1u ? KSG * ROWS_WG * NW * COLS : 1u];
+
+uint xpos(uint i) { return i + (i >> 3); } // vec4 i of x -> its padded place
+
+// The weight s and the row in it of stacked row gr.
+void locate(uint gr, out uint seg, out uint lrow)
+{
+    seg = gr < p.rows_end[0] ? 0u : gr < p.rows_end[1] ? 1u : 2u;
+    lrow = gr - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
+}
+
+// Output (gr, c) of stacked row gr: the lanes' (and k groups') sum v (v3: the up product), the
+// norm's f.
+void store(uint gr, uint c, float v, float v3, float f)
+{
+    uint seg, lrow;
+    locate(gr, seg, lrow);
+    v *= f;
+#if SWIGLU
+    v = v / (1.0 + exp(-v)) * (v3 * f);
+#endif
+    uint rows_s = p.rows_end[seg] - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
+    F32Buf Y = F32Buf(p.y[seg]);
+    uint oi = c * rows_s + lrow;
+    if ((p.flags & 1u) != 0u) v += Y.v[oi];
+    Y.v[oi] = v;
+}
+
+void main()
+{
+    uint lane = gl_SubgroupInvocationID, sgi = gl_SubgroupID, tid = gl_LocalInvocationIndex;
+    uint row_slots = p.k / G, kv4 = p.k / 4u, total = p.rows_end[2];
+    uint rg = sgi / KSG, kg = sgi % KSG;
+    uint wrow0 = gl_WorkGroupID.x * ROWS_WG;
+    bool norm = p.gain != 0ul;
+    float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
+    uint gdtype = p.flags >> 2;
+
+    // x' staged once: the norm's gain applied, Σx² from the same loads
+    [[unroll]] for (uint c = 0u; c < COLS; c++) {
+        float ss = 0.0;
+        for (uint i = tid; i < kv4; i += SG * NSG) {
+            vec4 xr = Vec4Buf(p.x).v[c * kv4 + i];
+            if (norm) {
+                ss += dot(xr, xr);
+                xr *= one + gain4_at(p.gain, gdtype, i);
+            }
+            xs[c * XV + xpos(i)] = xr;
+        }
+        float t = subgroupAdd(ss);
+        if (lane == 0u) red[sgi * COLS + c] = t;
+    }
+    barrier();
+    float f[COLS];
+    [[unroll]] for (uint c = 0u; c < COLS; c++) {
+        f[c] = 1.0;
+        if (norm) {
+            float tt = 0.0;
+            for (uint i = 0u; i < NSG; i++) tt += red[i * COLS + c];
+            f[c] = inversesqrt(tt / float(p.k) + p.eps);
+        }
+    }
+
+    // this lane's x: the elements of its slots (0 past the row's end)
+    vec4 xv[COLS][SPL][G4];
+    [[unroll]] for (uint j = 0u; j < SPL; j++) {
+        uint s = (kg * SPL + j) * SG + lane;
+        [[unroll]] for (uint c = 0u; c < COLS; c++)
+            [[unroll]] for (uint q = 0u; q < G4; q++)
+                xv[c][j][q] = s < row_slots ? xs[c * XV + xpos(s * G4 + q)] : vec4(0.0);
+    }
+
+    for (uint b = 0u; b < NB; b++) {
+        uint r0 = wrow0 + (b * RG + rg) * RB;
+        if (r0 >= total) break;
+        uvec4 raw[RB][NW][SPL];
+        float sc[RB][NW][SPL];
+        [[unroll]] for (uint r = 0u; r < RB; r++) {
+            uint seg, lrow;
+            locate(min(r0 + r, total - 1u), seg, lrow);
+            [[unroll]] for (uint m = 0u; m < NW; m++) {
+                uint sm = SWIGLU != 0 ? m : seg;
+                uint64_t W = p.w[sm], S = p.ws[sm];
+                [[unroll]] for (uint j = 0u; j < SPL; j++) {
+                    uint s = (kg * SPL + j) * SG + lane;
+                    uint si = lrow * row_slots + min(s, row_slots - 1u);
+                    raw[r][m][j] = UVec4Buf(W).v[si];
+                    sc[r][m][j] = block_scale(S, si);
+                }
+            }
+        }
+        [[unroll]] for (uint r = 0u; r < RB; r++) {
+            float acc[NW][COLS];
+            [[unroll]] for (uint m = 0u; m < NW; m++) {
+                [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] = 0.0;
+                [[unroll]] for (uint j = 0u; j < SPL; j++)
+                    [[unroll]] for (uint q = 0u; q < G4; q++) {
+                        vec4 wv = unpack4(raw[r][m][j], sc[r][m][j], q);
+                        [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] += dot(wv, xv[c][j][q]);
+                    }
+                [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] = subgroupAdd(acc[m][c]);
+            }
+            uint gr = r0 + r, at = (b * RG + rg) * RB + r;
+            [[unroll]] for (uint c = 0u; c < COLS; c++) {
+                if (KSG == 1u) {
+                    if (lane == (r * COLS + c) % SG && gr < total) store(gr, c, acc[0][c], acc[NW - 1u][c], f[c]);
+                } else if (lane == 0u) {
+                    [[unroll]] for (uint m = 0u; m < NW; m++)
+                        part[((kg * ROWS_WG + at) * COLS + c) * NW + m] = acc[m][c];
+                }
+            }
+        }
+    }
+    if (KSG == 1u) return;
+
+    // long k: the k groups' sums meet here
+    barrier();
+    for (uint i = tid; i < ROWS_WG * COLS; i += SG * NSG) {
+        uint at = i / COLS, c = i % COLS, gr = wrow0 + at;
+        if (gr >= total) break;
+        float v[NW];
+        [[unroll]] for (uint m = 0u; m < NW; m++) {
+            v[m] = 0.0;
+            for (uint g = 0u; g < KSG; g++) v[m] += part[((g * ROWS_WG + at) * COLS + c) * NW + m];
+        }
+        store(gr, c, v[0], v[NW - 1u], f[c]);
+    }
+}
