@@ -172,6 +172,9 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
     [ -z "$roof" ] && roof=$("$G" f16 32 1 1 | sed -n 's/^coopmat roof.*: \([0-9.]*\) TFLOP.*/\1/p')
     [ -z "$roof" ] && roof=503
     echo "coopmat roof ${roof} TFLOP/s"
+    # a warm-up step first: the first run of a call read up to 30 % high (bench/21: 1.345 against
+    # 1.03 ms in the same call's gap probe)
+    "$B" --model lfm2-1.2b --full --cols 1 --pos 64 --logits --gap-probe --reps 3 >/dev/null 2>&1
     printf '%-5s %-6s %-12s %9s %9s %9s %8s %9s %8s %9s\n' dtype plan step "target ms" "wall ms" "floor ms" "x floor" \
         "roof ms" "x roof" "tok/s"
     for dt in bf16 q4_0; do
