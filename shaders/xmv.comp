@@ -44,6 +44,24 @@ layout(constant_id = 6) const uint NB = 1;    // batches of RB rows a subgroup t
 layout(constant_id = 7) const uint XV = 576;  // shared vec4 a column of x: > k/4 + k/32
 layout(constant_id = 8) const uint COLS = 1;  // columns
 
+// A slot's quarter j4 as stored (Q4_0: the nibbles 0..15, Q8_0: the int8 values; plain types
+// widened): the block scale and Q4_0's offset 8 are applied once a slot, not once an element,
+// s·Σ(q - 8)·x = s·(Σ q·x - 8·Σx), with Σx of the slot's x computed once a lane (bench/22).
+#if WTYPE == DT_Q4_0
+const float QOFF = 8.0;
+vec4 raw4(uvec4 raw, uint j4)
+{
+    uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
+    return vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, q >> 24 & 15u);
+}
+#elif WTYPE == DT_Q8_0
+const float QOFF = 0.0;
+vec4 raw4(uvec4 raw, uint j4) { return unpack4(raw, 1.0, j4); }
+#else
+const float QOFF = 0.0;
+vec4 raw4(uvec4 raw, uint j4) { return unpack4(raw, 1.0, j4); }
+#endif
+
 const uint RG = NSG / KSG; // row groups
 const uint ROWS_WG = RG * RB * NB;
 #if SWIGLU
@@ -131,11 +149,16 @@ void main()
 
     // this lane's x: the elements of its slots (0 past the row's end)
     vec4 xv[COLS][SPL][G4];
+    float xsum[COLS][SPL]; // Σx of a slot (Q4_0's offset)
     [[unroll]] for (uint j = 0u; j < SPL; j++) {
         uint s = (kg * SPL + j) * SG + lane;
-        [[unroll]] for (uint c = 0u; c < COLS; c++)
-            [[unroll]] for (uint q = 0u; q < G4; q++)
+        [[unroll]] for (uint c = 0u; c < COLS; c++) {
+            xsum[c][j] = 0.0;
+            [[unroll]] for (uint q = 0u; q < G4; q++) {
                 xv[c][j][q] = s < row_slots ? xs[c * XV + xpos(s * G4 + q)] : vec4(0.0);
+                xsum[c][j] += dot(xv[c][j][q], vec4(1.0));
+            }
+        }
     }
 
     for (uint b = 0u; b < NB; b++) {
@@ -161,11 +184,16 @@ void main()
             float acc[NW][COLS];
             [[unroll]] for (uint m = 0u; m < NW; m++) {
                 [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] = 0.0;
-                [[unroll]] for (uint j = 0u; j < SPL; j++)
+                [[unroll]] for (uint j = 0u; j < SPL; j++) {
+                    float d[COLS];
+                    [[unroll]] for (uint c = 0u; c < COLS; c++) d[c] = 0.0;
                     [[unroll]] for (uint q = 0u; q < G4; q++) {
-                        vec4 wv = unpack4(raw[r][m][j], sc[r][m][j], q);
-                        [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] += dot(wv, xv[c][j][q]);
+                        vec4 wv = raw4(raw[r][m][j], q);
+                        [[unroll]] for (uint c = 0u; c < COLS; c++) d[c] += dot(wv, xv[c][j][q]);
                     }
+                    [[unroll]] for (uint c = 0u; c < COLS; c++)
+                        acc[m][c] += sc[r][m][j] * (d[c] - QOFF * xsum[c][j]);
+                }
                 [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] = subgroupAdd(acc[m][c]);
             }
             uint gr = r0 + r, at = (b * RG + rg) * RB + r;

@@ -322,11 +322,11 @@ static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool s
     uint32_t nsg_max = MAX(1u, 1024u / sg), ksg = 1;
     while (div_up(row_slots, (uint64_t)ksg * sg) > spl_max && ksg * 2 <= nsg_max) ksg *= 2;
     if (div_up(row_slots, (uint64_t)ksg * sg) > spl_max) return false;
-    uint32_t nsg = tu->xmv_nsg ? (uint32_t)tu->xmv_nsg : 4;
+    uint32_t nsg = tu->xmv_nsg ? (uint32_t)tu->xmv_nsg : 8;
     nsg = MAX(nsg, ksg) / ksg * ksg; /* a multiple of the k groups */
     if (nsg > nsg_max) return false;
     uint32_t spl = (uint32_t)div_up(row_slots, (uint64_t)ksg * sg);
-    uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 8u / (nw * spl));
+    uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 4u / spl);
     uint32_t nb = tu->xmv_nb ? (uint32_t)tu->xmv_nb : 1;
     rb = MIN(rb, sg);
     uint64_t kv4 = (uint64_t)w->k / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
@@ -347,10 +347,15 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
 {
     const struct tuning *tu = tuning();
     struct xmv_geo x;
-    if (cols > (tu->xmv_cols ? tu->xmv_cols : 1) || tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols)
-        return false;
+    if (tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols) return false;
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
-    return xmv_geometry(g, w, swiglu, rows, cols, &x);
+    if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, &x);
+    /* by default where it measured faster on the H200 (bench/22 run 2, LFM2-1.2B per op): one
+     * column, Q8_0/Q4_0, k up to 4096 (SwiGLU Q4_0 351 -> 255 us a step, Q8_0 437 -> 333; Q8_0
+     * in_proj 143 -> 122, q/k/v 74 -> 52), not the LM head (rows >= 8k: Q8_0 49 -> 67 us) and not
+     * ffn_down's k = 8192 (x staged per workgroup: 246 -> 270 us Q4_0, 198 -> 413 Q8_0) */
+    return cols == 1 && is_quant_type(w->dtype) && w->k <= 4096 && rows < 8 * (uint64_t)w->k &&
+           xmv_geometry(g, w, swiglu, rows, cols, &x);
 }
 
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
