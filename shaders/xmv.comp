@@ -8,7 +8,9 @@
 //
 // Why (bench/22): at one column every weight element meets one x element, so a kernel that reads x
 // for each weight slot moves 2x (BF16) to 8x (Q4_0) the weight bytes again through L1 or shared
-// memory, and that traffic, not DRAM, bounded matvec.comp and qmv.comp (0.3-0.9 TB/s on Q4_0). Here
+// memory (matvec.comp, qmv.comp: Q4_0 at 0.3-0.9 TB/s). Measured, that traffic was not the whole
+// bound: this kernel wins for Q8_0/Q4_0 with k <= 4096 (Q4_0 SwiGLU 1.2 TB/s against 0.86), not for
+// BF16 or long k, where kernels.c keeps the others. Here
 // a lane owns the same k positions in every row: the 16-byte weight slots kg·SPL·SG + j·SG + lane
 // (j < SPL) of each row, so a subgroup load is SG·16 contiguous bytes of a row; the x' elements of
 // those slots (SPL·G floats a column) are read once into registers and serve every row the lane

@@ -301,12 +301,13 @@ static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *
     return w->dtype == DT_Q4_0 && cols == 1;
 }
 
-/* xmv.comp's geometry for a one-column product over weights like w (its header says why it exists):
- * k groups (KSG) and slots a lane (SPL) so that a lane holds at most XE = 64 x elements (k = 2048:
- * one group; ffn_down's k = 8192: four, BF16 and Q4_0 alike); subgroups a workgroup NSG = 4 (at
- * least KSG); rows a subgroup loads at once RB such that a lane has 8 slots (128 bytes) in flight;
- * one batch of rows a subgroup. x (k + k/8 floats) must fit the shared memory. The hooks
- * LFM2_XMV_NSG, _RB, _NB, _XE force them (tuning.h). */
+/* xmv.comp's geometry for a product of `cols` columns over weights like w (its header says why it
+ * exists): k groups (KSG) and slots a lane (SPL) so that a lane holds at most XE = 64 x elements
+ * (k = 2048: one group; ffn_down's k = 8192: four, BF16 and Q4_0 alike); subgroups a workgroup
+ * NSG = 8 (at least KSG); rows a subgroup loads at once RB = 4 / SPL (Q4_0: 2); one batch of rows a
+ * subgroup (bench/22's sweep: 8 subgroups and 2 rows best for Q4_0, more rows or batches slower).
+ * x (k + k/8 floats a column) must fit the shared memory. The hooks LFM2_XMV_NSG, _RB, _NB, _XE
+ * force them (tuning.h). */
 struct xmv_geo {
     uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
 };
