@@ -525,7 +525,8 @@ static void test_qmv(void)
     }
 }
 
-/* xmv.comp: every type at one column. k not a multiple of a subgroup's slots (lanes past the row's
+/* xmv.comp at one column: by default Q8_0/Q4_0 with k <= 4096 take it (kernels.c k_xmv_serves);
+ * ctest test_kernels_xmv1 (LFM2_XMV_COLS=1) puts every type and k here on it. k not a multiple of a subgroup's slots (lanes past the row's
  * end hold no x), k long enough for 2 and 4 k groups (whose sums meet in shared memory; lavapipe's
  * small subgroups reach 8 groups sooner), rows not a multiple of a workgroup's, fused norm with
  * accumulate, SwiGLU, and a tall matrix (the grid's many workgroups). ctest test_kernels_xmv runs
