@@ -15,9 +15,11 @@
  *   LFM2_QMV_RT=1..4                      qmv rows a subgroup keeps (bench/16)
  *   LFM2_QMV_KC=32..65536                 qmv: at most this many k staged at a time (bench/16, tests)
  *   LFM2_QMV_U=1..4                       qmv: units a lane loads ahead per row (bench/16, tests)
- *   LFM2_XMV_OFF                          no xmv.comp at one column: matvec/qmv/matmul as before
- *                                         bench/22 (before/after)
- *   LFM2_XMV_COLS=1..4                    columns up to which xmv.comp serves (default 1; tests, bench/22)
+ *   LFM2_XMV_OFF                          no xmv.comp: matvec/qmv/matmul as before bench/22
+ *                                         (before/after)
+ *   LFM2_XMV_COLS=1..4                    xmv.comp for every product up to this many columns
+ *                                         (default: the one-column shapes of kernels.c
+ *                                         k_xmv_serves; tests, bench/22)
  *   LFM2_XMV_NSG=1..32                    xmv subgroups a workgroup (at least its k groups; bench/22)
  *   LFM2_XMV_RB=1..16                     xmv rows a subgroup loads at once (bench/22, tests)
  *   LFM2_XMV_NB=1..64                     xmv batches of rows a subgroup takes (bench/22, tests)
@@ -82,7 +84,7 @@ struct tuning {
     int qmv_kc;           /* 0: automatic (the shared memory's room) */
     int qmv_u;            /* 0: 2 */
     bool xmv_off;
-    int xmv_cols;         /* 0: 1 (kernels.c k_xmv_serves) */
+    int xmv_cols;         /* 0: automatic (kernels.c k_xmv_serves) */
     int xmv_nsg, xmv_rb, xmv_nb, xmv_xe; /* 0: automatic (kernels.c xmv_geometry) */
     bool qkv_split;
     bool full_barriers;

@@ -56,9 +56,6 @@ vec4 raw4(uvec4 raw, uint j4)
     uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
     return vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, q >> 24 & 15u);
 }
-#elif WTYPE == DT_Q8_0
-const float QOFF = 0.0;
-vec4 raw4(uvec4 raw, uint j4) { return unpack4(raw, 1.0, j4); }
 #else
 const float QOFF = 0.0;
 vec4 raw4(uvec4 raw, uint j4) { return unpack4(raw, 1.0, j4); }

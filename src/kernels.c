@@ -341,8 +341,9 @@ static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool s
 }
 
 /* Whether xmv.comp serves a product of `cols` columns over rows stacked weights like w (w3: SwiGLU)
- * in plan p: every one-column product it has a geometry for (bench/22), unless a hook names
- * another kernel (LFM2_XMV_OFF, LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
+ * in plan p: the shapes below, or under LFM2_XMV_COLS=N every product of up to N columns it has a
+ * geometry for, unless a hook names another kernel (LFM2_XMV_OFF, LFM2_MATVEC_OFF,
+ * LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
                   uint64_t rows)
 {
@@ -392,7 +393,7 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * rows); x staged in chunks of KC elements, k (rounded up to 1024, so that few k make few
  * pipelines) up to 1024 where it fits the shared memory, else the largest multiple of SG units (a
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
- * LFM2_QMV_U force them (bench/16). */
+ * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
@@ -422,59 +423,58 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    uint32_t rt = 1, kc = 0;
+    uint32_t rt = 1, kc = 0, groups, spec[9], n_spec;
     bool qmv = mk == MV_QMV;
-    char name[40], kind[40];
-    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
-             kind_dtype(w[0]->dtype));
-    const struct gpu_pipeline *pipe;
     if (mk == MV_XMV) {
         struct xmv_geo xg;
         if (!xmv_geometry(g, w[0], w3 != NULL, rows, cols, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w[0]->k, cols);
-        snprintf(name, sizeof name, "xmv%s_%s", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
-        uint32_t spec[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
-        int rc = gpu_pipeline(g, name, spec, 9, &pipe, e);
-        if (rc) return rc;
-        struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)div_up(rows, xg.rows_wg), 1, kind, layer, op, bytes);
-        dispatch_outputs(d, w3 ? 1 : n, offsetof(struct push_matvec, y), offsetof(struct push_matvec, y) + 8,
-                         offsetof(struct push_matvec, y) + 16);
-        return ST_OK;
-    }
-    if (!qmv) {
-        rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
-        if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
-        if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+        groups = (uint32_t)div_up(rows, xg.rows_wg);
+        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
+        memcpy(spec, xs, sizeof xs);
+        n_spec = 9;
     } else {
-        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
-        if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
-        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
-        uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
-        uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
-        /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
-         * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
-        uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
-        if (kc_max < cap) cap = kc_max;
-        uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
-        kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
-        if (kc < 32)
-            return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u", op,
-                           cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
+        if (!qmv) {
+            rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+            if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
+            if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+        } else {
+            while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
+            if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
+            /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
+            uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
+            uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
+            /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
+             * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
+            uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
+            if (kc_max < cap) cap = kc_max;
+            uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
+            kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
+            if (kc < 32)
+                return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
+                               op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
+        }
+        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
+        groups = div_up(rows, (uint64_t)nsg * rt);
+        if (groups > MAX_GROUPS)
+            return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
+                           (unsigned long long)rows, groups);
+        uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
+        const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
+        memcpy(spec, ms, sizeof ms);
+        n_spec = qmv ? 7 : 6;
     }
-    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
-    uint32_t groups = div_up(rows, (uint64_t)nsg * rt);
-    if (groups > MAX_GROUPS)
-        return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
-                       (unsigned long long)rows, groups);
-    snprintf(name, sizeof name, "%s%s_%s", qmv ? "qmv" : "matvec", w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
-    uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
-    uint32_t spec[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
-    int rc = gpu_pipeline(g, name, spec, qmv ? 7 : 6, &pipe, e);
+    static const char *const kname[] = {[MV_MATVEC] = "matvec", [MV_QMV] = "qmv", [MV_XMV] = "xmv"};
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "%s%s_%s", kname[mk], w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+    snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
+             kind_dtype(w[0]->dtype));
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
-    size_t at[MATVEC_MAX_WEIGHTS];
-    for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) at[i] = offsetof(struct push_matvec, y) + 8 * (size_t)i;
-    dispatch_outputs(d, w3 ? 1 : n, at[0], at[1], at[2]);
+    size_t y0 = offsetof(struct push_matvec, y);
+    dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
     return ST_OK;
 }
 
