@@ -18,7 +18,7 @@
  *   LFM2_XMV_OFF                          no xmv.comp: matvec/qmv/matmul as before bench/22
  *                                         (before/after)
  *   LFM2_XMV_COLS=1..4                    xmv.comp for every product up to this many columns
- *                                         (default: the one-column shapes of kernels.c
+ *                                         (default: the shapes of kernels.c
  *                                         k_xmv_serves; tests, bench/22)
  *   LFM2_XMV_NSG=1..32                    xmv subgroups a workgroup (at least its k groups; bench/22)
  *   LFM2_XMV_RB=1..16                     xmv rows a subgroup loads at once (bench/22, tests)

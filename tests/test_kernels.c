@@ -376,8 +376,8 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* one column in the batch plan: xmv.comp for Q8_0/Q4_0 with k <= 4096, but not tall matrices
-     * (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up to N columns
+    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 4 with k <= 4096, but not tall
+     * matrices (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up to N columns
      * where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up
      * to 4096 whatever the other hooks); else Q4_0 at one column
      * (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp, unless a hook names another kernel */
@@ -385,10 +385,10 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
     const char *xc = getenv("LFM2_XMV_COLS");
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
-                    (xc ? cols <= atoi(xc) : cols == 1 && (t == DT_Q4_0 || t == DT_Q8_0) && k <= 4096 &&
-                                                 rows < 8 * k);
+                    (xc ? cols <= atoi(xc)
+                        : (t == DT_Q4_0 ? cols <= 4 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
     T_CHECK(!want_xmv || k * cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
-            "xmv refuses %s k %d at one column", dtype_name(t), k);
+            "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
     want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
     bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
                     (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked && !getenv("LFM2_QMV_OFF");
@@ -525,7 +525,8 @@ static void test_qmv(void)
     }
 }
 
-/* xmv.comp at one column: by default Q8_0/Q4_0 with k <= 4096 take it (kernels.c k_xmv_serves);
+/* xmv.comp at one column: by default Q8_0/Q4_0 with k <= 4096 take it (Q8_0 up to 2 columns, Q4_0
+ * up to 4: kernels.c k_xmv_serves);
  * ctest test_kernels_xmv1 (LFM2_XMV_COLS=1) puts every type and k here on it. k not a multiple of a subgroup's slots (lanes past the row's
  * end hold no x), k long enough for 2 and 4 k groups (whose sums meet in shared memory; lavapipe's
  * small subgroups reach 8 groups sooner), rows not a multiple of a workgroup's, fused norm with
