@@ -312,6 +312,11 @@ struct xmv_geo {
     uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
 };
 
+/* xmv.comp holds the x of up to XMV_MAX_COLS columns in registers; a product of more columns runs
+ * as passes of at most that many (as even as can be), each reading the weights again. */
+#define XMV_MAX_COLS 4
+static int xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, XMV_MAX_COLS)); }
+
 static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool swiglu, uint64_t rows, int cols,
                          struct xmv_geo *x)
 {
@@ -358,8 +363,8 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
      * ffn_down's k = 8192 (x staged per workgroup: 246 -> 270 us Q4_0, 198 -> 413 Q8_0); Q4_0 up
      * to 4 columns and Q8_0 up to 2 (the 76 layer products, bench/23: Q4_0 1935 -> 1176 us at 2
      * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3) */
-    bool q = w->dtype == DT_Q4_0 ? cols <= 4 : w->dtype == DT_Q8_0 && cols <= 2;
-    return q && w->k <= 4096 && rows < 8 * (uint64_t)w->k && xmv_geometry(g, w, swiglu, rows, cols, &x);
+    bool q = w->dtype == DT_Q4_0 ? cols <= 8 : w->dtype == DT_Q8_0 && cols <= 2;
+    return q && w->k <= 4096 && rows < 8 * (uint64_t)w->k && xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), &x);
 }
 
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
@@ -425,17 +430,9 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    uint32_t rt = 1, kc = 0, groups, spec[9], n_spec;
+    uint32_t rt = 1, kc = 0, groups = 0, spec[9], n_spec = 9;
     bool qmv = mk == MV_QMV;
-    if (mk == MV_XMV) {
-        struct xmv_geo xg;
-        if (!xmv_geometry(g, w[0], w3 != NULL, rows, cols, &xg))
-            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w[0]->k, cols);
-        groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
-        memcpy(spec, xs, sizeof xs);
-        n_spec = 9;
-    } else {
+    if (mk != MV_XMV) { /* xmv: passes of at most XMV_MAX_COLS columns, their geometry below */
         if (!qmv) {
             rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
             if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
@@ -471,12 +468,28 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     snprintf(name, sizeof name, "%s%s_%s", kname[mk], w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
-    const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
-    if (rc) return rc;
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
-    size_t y0 = offsetof(struct push_matvec, y);
-    dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
+    int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
+    for (int c0 = 0; c0 < cols; c0 += pass) {
+        int nc = MIN(pass, cols - c0);
+        struct push_matvec pp = pc;
+        if (mk == MV_XMV) {
+            struct xmv_geo xg;
+            if (!xmv_geometry(g, w[0], w3 != NULL, rows, nc, &xg))
+                return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w[0]->k, nc);
+            groups = (uint32_t)div_up(rows, xg.rows_wg);
+            const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)nc};
+            memcpy(spec, xs, sizeof xs);
+            /* pass c0: columns c0 .. c0+nc-1 of x and of each y ([cols][rows_s]) */
+            pp.x = x + 4 * (uint64_t)c0 * (uint64_t)w[0]->k;
+            for (int i = 0; i < n; i++) pp.y[i] = y[i] + 4 * (uint64_t)c0 * (uint64_t)w[i]->rows;
+        }
+        const struct gpu_pipeline *pipe;
+        int rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
+        if (rc) return rc;
+        struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, 1, kind, layer, op, bytes);
+        size_t y0 = offsetof(struct push_matvec, y);
+        dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
+    }
     return ST_OK;
 }
 

@@ -362,6 +362,8 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
      * or split sums that start from 0; with cooperative matrices also where the product does not
      * split its plain x while staging (gemm.comp XRAW) */
     int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
+    if (matmul_kind == PLAN_BATCH && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows))
+        want_n = (cols + 3) / 4; /* xmv: passes of <= 4 columns */
     T_CHECK(p.n == want_n || (matmul_kind == PLAN_WIDE && p.n == 2), "matmul: %d dispatches for %d columns", p.n,
             cols);
     T_CHECK(matmul_kind != PLAN_WIDE || !norm || p.n == 2, "matmul: a normed product (swiglu %d) without its prep: %d "
@@ -376,7 +378,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 4 with k <= 4096, but not tall
+    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 8 (passes of <= 4) with k <= 4096, but not tall
      * matrices (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up to N columns
      * where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up
      * to 4096 whatever the other hooks); else Q4_0 at one column
@@ -386,8 +388,9 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     const char *xc = getenv("LFM2_XMV_COLS");
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
                     (xc ? cols <= atoi(xc)
-                        : (t == DT_Q4_0 ? cols <= 4 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
-    T_CHECK(!want_xmv || k * cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
+                        : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
+    int pass_cols = (cols + (cols + 3) / 4 - 1) / ((cols + 3) / 4); /* xmv's passes of <= 4 columns */
+    T_CHECK(!want_xmv || k * pass_cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
             "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
     want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
     bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
@@ -467,11 +470,17 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, true};
     struct plan p = {.kind = kind};
     int rc = k_matmul_multi(&g, &p, n, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
+    /* want_n 0: one stacked dispatch, or xmv's passes of <= 4 columns where it serves the shape */
+    if (want_n == 0) {
+        uint64_t all_rows = 0;
+        for (int i = 0; i < n; i++) all_rows += (uint64_t)rows[i];
+        want_n = k_xmv_serves(&g, &p, cols, wp[0], false, all_rows) ? (cols + 3) / 4 : 1;
+    }
     T_CHECK(rc == ST_OK && p.n == want_n, "matmul_multi %s x%d cols %d: %d dispatches (want %d) %s", dtype_name(t[0]),
             n, cols, p.n, want_n, rc ? e.msg : "");
-    if (kind == PLAN_BATCH && p.n == 1)
-        T_CHECK(strcmp(p.d[0].op, "qkv") == 0 && p.d[0].n_out == n && p.d[0].bytes == all,
-                "matmul_multi tags: op %s, %u outputs", p.d[0].op, p.d[0].n_out);
+    for (int d = 0; kind == PLAN_BATCH && cols <= K_MATVEC_COLS && d < p.n; d++)
+        T_CHECK(strcmp(p.d[d].op, "qkv") == 0 && p.d[d].n_out == n && p.d[d].bytes == all,
+                "matmul_multi tags: op %s, %u outputs", p.d[d].op, p.d[d].n_out);
     if (kind == PLAN_WIDE && p.n == n + 1) { /* one prep (x' and the split outputs), then n gemms */
         int splits = 0;
         for (int i = 0; i < n; i++) splits += p.d[1 + i].groups[2] > 1;
@@ -526,7 +535,7 @@ static void test_qmv(void)
 }
 
 /* xmv.comp at one column: by default Q8_0/Q4_0 with k <= 4096 take it (Q8_0 up to 2 columns, Q4_0
- * up to 4: kernels.c k_xmv_serves);
+ * up to 8 in passes of <= 4: kernels.c k_xmv_serves);
  * ctest test_kernels_xmv1 (LFM2_XMV_COLS=1) puts every type and k here on it. k not a multiple of a subgroup's slots (lanes past the row's
  * end hold no x), k long enough for 2 and 4 k groups (whose sums meet in shared memory; lavapipe's
  * small subgroups reach 8 groups sooner), rows not a multiple of a workgroup's, fused norm with
@@ -547,6 +556,9 @@ static void test_xmv(void)
             test_matmul_case(t, 23 + c, ks[c - 1] / c / 32 * 32, c, true, true, false);
         }
         test_matmul_case(t, 3 * 4096 + 7, 256, 1, false, false, false);
+        /* more columns than xmv holds: Q4_0 in passes of <= 4 (4 + 3, 3 + 3) */
+        test_matmul_case(t, 53, 1024, 7, false, true, true);
+        test_matmul_case(t, 29, 992, 6, true, true, false);
     }
 }
 
@@ -562,7 +574,7 @@ static void test_matmul_multi(void)
         const enum dtype ts[3] = {t, t, t};
         const int widths[4] = {1, 4, K_MATVEC_COLS, K_MATVEC_COLS + 1};
         for (int wi = 0; wi < 4; wi++)
-            matmul_multi_case(PLAN_BATCH, 3, ts, rows, k, widths[wi], true, widths[wi] <= K_MATVEC_COLS ? 1 : 3);
+            matmul_multi_case(PLAN_BATCH, 3, ts, rows, k, widths[wi], true, widths[wi] <= K_MATVEC_COLS ? 0 : 3);
     }
     /* weights of different types: one dispatch each */
     struct host_weight a = make_weight(DT_BF16, 40, 64, 0.1f, 0), b = make_weight(DT_Q8_0, 24, 64, 0.1f, 0);
