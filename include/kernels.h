@@ -158,10 +158,11 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * K_QMV_COLS columns: x staged in shared memory per workgroup, each weight byte read once,
  * coalesced, for every column. */
 #define K_QMV_COLS 8
-/* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 and 1-4 column Q4_0 products with
- * k <= 4096 but the LM head (where it measured faster, bench/22 and 23), and under LFM2_XMV_COLS=N every product of up
- * to N columns whose x fits the shared memory: each lane holds the x elements of its k positions
- * in registers and streams rows past them (same kinds as above). k_xmv_serves: whether it serves a
+/* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 and 1-8 column Q4_0 products (in
+ * passes of at most 4 columns) with k <= 4096 but the LM head (where it measured faster, bench/22
+ * and 23), and under LFM2_XMV_COLS=N every product of up to N columns whose x fits the shared
+ * memory: each lane holds the x elements of its k positions in registers and streams rows past
+ * them (same kinds as above). k_xmv_serves: whether it serves a
  * product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up pair) in
  * plan p (tests). */
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,

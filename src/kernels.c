@@ -362,7 +362,8 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
      * in_proj 143 -> 122, q/k/v 74 -> 52), not the LM head (rows >= 8k: Q8_0 49 -> 67 us) and not
      * ffn_down's k = 8192 (x staged per workgroup: 246 -> 270 us Q4_0, 198 -> 413 Q8_0); Q4_0 up
      * to 4 columns and Q8_0 up to 2 (the 76 layer products, bench/23: Q4_0 1935 -> 1176 us at 2
-     * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3) */
+     * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3);
+     * Q4_0 at 5-8 columns in passes of <= 4 (whole step 5.98 -> 4.36 ms at 8 columns, bench/23) */
     bool q = w->dtype == DT_Q4_0 ? cols <= 8 : w->dtype == DT_Q8_0 && cols <= 2;
     return q && w->k <= 4096 && rows < 8 * (uint64_t)w->k && xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), &x);
 }
