@@ -187,9 +187,12 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
  * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
  * u32 kper (k per split). */
-/* The narrowest step the wide plan gives the gemm: 16 columns, 8 for Q4_0 (LFM2_GEMM_MIN_COLS
- * overrides). Measured on the H200 (LFM2-1.2B with the head, bench/11): BF16 at 16 columns 3.84 ->
- * 2.16 ms, at 8 columns 2.06 (matmul) against 2.12 (gemm); Q4_0 at 8 columns 5.78 -> 3.53 ms. */
+/* The narrowest step the wide plan gives the gemm: 6 columns, 5 for Q4_0, 16 for F32 (not
+ * measured) (LFM2_GEMM_MIN_COLS overrides). Measured on the H200 (LFM2-1.2B with the head, whole
+ * step, bench/23 run 7; matrix-vector kernels -> gemm): BF16 4 columns 1.52 -> 1.68 ms, 6 1.93 ->
+ * 1.69, 8 2.26 -> 1.72, 12 3.47 -> 1.77; Q8_0 4 2.28 -> 2.69, 6 2.89 -> 2.72; Q4_0 4 2.39 -> 2.51,
+ * 5 3.13 (bench/23 run 6) -> ~2.5, 6 3.54 -> 2.52. (bench/11 had 16 and 8 before the narrow
+ * tiles of bench/18-19.) */
 int k_gemm_min_cols(enum dtype t);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +

@@ -284,7 +284,7 @@ _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
 int k_gemm_min_cols(enum dtype t)
 {
     if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
-    return t == DT_Q4_0 ? 8 : 16;
+    return t == DT_Q4_0 ? 5 : t == DT_F32 ? 16 : 6;
 }
 
 /* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
