@@ -191,8 +191,8 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * measured) (LFM2_GEMM_MIN_COLS overrides). Measured on the H200 (LFM2-1.2B with the head, whole
  * step, bench/23 run 7; matrix-vector kernels -> gemm): BF16 4 columns 1.52 -> 1.68 ms, 6 1.93 ->
  * 1.69, 8 2.26 -> 1.72, 12 3.47 -> 1.77; Q8_0 4 2.28 -> 2.69, 6 2.89 -> 2.72; Q4_0 4 2.39 -> 2.51,
- * 5 3.13 (bench/23 run 6) -> ~2.5, 6 3.54 -> 2.52. (bench/11 had 16 and 8 before the narrow
- * tiles of bench/18-19.) */
+ * 6 3.54 -> 2.52 (at 5 columns xmv took 3.13 ms, run 6, and the gemm is flat at 2.48-2.52 from 2
+ * to 6 columns). bench/11 had 16 and 8, before the narrow tiles of bench/18-19. */
 int k_gemm_min_cols(enum dtype t);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +

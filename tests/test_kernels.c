@@ -389,7 +389,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
                     (xc ? cols <= atoi(xc)
                         : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
-    int pass_cols = (cols + (cols + 3) / 4 - 1) / ((cols + 3) / 4); /* xmv's passes of <= 4 columns */
+    int n_pass = (cols + 3) / 4, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes of <= 4 columns */
     T_CHECK(!want_xmv || k * pass_cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
             "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
     want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
@@ -446,8 +446,9 @@ static void test_matmul(void)
 }
 
 /* One k_matmul_multi call of n weights (types t[i], rows[i], shared k) over cols columns with a
- * plus1 norm (or none), built for plan kind `kind`; checks the dispatch count (want_n) and each
- * output against its own reference (outputs poisoned first). Returns nothing: failures are checks. */
+ * plus1 norm (or none), built for plan kind `kind`; checks the dispatch count (want_n; 0: one
+ * stacked dispatch, or xmv's passes where k_xmv_serves the shape) and each output against its own
+ * reference (outputs poisoned first). Returns nothing: failures are checks. */
 static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], const int rows[], int k, int cols,
                               bool norm, int want_n)
 {
