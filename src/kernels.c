@@ -312,10 +312,8 @@ struct xmv_geo {
     uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
 };
 
-/* xmv.comp holds the x of up to XMV_MAX_COLS columns in registers; a product of more columns runs
- * as passes of at most that many (as even as can be), each reading the weights again. */
-#define XMV_MAX_COLS 4
-static int xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, XMV_MAX_COLS)); }
+/* Columns of one xmv pass over a product of `cols` (kernels.h K_XMV_COLS): passes as even as can be. */
+static int xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, K_XMV_COLS)); }
 
 static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool swiglu, uint64_t rows, int cols,
                          struct xmv_geo *x)
@@ -391,8 +389,8 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
     return matvec_serves(p, cols, w, swiglu, n) ? MV_MATVEC : MV_NONE;
 }
 
-/* One matvec dispatch over n stacked weights w[0..n-1] (same type and k) writing y[i]; with w3 (n
- * == 1) the SwiGLU variant. Rows a subgroup keeps (an x load serves them all): Q4_0 4 when that
+/* The pipeline spec constants and workgroups of one matvec/qmv/xmv dispatch of `cols` columns over
+ * `rows` stacked rows of weights like w (swiglu: a gate/up pair). matvec: rows a subgroup keeps (an x load serves them all): Q4_0 4 when that
  * leaves >= 256 workgroups, else 2 (its x traffic is 8 bytes a weight byte a row, so reuse pays:
  * SwiGLU 939 -> 372 us a step from 1 to 4 rows); other types 2 when that leaves >= 512 workgroups,
  * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
@@ -402,6 +400,56 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * pipelines) up to 1024 where it fits the shared memory, else the largest multiple of SG units (a
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
+static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
+                       int cols, const char *op, uint32_t spec[9], uint32_t *n_spec, uint32_t *groups, struct err *e)
+{
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
+    if (mk == MV_XMV) {
+        struct xmv_geo xg;
+        if (!xmv_geometry(g, w, swiglu, rows, cols, &xg))
+            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
+        *groups = (uint32_t)div_up(rows, xg.rows_wg);
+        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
+        memcpy(spec, xs, sizeof xs);
+        *n_spec = 9;
+        return ST_OK;
+    }
+    uint32_t rt = 1, kc = 0;
+    bool qmv = mk == MV_QMV;
+    if (!qmv) {
+        rt = !swiglu && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
+        if (w->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
+        if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
+    } else {
+        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
+        if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
+        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
+        uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
+        uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w->dtype) * sg;
+        /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
+         * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
+        uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
+        if (kc_max < cap) cap = kc_max;
+        uint64_t kr = ((uint64_t)w->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
+        kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
+        if (kc < 32)
+            return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
+                           op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
+    }
+    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
+    *groups = (uint32_t)div_up(rows, (uint64_t)nsg * rt);
+    if (*groups > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
+                       (unsigned long long)rows, *groups);
+    uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
+    const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
+    memcpy(spec, ms, sizeof ms);
+    *n_spec = qmv ? 7 : 6;
+    return ST_OK;
+}
+
+/* One matvec/qmv/xmv dispatch (mk) over n stacked weights w[0..n-1] (same type and k) writing
+ * y[i]; with w3 (n == 1) the SwiGLU variant; xmv past K_XMV_COLS columns in passes. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
@@ -430,63 +478,24 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         pc.flags = (norm->plus1 ? 2u : 0u) | (uint32_t)norm->w->dtype << 2;
     }
     pc.flags |= accumulate ? 1u : 0u;
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    uint32_t rt = 1, kc = 0, groups = 0, spec[9], n_spec = 9;
-    bool qmv = mk == MV_QMV;
-    if (mk != MV_XMV) { /* xmv: passes of at most XMV_MAX_COLS columns, their geometry below */
-        if (!qmv) {
-            rt = !w3 && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
-            if (w[0]->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
-            if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
-        } else {
-            while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
-            if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
-            /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
-            uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
-            uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w[0]->dtype) * sg;
-            /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
-             * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
-            uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
-            if (kc_max < cap) cap = kc_max;
-            uint64_t kr = ((uint64_t)w[0]->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
-            kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
-            if (kc < 32)
-                return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
-                               op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
-        }
-        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
-        groups = div_up(rows, (uint64_t)nsg * rt);
-        if (groups > MAX_GROUPS)
-            return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
-                           (unsigned long long)rows, groups);
-        uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
-        const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
-        memcpy(spec, ms, sizeof ms);
-        n_spec = qmv ? 7 : 6;
-    }
     static const char *const kname[] = {[MV_MATVEC] = "matvec", [MV_QMV] = "qmv", [MV_XMV] = "xmv"};
     char name[40], kind[40];
     snprintf(name, sizeof name, "%s%s_%s", kname[mk], w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
+    /* one dispatch; xmv in passes of at most K_XMV_COLS columns, pass c0 over columns c0 .. c0+nc-1
+     * of x and of each y ([cols][rows_s]), each reading the weights again */
     int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
-        struct push_matvec pp = pc;
-        if (mk == MV_XMV) {
-            struct xmv_geo xg;
-            if (!xmv_geometry(g, w[0], w3 != NULL, rows, nc, &xg))
-                return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w[0]->k, nc);
-            groups = (uint32_t)div_up(rows, xg.rows_wg);
-            const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)nc};
-            memcpy(spec, xs, sizeof xs);
-            /* pass c0: columns c0 .. c0+nc-1 of x and of each y ([cols][rows_s]) */
-            pp.x = x + 4 * (uint64_t)c0 * (uint64_t)w[0]->k;
-            for (int i = 0; i < n; i++) pp.y[i] = y[i] + 4 * (uint64_t)c0 * (uint64_t)w[i]->rows;
-        }
-        const struct gpu_pipeline *pipe;
-        int rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
+        uint32_t spec[9], n_spec = 0, groups = 0;
+        int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, op, spec, &n_spec, &groups, e);
+        const struct gpu_pipeline *pipe = NULL;
+        if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
         if (rc) return rc;
+        struct push_matvec pp = pc;
+        pp.x = x + 4 * (uint64_t)c0 * (uint64_t)w[0]->k;
+        for (int i = 0; i < n; i++) pp.y[i] = y[i] + 4 * (uint64_t)c0 * (uint64_t)w[i]->rows;
         struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, 1, kind, layer, op, bytes);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);

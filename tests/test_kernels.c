@@ -363,7 +363,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
      * split its plain x while staging (gemm.comp XRAW) */
     int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
     if (matmul_kind == PLAN_BATCH && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows))
-        want_n = (cols + 3) / 4; /* xmv: passes of <= 4 columns */
+        want_n = (cols + K_XMV_COLS - 1) / K_XMV_COLS; /* xmv: passes of <= K_XMV_COLS columns */
     T_CHECK(p.n == want_n || (matmul_kind == PLAN_WIDE && p.n == 2), "matmul: %d dispatches for %d columns", p.n,
             cols);
     T_CHECK(matmul_kind != PLAN_WIDE || !norm || p.n == 2, "matmul: a normed product (swiglu %d) without its prep: %d "
@@ -389,7 +389,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
                     (xc ? cols <= atoi(xc)
                         : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
-    int n_pass = (cols + 3) / 4, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes of <= 4 columns */
+    int n_pass = (cols + K_XMV_COLS - 1) / K_XMV_COLS, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes */
     T_CHECK(!want_xmv || k * pass_cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
             "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
     want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
@@ -475,7 +475,7 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     if (want_n == 0) {
         uint64_t all_rows = 0;
         for (int i = 0; i < n; i++) all_rows += (uint64_t)rows[i];
-        want_n = k_xmv_serves(&g, &p, cols, wp[0], false, all_rows) ? (cols + 3) / 4 : 1;
+        want_n = k_xmv_serves(&g, &p, cols, wp[0], false, all_rows) ? (cols + K_XMV_COLS - 1) / K_XMV_COLS : 1;
     }
     T_CHECK(rc == ST_OK && p.n == want_n, "matmul_multi %s x%d cols %d: %d dispatches (want %d) %s", dtype_name(t[0]),
             n, cols, p.n, want_n, rc ? e.msg : "");
