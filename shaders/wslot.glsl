@@ -17,8 +17,9 @@
 #endif
 #define G4 (G / 4u)
 
-// Quarter j4 of a slot, widened (sc: the block scale for Q types).
-vec4 unpack4(uvec4 raw, float sc, uint j4)
+// Quarter j4 of a slot as stored: Q4_0's nibbles (0..15), Q8_0's int8 values, the plain types
+// widened (xmv.comp applies a Q type's scale and offset once a slot).
+vec4 raw4(uvec4 raw, uint j4)
 {
 #if WTYPE == DT_F32
     return uintBitsToFloat(raw);
@@ -31,10 +32,22 @@ vec4 unpack4(uvec4 raw, float sc, uint j4)
 #elif WTYPE == DT_Q8_0
     int q = int(raw[j4]);
     return vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
-                bitfieldExtract(q, 24, 8)) * sc;
+                bitfieldExtract(q, 24, 8));
 #else
     uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
-    return (vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u) - 8.0) * sc;
+    return vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u);
+#endif
+}
+
+// Quarter j4 of a slot, widened (sc: the block scale for Q types; Q4_0's offset is 8).
+vec4 unpack4(uvec4 raw, float sc, uint j4)
+{
+#if WTYPE == DT_Q4_0
+    return (raw4(raw, j4) - 8.0) * sc;
+#elif WTYPE == DT_Q8_0
+    return raw4(raw, j4) * sc;
+#else
+    return raw4(raw, j4);
 #endif
 }
 

@@ -46,19 +46,13 @@ layout(constant_id = 6) const uint NB = 1;    // batches of RB rows a subgroup t
 layout(constant_id = 7) const uint XV = 576;  // shared vec4 a column of x: > k/4 + k/32
 layout(constant_id = 8) const uint COLS = 1;  // columns
 
-// A slot's quarter j4 as stored (Q4_0: the nibbles 0..15, Q8_0: the int8 values; plain types
-// widened): the block scale and Q4_0's offset 8 are applied once a slot, not once an element,
-// s·Σ(q - 8)·x = s·(Σ q·x - 8·Σx), with Σx of the slot's x computed once a lane (bench/22).
+// Slots are read as stored (wslot.glsl raw4): the block scale and Q4_0's offset 8 are applied once
+// a slot, not once an element, s·Σ(q - 8)·x = s·(Σ q·x - 8·Σx), with Σx of the slot's x computed
+// once a lane (bench/22).
 #if WTYPE == DT_Q4_0
 const float QOFF = 8.0;
-vec4 raw4(uvec4 raw, uint j4)
-{
-    uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
-    return vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, q >> 24 & 15u);
-}
 #else
 const float QOFF = 0.0;
-vec4 raw4(uvec4 raw, uint j4) { return unpack4(raw, 1.0, j4); }
 #endif
 
 const uint RG = NSG / KSG; // row groups

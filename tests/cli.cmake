@@ -105,9 +105,9 @@ foreach(t "full" "0:3" "3:6")
   endif()
   cli_test(golden_wide_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${LT}/model-q4_0.gguf ${l} --wide --golden ${LT}/golden-q4_0-long.safetensors)
 endforeach()
-# xmv.comp (x in registers) on every step of up to 4 columns (LFM2_XMV_COLS=4; by default it
-# serves some one-column products, and no golden step has one column): the 3-column decode and mixed steps of LFM2 and
-# Qwen3.5 through it, every format, whole models
+# xmv.comp (x in registers) on every step of up to 4 columns (LFM2_XMV_COLS=4; by default only
+# Q8_0 up to 2 columns and Q4_0 up to 8): the 3-column decode and mixed steps of LFM2 and Qwen3.5
+# through it, every format, whole models
 foreach(m ${FORMATS})
   string(REPLACE ":" ";" mg ${m})
   list(GET mg 0 model)
