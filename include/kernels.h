@@ -159,15 +159,16 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * coalesced, for every column. */
 #define K_QMV_COLS 8
 /* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 and 1-8 column Q4_0 products (in
- * passes of at most K_XMV_COLS columns: the x it holds in registers) with k <= 4096 but the LM
- * head (where it measured faster, bench/22 and 23), and under LFM2_XMV_COLS=N every product of up
- * to N columns whose x fits the shared memory: each lane holds the x elements of its k positions
- * in registers and streams rows past them (same kinds as above). k_xmv_serves: whether it serves a
- * product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up pair) in
- * plan p (tests). */
+ * passes of at most K_XMV_COLS columns: the x it holds in registers) with k <= 4096, or longer k
+ * split over workgroups whose sums add into y (products with no norm that add into y, not SwiGLU),
+ * but the LM head (where it measured faster, bench/22-24), and under LFM2_XMV_COLS=N every product
+ * of up to N columns whose x fits the shared memory: each lane holds the x elements of its k
+ * positions in registers and streams rows past them (same kinds as above). k_xmv_serves: whether it
+ * serves a product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up
+ * pair; split_ok: no norm and y += result) in plan p (tests). */
 #define K_XMV_COLS 4
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
-                  uint64_t rows);
+                  uint64_t rows, bool split_ok);
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):

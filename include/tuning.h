@@ -25,6 +25,8 @@
  *   LFM2_XMV_NB=1..64                     xmv batches of rows a subgroup takes (bench/22, tests)
  *   LFM2_XMV_XE=4..256                    xmv: at most this many x elements a lane holds (its k
  *                                         groups follow; bench/22, tests)
+ *   LFM2_XMV_KSPLIT=1..64                 xmv: workgroups along k where a product may split (1:
+ *                                         never; default kernels.c xmv_ksplits; bench/24, tests)
  *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after);
  *                                         in the wide plan one gemm prep a product (bench/17)
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
@@ -86,6 +88,7 @@ struct tuning {
     bool xmv_off;
     int xmv_cols;         /* 0: automatic (kernels.c k_xmv_serves) */
     int xmv_nsg, xmv_rb, xmv_nb, xmv_xe; /* 0: automatic (kernels.c xmv_geometry) */
+    int xmv_ksplit;       /* 0: automatic (kernels.c xmv_ksplits) */
     bool qkv_split;
     bool full_barriers;
     bool full_stage_barriers;

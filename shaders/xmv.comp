@@ -17,12 +17,16 @@
 // streams.
 //
 // Geometry: NSG subgroups a workgroup; KSG of them (the k groups) share a row, each over 1/KSG of
-// k (long k: ffn_down), the other factor NSG/KSG are row groups. The workgroup stages x (f32, the
-// norm's gain applied, Σx² summed on the way) in shared memory once, padded a vec4 every 8 so that
-// lanes G/4 vec4 apart read different banks; one barrier; then each subgroup takes NB batches of
-// RB rows: all RB·SPL slot loads (of both matrices for SwiGLU) issued before any is used. The
-// lanes' sums meet by subgroupAdd; with KSG > 1 the k groups' sums meet in shared memory after a
-// second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)).
+// k (long k not split over workgroups, below), the other factor NSG/KSG are row groups. The
+// workgroup stages x (f32, the norm's gain applied, Σx² summed on the way) in shared memory once,
+// padded a vec4 every 8 so that lanes G/4 vec4 apart read different banks; one barrier; then each
+// subgroup takes NB batches of RB rows: all RB·SPL slot loads (of both matrices for SwiGLU) issued
+// before any is used. The lanes' sums meet by subgroupAdd; with KSG > 1 the k groups' sums meet in
+// shared memory after a second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)), y = k splits.
+//
+// Split k (grid y > 1, FADD variants only; kernels.c xmv_ksplits: long k, no norm, y += result, not
+// SwiGLU): workgroup row z takes k in [z·k/y, (z+1)·k/y) (a multiple of G and of 4) as if it were
+// the whole k, stages only that x, and adds its sums into y by float atomic add (y holds the start).
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -33,6 +37,12 @@
 #endif
 #ifndef SWIGLU
 #define SWIGLU 0
+#endif
+#ifndef FADD
+#define FADD 0 // 1: k may be split over the grid's y, the sums added into y atomically
+#endif
+#if FADD
+#extension GL_EXT_shader_atomic_float : require
 #endif
 #include "wslot.glsl"
 
@@ -101,6 +111,12 @@ void store(uint gr, uint c, float v, float v3, float f)
     uint rows_s = p.rows_end[seg] - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
     F32Buf Y = F32Buf(p.y[seg]);
     uint oi = c * rows_s + lrow;
+#if FADD
+    if (gl_NumWorkGroups.y > 1u) {
+        atomicAdd(Y.v[oi], v);
+        return;
+    }
+#endif
     if ((p.flags & 1u) != 0u) v += Y.v[oi];
     Y.v[oi] = v;
 }
@@ -108,7 +124,9 @@ void store(uint gr, uint c, float v, float v3, float f)
 void main()
 {
     uint lane = gl_SubgroupInvocationID, sgi = gl_SubgroupID, tid = gl_LocalInvocationIndex;
-    uint row_slots = p.k / G, kv4 = p.k / 4u, total = p.rows_end[2];
+    // this workgroup's k: [kz, kz + kper) (all of it unless split)
+    uint kper = p.k / gl_NumWorkGroups.y, kz = gl_WorkGroupID.y * kper;
+    uint row_slots = p.k / G, slots = kper / G, slot0 = kz / G, kv4 = kper / 4u, total = p.rows_end[2];
     uint rg = sgi / KSG, kg = sgi % KSG;
     uint wrow0 = gl_WorkGroupID.x * ROWS_WG;
     bool norm = p.gain != 0ul;
@@ -119,10 +137,10 @@ void main()
     [[unroll]] for (uint c = 0u; c < COLS; c++) {
         float ss = 0.0;
         for (uint i = tid; i < kv4; i += SG * NSG) {
-            vec4 xr = Vec4Buf(p.x).v[c * kv4 + i];
+            vec4 xr = Vec4Buf(p.x).v[(c * p.k + kz) / 4u + i];
             if (norm) {
                 ss += dot(xr, xr);
-                xr *= one + gain4_at(p.gain, gdtype, i);
+                xr *= one + gain4_at(p.gain, gdtype, kz / 4u + i);
             }
             xs[c * XV + xpos(i)] = xr;
         }
@@ -148,7 +166,7 @@ void main()
         [[unroll]] for (uint c = 0u; c < COLS; c++) {
             xsum[c][j] = 0.0;
             [[unroll]] for (uint q = 0u; q < G4; q++) {
-                xv[c][j][q] = s < row_slots ? xs[c * XV + xpos(s * G4 + q)] : vec4(0.0);
+                xv[c][j][q] = s < slots ? xs[c * XV + xpos(s * G4 + q)] : vec4(0.0);
                 xsum[c][j] += dot(xv[c][j][q], vec4(1.0));
             }
         }
@@ -167,7 +185,7 @@ void main()
                 uint64_t W = p.w[sm], S = p.ws[sm];
                 [[unroll]] for (uint j = 0u; j < SPL; j++) {
                     uint s = (kg * SPL + j) * SG + lane;
-                    uint si = lrow * row_slots + min(s, row_slots - 1u);
+                    uint si = lrow * row_slots + slot0 + min(s, slots - 1u);
                     raw[r][m][j] = UVec4Buf(W).v[si];
                     sc[r][m][j] = block_scale(S, si);
                 }

@@ -301,9 +301,10 @@ static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *
     return w->dtype == DT_Q4_0 && cols == 1;
 }
 
-/* xmv.comp's geometry for a product of `cols` columns over weights like w (its header says why it
- * exists): k groups (KSG) and slots a lane (SPL) so that a lane holds at most XE = 64 x elements
- * (k = 2048: one group; ffn_down's k = 8192: four, BF16 and Q4_0 alike); subgroups a workgroup
+/* xmv.comp's geometry for a product of `cols` columns over weights like w, each workgroup over kper
+ * of its k (all of it unless split, xmv_ksplits) (its header says why it exists): k groups (KSG) and
+ * slots a lane (SPL) so that a lane holds at most XE = 64 x elements (k = 2048: one group; 8192
+ * unsplit: four, BF16 and Q4_0 alike); subgroups a workgroup
  * NSG = 8 (at least KSG); rows a subgroup loads at once RB = 4 / SPL (Q4_0: 2); one batch of rows a
  * subgroup (bench/22's sweep: 8 subgroups and 2 rows best for Q4_0, more rows or batches slower).
  * x (k + k/8 floats a column) must fit the shared memory. The hooks LFM2_XMV_NSG, _RB, _NB, _XE
@@ -316,11 +317,11 @@ struct xmv_geo {
 static int xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, K_XMV_COLS)); }
 
 static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool swiglu, uint64_t rows, int cols,
-                         struct xmv_geo *x)
+                         int64_t kper, struct xmv_geo *x)
 {
     const struct tuning *tu = tuning();
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nw = swiglu ? 2 : 1;
-    uint64_t row_slots = (uint64_t)w->k / (uint64_t)slot_elems(w->dtype);
+    uint64_t row_slots = (uint64_t)kper / (uint64_t)slot_elems(w->dtype);
     uint64_t xe = tu->xmv_xe ? (uint64_t)tu->xmv_xe : 64;
     uint64_t spl_max = MAX(1, xe / ((uint64_t)slot_elems(w->dtype) * (uint64_t)cols));
     uint32_t nsg_max = MAX(1u, 1024u / sg), ksg = 1;
@@ -333,7 +334,7 @@ static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool s
     uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 4u / spl);
     uint32_t nb = tu->xmv_nb ? (uint32_t)tu->xmv_nb : 1;
     rb = MIN(rb, sg);
-    uint64_t kv4 = (uint64_t)w->k / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
+    uint64_t kv4 = (uint64_t)kper / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
     uint32_t rows_wg = nsg / ksg * rb * nb;
     uint64_t part = ksg > 1 ? (uint64_t)ksg * rows_wg * nw * (uint64_t)cols * 4 : 4, small = nsg * 4 * (uint64_t)cols + part;
     uint64_t xv = kr4 + kr4 / 8 + 1;
@@ -343,27 +344,48 @@ static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool s
     return true;
 }
 
+/* The workgroups along k of an xmv product over weights like w (xmv.comp's split k): Q4_0 k past
+ * 4096 in slices of at most 2048 (the k of the products it measured fastest on), whose sums add
+ * into y by float atomic add, where the product may split (`split_ok`: no norm, whose Σx² spans all
+ * k, and y += result, so y holds the start) and is no SwiGLU (not linear), on a device with float
+ * atomic add and where the slices are whole slots; else 1. Measured on LFM2-1.2B's ffn_down (k =
+ * 8192, bench/24): Q4_0 247 -> 189 us a step at one column (2 and 8 splits: less), whole steps at
+ * 1-8 columns 3-8 % faster; Q8_0 slower than matvec (197 -> 237 us), so not Q8_0.
+ * LFM2_XMV_KSPLIT=N forces N for every type where allowed (1: never split). */
+static uint32_t xmv_ksplits(const struct gpu *g, const struct gpu_weight *w, bool swiglu, bool split_ok)
+{
+    if (!split_ok || swiglu || !g->has_float_atomic_add) return 1;
+    uint64_t s = 1, k = (uint64_t)w->k, unit = (uint64_t)slot_elems(w->dtype) * 4; /* whole slots, whole vec4 */
+    if (tuning()->xmv_ksplit) s = (uint64_t)tuning()->xmv_ksplit;
+    else if (k > 4096 && w->dtype == DT_Q4_0) s = div_up(k, 2048);
+    while (s > 1 && k % (s * unit)) s--;
+    return (uint32_t)s;
+}
+
 /* Whether xmv.comp serves a product of `cols` columns over rows stacked weights like w (w3: SwiGLU)
- * in plan p: the shapes below, or under LFM2_XMV_COLS=N every product of up to N columns it has a
- * geometry for, unless a hook names another kernel (LFM2_XMV_OFF, LFM2_MATVEC_OFF,
- * LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
+ * in plan p (split_ok: xmv_ksplits): the shapes below, or under LFM2_XMV_COLS=N every product of up
+ * to N columns it has a geometry for, unless a hook names another kernel (LFM2_XMV_OFF,
+ * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
-                  uint64_t rows)
+                  uint64_t rows, bool split_ok)
 {
     const struct tuning *tu = tuning();
     struct xmv_geo x;
     if (tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols) return false;
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
-    if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, &x);
+    int64_t kper = w->k / xmv_ksplits(g, w, swiglu, split_ok);
+    if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, kper, &x);
     /* by default where it measured faster on the H200 (bench/22 run 2, LFM2-1.2B per op): one
      * column, Q8_0/Q4_0, k up to 4096 (SwiGLU Q4_0 351 -> 255 us a step, Q8_0 437 -> 333; Q8_0
      * in_proj 143 -> 122, q/k/v 74 -> 52), not the LM head (rows >= 8k: Q8_0 49 -> 67 us) and not
      * ffn_down's k = 8192 (x staged per workgroup: 246 -> 270 us Q4_0, 198 -> 413 Q8_0); Q4_0 up
      * to 4 columns and Q8_0 up to 2 (the 76 layer products, bench/23: Q4_0 1935 -> 1176 us at 2
      * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3);
-     * Q4_0 at 5-8 columns in passes of <= 4 (whole step 5.98 -> 4.36 ms at 8 columns, bench/23) */
+     * Q4_0 at 5-8 columns in passes of <= 4 (whole step 5.98 -> 4.36 ms at 8 columns, bench/23);
+     * Q4_0's longer k split over workgroups (xmv_ksplits: ffn_down, bench/24) */
     bool q = w->dtype == DT_Q4_0 ? cols <= 8 : w->dtype == DT_Q8_0 && cols <= 2;
-    return q && w->k <= 4096 && rows < 8 * (uint64_t)w->k && xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), &x);
+    return q && kper <= 4096 && rows < 8 * (uint64_t)w->k &&
+           xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), kper, &x);
 }
 
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
@@ -378,13 +400,14 @@ static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weigh
 }
 
 /* The matrix-vector kernel a product takes, if any (else matmul.comp or the wide plan's gemm):
- * xmv where it serves, else qmv, else matvec.comp where matvec_serves (n stacked weights). */
+ * xmv where it serves, else qmv, else matvec.comp where matvec_serves (n stacked weights; split_ok:
+ * xmv_ksplits). */
 enum mv_kernel { MV_NONE, MV_MATVEC, MV_QMV, MV_XMV };
 
 static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
-                              bool swiglu, uint64_t rows, int n)
+                              bool swiglu, uint64_t rows, int n, bool split_ok)
 {
-    if (k_xmv_serves(g, p, cols, w, swiglu, rows)) return MV_XMV;
+    if (k_xmv_serves(g, p, cols, w, swiglu, rows, split_ok)) return MV_XMV;
     if (qmv_serves(p, cols, w)) return MV_QMV;
     return matvec_serves(p, cols, w, swiglu, n) ? MV_MATVEC : MV_NONE;
 }
@@ -401,12 +424,13 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
 static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
-                       int cols, const char *op, uint32_t spec[9], uint32_t *n_spec, uint32_t *groups, struct err *e)
+                       int cols, uint32_t ksplits, const char *op, uint32_t spec[9], uint32_t *n_spec,
+                       uint32_t *groups, struct err *e)
 {
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
     if (mk == MV_XMV) {
         struct xmv_geo xg;
-        if (!xmv_geometry(g, w, swiglu, rows, cols, &xg))
+        if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
         const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
@@ -449,7 +473,8 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
 }
 
 /* One matvec/qmv/xmv dispatch (mk) over n stacked weights w[0..n-1] (same type and k) writing
- * y[i]; with w3 (n == 1) the SwiGLU variant; xmv past K_XMV_COLS columns in passes. */
+ * y[i]; with w3 (n == 1) the SwiGLU variant; xmv past K_XMV_COLS columns in passes, and over long k
+ * in workgroups along k (xmv_ksplits) where it may split. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
@@ -479,8 +504,10 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     static const char *const kname[] = {[MV_MATVEC] = "matvec", [MV_QMV] = "qmv", [MV_XMV] = "xmv"};
+    uint32_t ksplits = mk == MV_XMV ? xmv_ksplits(g, w[0], w3 != NULL, n == 1 && !pc.gain && accumulate) : 1;
     char name[40], kind[40];
-    snprintf(name, sizeof name, "%s%s_%s", kname[mk], w3 ? "_swiglu" : "", kind_dtype(w[0]->dtype));
+    snprintf(name, sizeof name, "%s%s%s_%s", kname[mk], w3 ? "_swiglu" : "", ksplits > 1 ? "_fadd" : "",
+             kind_dtype(w[0]->dtype));
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", w3 ? "_swiglu" : "",
              kind_dtype(w[0]->dtype));
     /* one dispatch; xmv in passes of at most K_XMV_COLS columns, pass c0 over columns c0 .. c0+nc-1
@@ -489,14 +516,14 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
         uint32_t spec[9], n_spec = 0, groups = 0;
-        int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, op, spec, &n_spec, &groups, e);
+        int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
         const struct gpu_pipeline *pipe = NULL;
         if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
         if (rc) return rc;
         struct push_matvec pp = pc;
         pp.x = x + 4 * (uint64_t)c0 * (uint64_t)w[0]->k;
         for (int i = 0; i < n; i++) pp.y[i] = y[i] + 4 * (uint64_t)c0 * (uint64_t)w[i]->rows;
-        struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, 1, kind, layer, op, bytes);
+        struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, ksplits, kind, layer, op, bytes);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
     }
@@ -530,7 +557,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc = matmul_check(w, w3, norm, cols, op, e);
     if (rc) return rc;
 
-    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1);
+    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1, !(norm && norm->w) && accumulate);
     if (mk != MV_NONE) return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
@@ -602,7 +629,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
     }
     uint64_t all_rows = 0;
     for (int i = 0; i < n; i++) all_rows += (uint64_t)w[i]->rows;
-    enum mv_kernel mk = mv_pick(g, p, cols, w[0], false, all_rows, n);
+    enum mv_kernel mk = mv_pick(g, p, cols, w[0], false, all_rows, n, false);
     bool one = n <= MATVEC_MAX_WEIGHTS && mk != MV_NONE && !split;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {

@@ -362,7 +362,8 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
      * or split sums that start from 0; with cooperative matrices also where the product does not
      * split its plain x while staging (gemm.comp XRAW) */
     int want_n = matmul_kind == PLAN_WIDE ? 1 : (cols + K_MATMUL_MAX_COLS - 1) / K_MATMUL_MAX_COLS;
-    if (matmul_kind == PLAN_BATCH && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows))
+    bool split_ok = !swiglu && !norm && acc; /* xmv may split k over workgroups (kernels.c xmv_ksplits) */
+    if (matmul_kind == PLAN_BATCH && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok))
         want_n = (cols + K_XMV_COLS - 1) / K_XMV_COLS; /* xmv: passes of <= K_XMV_COLS columns */
     T_CHECK(p.n == want_n || (matmul_kind == PLAN_WIDE && p.n == 2), "matmul: %d dispatches for %d columns", p.n,
             cols);
@@ -378,21 +379,38 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 8 (passes of <= 4) with k <= 4096, but not tall
-     * matrices (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up to N columns
+    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 8 (passes of <= 4) with k <= 4096, or Q4_0's
+     * longer k split over workgroups (no norm, y += result, float atomic add: k > 4096 splits in slices of <= 2048
+     * where they are whole slots; LFM2_XMV_KSPLIT=N: N splits, every type), but not tall matrices (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under
+     * LFM2_XMV_COLS=N every type up to N columns
      * where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up
      * to 4096 whatever the other hooks); else Q4_0 at one column
      * (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp, unless a hook names another kernel */
     const char *qc = getenv("LFM2_QMV_COLS");
     bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
     const char *xc = getenv("LFM2_XMV_COLS");
+    const char *ks = getenv("LFM2_XMV_KSPLIT");
+    int want_split = 1; /* workgroups along k */
+    if (split_ok && g.has_float_atomic_add) {
+        int unit = (t == DT_Q4_0 ? 32 : t == DT_Q8_0 ? 16 : t == DT_F32 ? 4 : 8) * 4; /* whole slots, whole vec4 */
+        want_split = ks ? atoi(ks) : k > 4096 && t == DT_Q4_0 ? (k + 2047) / 2048 : 1;
+        while (want_split > 1 && k % (want_split * unit)) want_split--;
+    }
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
                     (xc ? cols <= atoi(xc)
-                        : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k <= 4096 && rows < 8 * k);
+                        : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k / want_split <= 4096 &&
+                              rows < 8 * k);
     int n_pass = (cols + K_XMV_COLS - 1) / K_XMV_COLS, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes */
-    T_CHECK(!want_xmv || k * pass_cols > 4096 || k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows),
+    T_CHECK(!want_xmv || k / want_split * pass_cols > 4096 ||
+                k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok),
             "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
-    want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows);
+    want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok);
+    /* split: the float-atomic variant over a grid of want_split workgroups along k */
+    for (int d = 0; want_xmv && d < p.n; d++)
+        T_CHECK(p.d[d].groups[1] == (uint32_t)want_split &&
+                    (strstr(p.d[d].pipe->name, "_fadd") != NULL) == (want_split > 1),
+                "xmv %s k %d cols %d: grid y %u, pipeline %s, want %d k splits", dtype_name(t), k, cols,
+                p.d[d].groups[1], p.d[d].pipe->name, want_split);
     bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
                     (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked && !getenv("LFM2_QMV_OFF");
     T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
@@ -475,7 +493,7 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     if (want_n == 0) {
         uint64_t all_rows = 0;
         for (int i = 0; i < n; i++) all_rows += (uint64_t)rows[i];
-        want_n = k_xmv_serves(&g, &p, cols, wp[0], false, all_rows) ? (cols + K_XMV_COLS - 1) / K_XMV_COLS : 1;
+        want_n = k_xmv_serves(&g, &p, cols, wp[0], false, all_rows, false) ? (cols + K_XMV_COLS - 1) / K_XMV_COLS : 1;
     }
     T_CHECK(rc == ST_OK && p.n == want_n, "matmul_multi %s x%d cols %d: %d dispatches (want %d) %s", dtype_name(t[0]),
             n, cols, p.n, want_n, rc ? e.msg : "");
@@ -560,6 +578,13 @@ static void test_xmv(void)
         /* more columns than xmv holds: Q4_0 in passes of <= 4 (4 + 3, 3 + 3) */
         test_matmul_case(t, 53, 1024, 7, false, true, true);
         test_matmul_case(t, 29, 992, 6, true, true, false);
+        /* long k with no norm, added into y: split over 4 and 3 workgroups along k (ffn_down's k, and an odd
+         * split), at one column and in passes (Q4_0 by default, every type under the hooks); with a norm
+         * (above) or without adding into y: one workgroup along k */
+        test_matmul_case(t, 75, 8192, 1, false, false, true);
+        test_matmul_case(t, 43, 6144, 2, false, false, true);
+        test_matmul_case(t, 27, 6144, 6, false, false, true);
+        test_matmul_case(t, 33, 8192, 1, false, false, false);
     }
 }
 
