@@ -1053,19 +1053,21 @@ _Static_assert(sizeof(struct push_attn_prefill) == 80, "push_attn_prefill layout
 #define ATTN_PREFILL_THREADS 128u
 #define ATTN_PREFILL_MAX_PER_THREAD 8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
 
-/* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile. */
-static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq)
+/* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile, with kvb (1 or 2)
+ * KV block buffers. */
+static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq, uint32_t kvb)
 {
-    return 4 * ((uint64_t)bq * hd + (uint64_t)K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+    return 4 * ((uint64_t)bq * hd + (uint64_t)kvb * K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
 }
 
-/* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns. */
+/* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns (one KV
+ * buffer; its rows' softmax takes 4 neighbour lanes: subgroups of at least 4). */
 static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uint32_t nt)
 {
     uint32_t hd4 = hd / 4;
-    return hd % 4 == 0 && nt % hd4 == 0 && (bq * hd4) % nt == 0 && bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+    return hd % 4 == 0 && g->subgroup_size >= 4 && nt % hd4 == 0 && (bq * hd4) % nt == 0 && bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
            (bq * K_KV_BLOCK) % nt == 0 && bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
-           attn_prefill_shared(hd, bq) <= g->shared_mem;
+           attn_prefill_shared(hd, bq, 1) <= g->shared_mem;
 }
 
 static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
@@ -1081,14 +1083,17 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
         return err_set(e, ST_USAGE,
                        "attn.prefill: head dim %d: no tile of 8..64 columns fits %u bytes of shared memory and %u "
                        "threads (8 columns need %llu bytes)",
-                       a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8));
+                       a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8, 1));
     while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
     /* tuning hook for bench/ runs: any tile of 8..64 columns that fits */
     int forced = tuning()->attn_bq;
     if (forced && attn_prefill_fits(g, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
-    uint32_t spec[3] = {hd, bq, nt};
+    /* keys and values in two buffers where they fit at that tile (the next block's loads then
+     * overlap the scores too), else in one */
+    uint32_t kv2 = attn_prefill_shared(hd, bq, 2) <= g->shared_mem;
+    uint32_t spec[4] = {hd, bq, nt, kv2};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "attn_prefill", spec, 3, &pipe, e);
+    int rc = gpu_pipeline(g, "attn_prefill", spec, 4, &pipe, e);
     if (rc) return rc;
     struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
     dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
