@@ -33,6 +33,8 @@
  *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
  *                                         dispatches, as before bench/21 (before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
+ *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
+ *                                         layout fits (bench/24)
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK[:SMxSN]       gemm tile of single products and the head (BM, BN 16..256,
  *                                         BK 32..128 multiple of 32; cooperative matrices: SM x SN
@@ -76,6 +78,7 @@ struct tuning {
     int matmul_rt;        /* 0: automatic */
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
+    int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
     int matvec_cols;      /* 0: K_MATVEC_COLS */
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;

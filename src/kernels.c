@@ -1076,7 +1076,9 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     /* the widest tile of at most 32 columns that fits, no wider than the step needs: on the H200
      * 32 columns took 118 µs a layer at a 512-token prefill against 193 µs with 64 (twice the
      * workgroups for the same keys; bench/10, bench/11); 64 only through the tuning hook */
-    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS;
+    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS, tnt = (uint32_t)tuning()->attn_nt;
+    for (uint32_t b = 32; tnt && b >= 8; b /= 2) /* tuning hook: threads, where some tile fits them */
+        if (attn_prefill_fits(g, hd, b, tnt)) nt = tnt;
     for (uint32_t b = 32; b >= 8 && !bq; b /= 2)
         if (attn_prefill_fits(g, hd, b, nt)) bq = b;
     if (!bq)
