@@ -158,10 +158,11 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * K_QMV_COLS columns: x staged in shared memory per workgroup, each weight byte read once,
  * coalesced, for every column. */
 #define K_QMV_COLS 8
-/* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 and 1-8 column Q4_0 products (in
- * passes of at most K_XMV_COLS columns: the x it holds in registers) with k <= 4096, or longer k
- * split over workgroups whose sums add into y (products with no norm that add into y, not SwiGLU),
- * but the LM head (where it measured faster, bench/22-24), and under LFM2_XMV_COLS=N every product
+/* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 products but the LM head, the 1-8
+ * column Q4_0 products (in passes of at most K_XMV_COLS columns: the x it holds in registers), and
+ * BF16's q/k/v stacked and LM head at one column, with k <= 4096, or Q4_0's longer k split over
+ * workgroups whose sums add into y (products with no norm that add into y, not SwiGLU) (where it
+ * measured faster, bench/22-24), and under LFM2_XMV_COLS=N every product
  * of up to N columns whose x fits the shared memory: each lane holds the x elements of its k
  * positions in registers and streams rows past them (same kinds as above). k_xmv_serves: whether it
  * serves a product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up

@@ -382,10 +382,15 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
      * to 4 columns and Q8_0 up to 2 (the 76 layer products, bench/23: Q4_0 1935 -> 1176 us at 2
      * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3);
      * Q4_0 at 5-8 columns in passes of <= 4 (whole step 5.98 -> 4.36 ms at 8 columns, bench/23);
-     * Q4_0's longer k split over workgroups (xmv_ksplits: ffn_down, bench/24) */
-    bool q = w->dtype == DT_Q4_0 ? cols <= 8 : w->dtype == DT_Q8_0 && cols <= 2;
-    return q && kper <= 4096 && rows < 8 * (uint64_t)w->k &&
-           xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), kper, &x);
+     * Q4_0's longer k split over workgroups (xmv_ksplits: ffn_down, bench/24). bench/24 run 7: the
+     * Q4_0 LM head too (2 columns: 169 -> 79 us, one column a tie), and BF16 at one column only
+     * for q/k/v stacked (68 -> 54 us a step) and the LM head (67 -> 62 us; its other products
+     * lost, ffn_down 205 -> 432 us) */
+    bool tall = rows >= 8 * (uint64_t)w->k, stacked = rows != (uint64_t)w->rows;
+    bool q = w->dtype == DT_Q4_0   ? cols <= 8
+             : w->dtype == DT_Q8_0 ? cols <= 2 && !tall
+                                   : w->dtype == DT_BF16 && cols == 1 && (tall || stacked);
+    return q && kper <= 4096 && xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), kper, &x);
 }
 
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)

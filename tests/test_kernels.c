@@ -379,13 +379,13 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             T_CHECK(strstr(p.d[0].kind, "gemm_xprep") && p.d[0].bytes == 0, "gemm prep kind %s", p.d[0].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* the batch plan: xmv.comp for Q8_0 up to 2 columns and Q4_0 up to 8 (passes of <= 4) with k <= 4096, or Q4_0's
-     * longer k split over workgroups (no norm, y += result, float atomic add: k > 4096 splits in slices of <= 2048
-     * where they are whole slots; LFM2_XMV_KSPLIT=N: N splits, every type), but not tall matrices (rows >= 8k: the LM head) (kernels.c k_xmv_serves); under
-     * LFM2_XMV_COLS=N every type up to N columns
-     * where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up
-     * to 4096 whatever the other hooks); else Q4_0 at one column
-     * (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp, unless a hook names another kernel */
+    /* the batch plan: xmv.comp for Q8_0 up to 2 columns but tall matrices (rows >= 8k: the LM head), Q4_0 up to 8
+     * (passes of <= 4) and BF16's tall matrices at one column, with k <= 4096, or Q4_0's longer k split over
+     * workgroups (no norm, y += result, float atomic add: k > 4096 splits in slices of <= 2048 where they are whole
+     * slots; LFM2_XMV_KSPLIT=N: N splits, every type) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up
+     * to N columns where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up to
+     * 4096 whatever the other hooks); else Q4_0 at one column (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp,
+     * unless a hook names another kernel */
     const char *qc = getenv("LFM2_QMV_COLS");
     bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
     const char *xc = getenv("LFM2_XMV_COLS");
@@ -396,10 +396,13 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
         want_split = ks ? atoi(ks) : k > 4096 && t == DT_Q4_0 ? (k + 2047) / 2048 : 1;
         while (want_split > 1 && k % (want_split * unit)) want_split--;
     }
+    bool tall = rows >= 8 * k; /* the LM head's shape */
     bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
                     (xc ? cols <= atoi(xc)
-                        : (t == DT_Q4_0 ? cols <= 8 : cols <= 2 && t == DT_Q8_0) && k / want_split <= 4096 &&
-                              rows < 8 * k);
+                        : (t == DT_Q4_0   ? cols <= 8
+                           : t == DT_Q8_0 ? cols <= 2 && !tall
+                                          : t == DT_BF16 && cols == 1 && tall) &&
+                              k / want_split <= 4096);
     int n_pass = (cols + K_XMV_COLS - 1) / K_XMV_COLS, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes */
     T_CHECK(!want_xmv || k / want_split * pass_cols > 4096 ||
                 k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok),
@@ -446,7 +449,7 @@ static void test_matmul(void)
     }
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
     /* matvec.comp: by default the one-column products with many rows per k (rows >= 8k for every
-     * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves); ctest's test_kernels_matvec runs
+     * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves) that xmv does not take; ctest's test_kernels_matvec runs
      * this binary again with LFM2_MATVEC_COLS=8, where matvec serves every case up to 8 columns:
      * every column count with norm + accumulate, and matrices tall enough for 2 and 4 rows a subgroup */
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
