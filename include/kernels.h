@@ -168,8 +168,8 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
  * serves a product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up
  * pair; split_ok: no norm and y += result) in plan p (tests). */
 #define K_XMV_COLS 4
-bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
-                  uint64_t rows, bool split_ok);
+bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
+                  bool swiglu, uint64_t rows, bool split_ok);
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
  * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):

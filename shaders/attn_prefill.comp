@@ -22,9 +22,10 @@
 // row r is 4 neighbour lanes (one vec4 of its 16 scores each, max and sum by shuffle butterflies).
 // vec4 loads from shared memory: 9 loads serve 32 FMAs in both products. The next KV block's keys
 // and values are loaded into registers while this block's products run (KV2 = 0: once its values
-// are staged), so a block step waits on no memory latency. The
-// host picks BQ to fit the device's shared memory, with NT | BQ·16, HD4 | NT, NT | BQ·HD4, at most
-// 8 scores and 8 accumulator vec4s a thread, and a subgroup size of at least 4.
+// are staged), so a block step does not wait on memory; what bounds a step then is its chain of
+// shared loads, FMAs and barriers (bench/24). The host picks BQ to fit the device's shared memory,
+// with NT | BQ·16, HD4 | NT, NT | BQ·HD4, at most 8 scores and 8 accumulator vec4s a thread, and a
+// subgroup size of at least 4.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
@@ -145,7 +146,8 @@ void main()
             barrier(); // the last step's readers of s_k, s_v, s_p and the rows' m, l are done
             stage_block(true);
             barrier();
-            if (KV2 != 0u && b < last / BK) fetch_block(slot, b + 1u, last, kvoff, kvw); // in flight during the products
+            if (KV2 != 0u && b < last / BK) // in flight during the products
+                fetch_block(slot, b + 1u, last, kvoff, kvw);
             float sc[MAX_NS];
             [[unroll]] for (uint i = 0u; i < NS; i++) sc[i] = 0.0;
             [[unroll]] for (uint j = 0u; j < HD4; j++) {

@@ -22,7 +22,8 @@
 // padded a vec4 every 8 so that lanes G/4 vec4 apart read different banks; one barrier; then each
 // subgroup takes NB batches of RB rows: all RB·SPL slot loads (of both matrices for SwiGLU) issued
 // before any is used. The lanes' sums meet by subgroupAdd; with KSG > 1 the k groups' sums meet in
-// shared memory after a second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)), y = k splits.
+// shared memory after a second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)), y = the
+// k splits.
 //
 // Split k (grid y > 1, FADD variants only; kernels.c xmv_ksplits: long k, no norm, y += result, not
 // SwiGLU): workgroup row z takes k in [z·k/y, (z+1)·k/y) (a multiple of G and of 4) as if it were

@@ -304,9 +304,9 @@ static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *
 /* xmv.comp's geometry for a product of `cols` columns over weights like w, each workgroup over kper
  * of its k (all of it unless split, xmv_ksplits) (its header says why it exists): k groups (KSG) and
  * slots a lane (SPL) so that a lane holds at most XE = 64 x elements (k = 2048: one group; 8192
- * unsplit: four, BF16 and Q4_0 alike); subgroups a workgroup
- * NSG = 8 (at least KSG); rows a subgroup loads at once RB = 4 / SPL (Q4_0: 2); one batch of rows a
- * subgroup (bench/22's sweep: 8 subgroups and 2 rows best for Q4_0, more rows or batches slower).
+ * unsplit: four, BF16 and Q4_0 alike); subgroups a workgroup NSG = 8 (at least KSG); rows a
+ * subgroup loads at once RB = 4 / SPL (Q4_0: 2); one batch of rows a subgroup (bench/22's sweep:
+ * 8 subgroups and 2 rows best for Q4_0, more rows or batches slower).
  * x (k + k/8 floats a column) must fit the shared memory. The hooks LFM2_XMV_NSG, _RB, _NB, _XE
  * force them (tuning.h). */
 struct xmv_geo {
@@ -366,8 +366,8 @@ static uint32_t xmv_ksplits(const struct gpu *g, const struct gpu_weight *w, boo
  * in plan p (split_ok: xmv_ksplits): the shapes below, or under LFM2_XMV_COLS=N every product of up
  * to N columns it has a geometry for, unless a hook names another kernel (LFM2_XMV_OFF,
  * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
-bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu,
-                  uint64_t rows, bool split_ok)
+bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
+                  bool swiglu, uint64_t rows, bool split_ok)
 {
     const struct tuning *tu = tuning();
     struct xmv_geo x;
@@ -1070,9 +1070,9 @@ static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq, uint32_t kvb)
 static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uint32_t nt)
 {
     uint32_t hd4 = hd / 4;
-    return hd % 4 == 0 && g->subgroup_size >= 4 && nt % hd4 == 0 && (bq * hd4) % nt == 0 && bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
-           (bq * K_KV_BLOCK) % nt == 0 && bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
-           attn_prefill_shared(hd, bq, 1) <= g->shared_mem;
+    return hd % 4 == 0 && g->subgroup_size >= 4 && nt % hd4 == 0 && (bq * hd4) % nt == 0 &&
+           bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD && (bq * K_KV_BLOCK) % nt == 0 &&
+           bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD && attn_prefill_shared(hd, bq, 1) <= g->shared_mem;
 }
 
 static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
