@@ -450,9 +450,9 @@ static void test_matmul(void)
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
     /* matvec.comp: by default the one-column products with many rows per k (rows >= 8k for every
      * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves) that xmv does not take; ctest's
-     * test_kernels_matvec runs
-     * this binary again with LFM2_MATVEC_COLS=8, where matvec serves every case up to 8 columns:
-     * every column count with norm + accumulate, and matrices tall enough for 2 and 4 rows a subgroup */
+     * test_kernels_matvec runs this binary again with LFM2_MATVEC_COLS=8, where matvec serves every
+     * case up to 8 columns: every column count with norm + accumulate, and matrices tall enough for
+     * 2 and 4 rows a subgroup */
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
         enum dtype t = all_types[ti];
         test_matmul_case(t, 777, 96, 1, false, true, true);
