@@ -477,13 +477,14 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
     return ST_OK;
 }
 
-/* One matvec/qmv/xmv dispatch (mk) over n stacked weights w[0..n-1] (same type and k) writing
- * y[i]; with w3 (n == 1) the SwiGLU variant; xmv past K_XMV_COLS columns in passes, and over long k
- * in workgroups along k (xmv_ksplits) where it may split. */
+/* One matvec/qmv/xmv dispatch (mk, as mv_pick chose it with split_ok) over n stacked weights
+ * w[0..n-1] (same type and k) writing y[i]; with w3 (n == 1) the SwiGLU variant; xmv past
+ * K_XMV_COLS columns in passes, and over long k in workgroups along k (xmv_ksplits) where it may
+ * split. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
-                           enum mv_kernel mk, struct err *e)
+                           enum mv_kernel mk, bool split_ok, struct err *e)
 {
     struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
     uint64_t rows = 0, bytes = 0;
@@ -509,7 +510,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     }
     pc.flags |= accumulate ? 1u : 0u;
     static const char *const kname[] = {[MV_MATVEC] = "matvec", [MV_QMV] = "qmv", [MV_XMV] = "xmv"};
-    uint32_t ksplits = mk == MV_XMV ? xmv_ksplits(g, w[0], w3 != NULL, n == 1 && !pc.gain && accumulate) : 1;
+    uint32_t ksplits = mk == MV_XMV ? xmv_ksplits(g, w[0], w3 != NULL, split_ok) : 1;
     char name[40], kind[40];
     snprintf(name, sizeof name, "%s%s%s_%s", kname[mk], w3 ? "_swiglu" : "", ksplits > 1 ? "_fadd" : "",
              kind_dtype(w[0]->dtype));
@@ -562,8 +563,11 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc = matmul_check(w, w3, norm, cols, op, e);
     if (rc) return rc;
 
-    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1, !(norm && norm->w) && accumulate);
-    if (mk != MV_NONE) return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, e);
+    bool split_ok = !(norm && norm->w) && accumulate; /* xmv may split k (xmv_ksplits) */
+    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1, split_ok);
+    if (mk != MV_NONE)
+        return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, split_ok,
+                               e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
     if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
@@ -646,7 +650,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
         if (rc) return rc;
     }
-    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", mk, e);
+    return matvec_dispatch(g, p, n, w, NULL, y, norm, x, cols, false, layer, fused_op, "", mk, false, e);
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */
