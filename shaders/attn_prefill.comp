@@ -30,6 +30,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
+#include "lanes4.glsl" // a row's max and sum over its 4 lanes
 
 layout(constant_id = 0) const uint HD = 64; // head dim, a multiple of 4
 layout(constant_id = 1) const uint BQ = 32; // query columns a tile
@@ -72,18 +73,6 @@ shared vec4 s_p[BQ * BK / 4u];
 shared float s_m[BQ];
 shared float s_l[BQ];
 shared float s_corr[BQ];
-
-// Max and sum over the 4 lanes of a row (a butterfly: lavapipe has no clustered operations).
-float lanes_max(float x)
-{
-    x = max(x, subgroupShuffleXor(x, 1u));
-    return max(x, subgroupShuffleXor(x, 2u));
-}
-float lanes_add(float x)
-{
-    x += subgroupShuffleXor(x, 1u);
-    return x + subgroupShuffleXor(x, 2u);
-}
 
 // A KV block in flight: this thread's vec4s of its keys and values.
 vec4 rk[NL], rv[NL];

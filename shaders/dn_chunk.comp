@@ -22,6 +22,7 @@
 // DK·TV/NT elements a thread.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
+#include "lanes4.glsl" // lanes_add: a sum over 4 consecutive lanes
 
 layout(constant_id = 0) const uint DK = 128; // key head dim, a multiple of 4
 layout(constant_id = 1) const uint DV = 128; // value head dim
@@ -61,12 +62,6 @@ shared float s_qf[BT]; // q's factor (1/|q|·scale); then e^{G_{L-1} - G_j}·k's
 shared float s_kf[BT];
 shared float s_beta[BT];
 shared float s_G[BT];
-
-float lanes_add(float x) // over 4 consecutive lanes
-{
-    x += subgroupShuffleXor(x, 1u);
-    return x + subgroupShuffleXor(x, 2u);
-}
 
 void main()
 {

@@ -21,18 +21,12 @@
 // over those DKS lanes, so a token costs no barrier and no shared memory. Tokens of a run go in order.
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
+#include "lanes4.glsl" // lanes_add: the sum over the DKS = 4 lanes of one state column
 
 layout(constant_id = 0) const uint DK = 128; // key head dim
 layout(constant_id = 1) const uint DV = 128; // value head dim
 layout(local_size_x_id = 2) in;              // DKS·TILE
 #define DKS 4u // lanes sharing one state column (divides DK and the subgroup size)
-
-// Sum over the DKS lanes of one state column (a butterfly: lavapipe has no clustered adds).
-float lanes_add(float x)
-{
-    x += subgroupShuffleXor(x, 1u);
-    return x + subgroupShuffleXor(x, 2u);
-}
 
 const uint R = DK / DKS; // state rows a lane keeps
 
