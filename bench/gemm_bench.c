@@ -5,6 +5,7 @@
  * (residual), per layer the SwiGLU pair (norm) + down (residual).
  *
  *   gemm_bench DTYPE COLS [REPS [LAYERS]]     e.g.  gemm_bench bf16 512 20
+ *   gemm_bench shm                           the product loop's rate from shared memory (bench/25)
  * (LAYERS < 16: the first ones only, for a quick look on a CPU device).
  *
  * Prints per kind: dispatches, median µs a step, TFLOP/s (counting one dispatch per product, as the
@@ -147,6 +148,62 @@ static double coopmat_roof(void)
     return (double)groups * 4 * iters * 8 * 2 * 16 * 16 * 16 / best * 1e-12;
 }
 
+/* TFLOP/s of coopmat_shm.comp: the products of gemm.comp's loop with fragments from shared memory
+ * and nothing else (FM x FN blocks a subgroup, NB B parts, LOADS 0: fragments once, on registers;
+ * PAD uvec4s of shared memory unused, to hold fewer workgroups a multiprocessor). */
+static double coopmat_shm(uint32_t fm, uint32_t fn, uint32_t nb, uint32_t loads, uint32_t pad)
+{
+    const uint32_t groups = 4096, iters = 256;
+    static struct gpu_buf out; /* one for every call (buffers live until gpu_close) */
+    if (!out.size) TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
+    const struct gpu_pipeline *pipe;
+    uint32_t spec[5] = {fm, fn, nb, loads, pad};
+    TRY(gpu_pipeline(&g, "coopmat_shm", spec, 5, &pipe, &e));
+    struct {
+        uint64_t out;
+        uint32_t iters;
+        float seed;
+    } pc = {out.addr, iters, 0.01f};
+    double best = INFINITY;
+    for (int r = 0; r < 5; r++) {
+        uint64_t ticks[2];
+        TRY(gpu_cmd_begin(&g, &e));
+        TRY(gpu_cmd_reset_timestamps(&g, 0, 2, &e));
+        gpu_cmd_timestamp(&g, 0);
+        gpu_cmd_dispatch(&g, pipe, &pc, sizeof pc, groups, 1, 1);
+        gpu_cmd_barrier(&g);
+        gpu_cmd_timestamp(&g, 1);
+        TRY(gpu_submit_wait(&g, NULL, &e));
+        TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
+        best = fmin(best, (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-9);
+    }
+    return (double)groups * 4 * iters * 4 * fm * fn * nb * 2 * 16 * 16 * 16 / best * 1e-12;
+}
+
+/* gemm_bench shm: coopmat_shm.comp over subgroup blocks, B parts and occupancy (bench/25). */
+static int shm_sweep(void)
+{
+    TRY(gpu_open(&g, -1, &e));
+    if (!g.has_coopmat_nv) {
+        fprintf(stderr, "gemm_bench shm: the device has no cooperative matrices\n");
+        return 2;
+    }
+    printf("device %s: coopmat roof %.1f TFLOP/s (registers only)\n", g.props.deviceName, coopmat_roof());
+    static const uint32_t cfg[][3] = {{4, 2, 2}, {4, 2, 1}, {2, 2, 2}, {2, 1, 2}, {4, 4, 2}, {4, 4, 1}, {8, 2, 2}, {2, 4, 2}};
+    static const uint32_t pads[] = {1, 1024, 2048, 3072, 4096};
+    for (size_t c = 0; c < ARRAY_LEN(cfg); c++)
+        for (size_t q = 0; q < ARRAY_LEN(pads); q++)
+            for (uint32_t loads = 0; loads < 2; loads++) {
+                uint32_t fm = cfg[c][0], fn = cfg[c][1], nb = cfg[c][2];
+                uint32_t shared = (32 * fm + nb * 32 * fn) * 72 * 2 + pads[q] * 16 + 4096;
+                if (shared > g.shared_mem) continue;
+                printf("shm FM %u FN %u NB %u loads %u shared %6u B: %6.1f TFLOP/s\n", fm, fn, nb, loads, shared,
+                       coopmat_shm(fm, fn, nb, loads, pads[q]));
+                fflush(stdout);
+            }
+    return 0;
+}
+
 struct kind_sum {
     char kind[40];
     int n;
@@ -155,6 +212,7 @@ struct kind_sum {
 
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "shm")) return shm_sweep();
     if (argc < 3) {
         fprintf(stderr, "usage: gemm_bench DTYPE COLS [REPS [LAYERS]]\n");
         return 2;

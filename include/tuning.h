@@ -51,7 +51,8 @@
  *   LFM2_GEMM_XRAW_COLS=0..65535          gemm: widths up to which a product with no norm may split
  *                                         its plain x while staging it, with no prep (0: never;
  *                                         default: every width; bench/19)
- *   LFM2_GEMM_PF=1|2                      gemm: k steps fetched ahead into registers (one buffer)
+ *   LFM2_GEMM_PF=0|1|2                    gemm: k steps fetched ahead into registers (one buffer;
+ *                                         0: none, loads just before the staging)
  *   LFM2_GEMM_FRAG=0|1|2                  gemm: fragments of a k slice loaded before its products
  *                                         (2: the next slice's too; default 2 past 64 columns,
  *                                         else as used; gemm.comp FRAG, bench/19)
@@ -100,7 +101,7 @@ struct tuning {
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */
     int gemm_splitk;      /* 0: automatic */
     int gemm_nbuf;        /* 0: automatic */
-    int gemm_pf;          /* 0: automatic */
+    int gemm_pf;          /* -1: automatic */
     bool gemm_narrow_off;
     int gemm_xraw_cols;   /* -1: every width; 0: never (also out of range) */
     int gemm_probe;       /* 0: none (timing probes, gemm.comp) */

@@ -79,7 +79,10 @@ layout(constant_id = 3) const uint BK = 32;  // k step, a multiple of 32 (one Q 
 layout(local_size_x_id = 4) in;              // NT: 128 (COOPMAT) or 256
 layout(constant_id = 5) const uint NBUF = 1; // shared tile buffers: 2 = double-buffered (header)
 layout(constant_id = 6) const uint SGM = 2;  // COOPMAT: subgroups along the rows (NT / 32 / SGM along the columns)
-layout(constant_id = 7) const uint PF = 1;   // k steps fetched ahead into registers (1 or 2; one buffer only)
+// k steps fetched ahead into registers (1 or 2; one buffer only); 0: none, each step's loads are
+// issued just before its staging, so no fetched values live through the products (fewer registers,
+// more workgroups a multiprocessor, which hide each other's load latency; bench/25)
+layout(constant_id = 7) const uint PF = 1;
 // Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
 // 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.
 layout(constant_id = 8) const uint PROBE = 0;
@@ -505,8 +508,16 @@ void main()
     // in flight (two register sets, the loop unrolled by 2). Two buffers: the next step is
     // fetched, the products read buffer b while the staging of the next step writes the other
     // one, and one barrier a step orders both.
-    if (kbeg < kend) fetch(0u, row0, col0, kbeg);
-    if (PF == 2u && NBUF == 1u) {
+    if (kbeg < kend && PF != 0u) fetch(0u, row0, col0, kbeg);
+    if (PF == 0u && NBUF == 1u) {
+        for (uint kb = kbeg; kb < kend; kb += BK) {
+            barrier(); // the last step's products are done with the tiles
+            fetch(0u, row0, col0, kb);
+            stage(0u, 0u, kb);
+            barrier();
+            products(0u);
+        }
+    } else if (PF == 2u && NBUF == 1u) {
         if (kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK);
         for (uint kb = kbeg; kb < kend; kb += 2u * BK) {
             barrier(); // the last step's products are done with the tiles

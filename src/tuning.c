@@ -84,7 +84,7 @@ const struct tuning *tuning(void)
     t.gemm_roof = env_flag("LFM2_GEMM_ROOF");
     t.gemm_splitk = env_int("LFM2_GEMM_SPLITK", 1, 64);
     t.gemm_nbuf = env_int("LFM2_GEMM_NBUF", 1, 2);
-    t.gemm_pf = env_int("LFM2_GEMM_PF", 1, 2);
+    t.gemm_pf = env_int_or_unset("LFM2_GEMM_PF", 0, 2);
     t.gemm_narrow_off = env_flag("LFM2_GEMM_NARROW_OFF");
     t.gemm_xraw_cols = env_int_or_unset("LFM2_GEMM_XRAW_COLS", 0, 65535);
     t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
