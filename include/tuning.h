@@ -52,7 +52,8 @@
  *                                         its plain x while staging it, with no prep (0: never;
  *                                         default: every width; bench/19)
  *   LFM2_GEMM_PF=0|1|2                    gemm: k steps fetched ahead into registers (one buffer;
- *                                         0: none, loads just before the staging)
+ *                                         0: none, loads just before the staging, also out of
+ *                                         range; bench/25)
  *   LFM2_GEMM_FRAG=0|1|2                  gemm: fragments of a k slice loaded before its products
  *                                         (2: the next slice's too; default 2 past 64 columns,
  *                                         else as used; gemm.comp FRAG, bench/19)

@@ -67,7 +67,8 @@ void main()
                 if (LOADS != 0u)
                     coopMatLoadNV(ra[i], sA, (wm * 16u * FM + i * 16u) * BKQ + kk / 8u, BKQ, false);
                 [[unroll]] for (uint j = 0u; j < FN; j++)
-                    [[unroll]] for (uint b = 0u; b < NB; b++) acc[i][j] = coopMatMulAddNV(ra[i], rb[NB - 1u - b][j], acc[i][j]);
+                    [[unroll]] for (uint b = 0u; b < NB; b++) // the low part first, as gemm.comp
+                        acc[i][j] = coopMatMulAddNV(ra[i], rb[NB - 1u - b][j], acc[i][j]);
             }
         }
     float s = tid < PAD ? float(sPad[tid].x) : 0.0;

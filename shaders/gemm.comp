@@ -76,12 +76,13 @@ layout(constant_id = 0) const uint SG = 32;  // subgroup size (COOPMAT: 32)
 layout(constant_id = 1) const uint BM = 64;  // weight rows a workgroup owns (of each matrix)
 layout(constant_id = 2) const uint BN = 64;  // columns a workgroup owns
 layout(constant_id = 3) const uint BK = 32;  // k step, a multiple of 32 (one Q block)
-layout(local_size_x_id = 4) in;              // NT: 128 (COOPMAT) or 256
+layout(local_size_x_id = 4) in;              // NT: 32 a subgroup (COOPMAT: 128 or 256) or 256
 layout(constant_id = 5) const uint NBUF = 1; // shared tile buffers: 2 = double-buffered (header)
 layout(constant_id = 6) const uint SGM = 2;  // COOPMAT: subgroups along the rows (NT / 32 / SGM along the columns)
 // k steps fetched ahead into registers (1 or 2; one buffer only); 0: none, each step's loads are
-// issued just before its staging, so no fetched values live through the products (fewer registers,
-// more workgroups a multiprocessor, which hide each other's load latency; bench/25)
+// issued just before its staging, so no fetched values live through the products: 28-36 registers
+// fewer, more workgroups a multiprocessor, and 25 % slower at 64-512 columns on the H200 (bench/25:
+// the loads in flight are what the kernel lives on; a tuning hook)
 layout(constant_id = 7) const uint PF = 1;
 // Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
 // 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.

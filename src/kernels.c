@@ -743,8 +743,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* SwiGLU pairs of unsplit weights from 256 columns: 64 x 128 tiles of 8 subgroups (2 x 4, a 32 x
      * 32 block of each matrix a subgroup) with k steps of 32: the 16 BF16 pairs 3008 -> 2878 µs at
      * 256 columns, 5915 -> 5700 at 512 (bench/25) */
-    bool sw8 = cm && swiglu && !wsplit && cols >= 256 && gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= g->shared_mem;
-    if (sw8) {
+    if (cm && swiglu && !wsplit && cols >= 256 &&
+        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= g->shared_mem) {
         bn = 128;
         nt = 256;
     }
@@ -835,7 +835,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
              kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
-    /* loads one k step ahead, two where chosen above or asked (LFM2_GEMM_PF), one buffer only */
+    /* loads one k step ahead, two where chosen above, or as asked (LFM2_GEMM_PF: 0, 1, 2); one
+     * buffer only */
     pf = nbuf != 1 ? 1 : tu->gemm_pf >= 0 ? (uint32_t)tu->gemm_pf : pf;
     uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
