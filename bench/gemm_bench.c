@@ -119,14 +119,15 @@ static void accuracy(enum dtype t, int cols)
     free(xn);
 }
 
-/* TFLOP/s of coopmat_roof.comp: cooperative-matrix products on registers, no memory traffic. */
-static double coopmat_roof(void)
+/* Seconds of one dispatch of a bench kernel (push block {out, iters, seed}, 128 threads a
+ * workgroup, one f32 out per invocation) over `groups` workgroups: the best of 5 timestamped runs. */
+static double bench_kernel_seconds(const char *name, const uint32_t *spec, uint32_t n_spec, uint32_t groups,
+                                   uint32_t iters)
 {
-    const uint32_t groups = 4096, iters = 4096;
-    struct gpu_buf out;
-    TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
+    static struct gpu_buf out; /* one for every call (buffers live until gpu_close) */
+    if (out.size < (uint64_t)groups * 128 * 4) TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
     const struct gpu_pipeline *pipe;
-    TRY(gpu_pipeline(&g, "coopmat_roof", NULL, 0, &pipe, &e));
+    TRY(gpu_pipeline(&g, name, spec, n_spec, &pipe, &e));
     struct {
         uint64_t out;
         uint32_t iters;
@@ -145,7 +146,15 @@ static double coopmat_roof(void)
         TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
         best = fmin(best, (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-9);
     }
-    return (double)groups * 4 * iters * 8 * 2 * 16 * 16 * 16 / best * 1e-12;
+    return best;
+}
+
+/* TFLOP/s of coopmat_roof.comp: cooperative-matrix products on registers, no memory traffic. */
+static double coopmat_roof(void)
+{
+    const uint32_t groups = 4096, iters = 4096;
+    double s = bench_kernel_seconds("coopmat_roof", NULL, 0, groups, iters);
+    return (double)groups * 4 * iters * 8 * 2 * 16 * 16 * 16 / s * 1e-12;
 }
 
 /* TFLOP/s of coopmat_shm.comp: the products of gemm.comp's loop with fragments from shared memory
@@ -153,31 +162,9 @@ static double coopmat_roof(void)
  * PAD uvec4s of shared memory unused, to hold fewer workgroups a multiprocessor). */
 static double coopmat_shm(uint32_t fm, uint32_t fn, uint32_t nb, uint32_t loads, uint32_t pad)
 {
-    const uint32_t groups = 4096, iters = 256;
-    static struct gpu_buf out; /* one for every call (buffers live until gpu_close) */
-    if (!out.size) TRY(gpu_alloc(&g, (uint64_t)groups * 128 * 4, GPU_MEM_DEVICE, &out, &e));
-    const struct gpu_pipeline *pipe;
-    uint32_t spec[5] = {fm, fn, nb, loads, pad};
-    TRY(gpu_pipeline(&g, "coopmat_shm", spec, 5, &pipe, &e));
-    struct {
-        uint64_t out;
-        uint32_t iters;
-        float seed;
-    } pc = {out.addr, iters, 0.01f};
-    double best = INFINITY;
-    for (int r = 0; r < 5; r++) {
-        uint64_t ticks[2];
-        TRY(gpu_cmd_begin(&g, &e));
-        TRY(gpu_cmd_reset_timestamps(&g, 0, 2, &e));
-        gpu_cmd_timestamp(&g, 0);
-        gpu_cmd_dispatch(&g, pipe, &pc, sizeof pc, groups, 1, 1);
-        gpu_cmd_barrier(&g);
-        gpu_cmd_timestamp(&g, 1);
-        TRY(gpu_submit_wait(&g, NULL, &e));
-        TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
-        best = fmin(best, (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-9);
-    }
-    return (double)groups * 4 * iters * 4 * fm * fn * nb * 2 * 16 * 16 * 16 / best * 1e-12;
+    const uint32_t groups = 4096, iters = 256, spec[5] = {fm, fn, nb, loads, pad};
+    double s = bench_kernel_seconds("coopmat_shm", spec, 5, groups, iters);
+    return (double)groups * 4 * iters * 4 * fm * fn * nb * 2 * 16 * 16 * 16 / s * 1e-12;
 }
 
 /* gemm_bench shm: coopmat_shm.comp over subgroup blocks, B parts and occupancy (bench/25). */
