@@ -740,10 +740,10 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     if (cm && swiglu && is_quant_type(w->dtype) && cols >= 512 &&
         gemm_shared(cm, swiglu, wsplit, 64, 128, 32, nt, 1) <= g->shared_mem)
         bn = 128;
-    /* SwiGLU pairs of unsplit weights from 256 columns: 64 x 128 tiles of 8 subgroups (2 x 4, a 32 x
-     * 32 block of each matrix a subgroup) with k steps of 32: the 16 BF16 pairs 3008 -> 2878 µs at
-     * 256 columns, 5915 -> 5700 at 512 (bench/25) */
-    if (cm && swiglu && !wsplit && cols >= 256 &&
+    /* SwiGLU pairs of unsplit weights from 128 columns: 64 x 128 tiles of 8 subgroups (2 x 4, a 32 x
+     * 32 block of each matrix a subgroup) with k steps of 32: the 16 BF16 pairs 1550 -> 1476 µs at
+     * 128 columns, 3008 -> 2878 at 256, 5915 -> 5700 at 512; 850 -> 1410 at 64 (bench/25) */
+    if (cm && swiglu && !wsplit && cols >= 128 &&
         gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= g->shared_mem) {
         bn = 128;
         nt = 256;
