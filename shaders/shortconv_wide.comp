@@ -5,18 +5,23 @@
 //   u_t = B_t ⊙ X_t;  conv_t = w0·u_{t-2} + w1·u_{t-1} + w2·u_t;  y_t = C_t ⊙ conv_t
 // with the u before the run taken from the slot's committed state entry, which then keeps the run's
 // last two u (shortconv.comp's mode 0; the wide plan takes no snapshots).
-// A 3-tap causal convolution, not a scan: column j >= 2 of a run recomputes u_{j-1}, u_{j-2} from
-// bcx, which nothing writes here. Columns 0 and 1 need the state: both are done by the run's first
-// invocation, which also stores the new state (the run's last two u, from bcx), so the state is
-// read and written by one invocation per (run, channel) and no other reads it.
+// A 3-tap causal convolution, not a scan: an invocation takes J successive columns of a run and
+// slides along them, recomputing u at the two columns before its first from bcx, which nothing
+// writes here (so each B, X is read ~(J + 2)/J times, each C once). The run's first invocation
+// (columns 0 .. J-1) takes the u before the run from the state and also stores the new state (the
+// run's last two u: its own, or from bcx), so the state is read and written by one invocation per
+// (run, channel) and no other reads it.
 // bcx: f32 [cols][3H] = [B | C | X]; w: [H][3] F32/F16/BF16 (tap 2 = current token);
 // state: f32 [slots][n_snap][2][H] ([0] = u_{t-2}, [1] = u_{t-1}); entry cur = slots[slot].cur
 // (struct slot_meta, 16 bytes a slot; slots = 0: entry 0) holds the committed state; y: f32 [cols][H].
-// Grid: x over channels (64 a group), y = run, z = column j of the run; the z extent is the longest
-// run the step can hold (cols - n_runs + 1), groups past their run's end exit.
+// Grid: x over channels (64 a group), y = run, z = block of J columns of the run; the z extent
+// covers the longest run the step can hold (cols - n_runs + 1), groups past their run's end exit.
+#extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
 layout(local_size_x = 64) in;
+
+const uint J = 8u; // columns an invocation takes (kernels.c SHORTCONV_WIDE_J)
 
 layout(push_constant) uniform Push {
     F32Buf bcx;
@@ -47,29 +52,33 @@ void put_y(uint c, uint h, vec3 w, float u2, float u1, float u)
 
 void main()
 {
-    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j = gl_WorkGroupID.z;
+    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
     if (h >= p.H || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
-    if (j >= n || j == 1u) return; // column 1 is the first invocation's
+    if (j0 >= n) return;
     vec3 w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
                   wget(p.w, p.wdtype, p.H, 3u, h, 2u));
-    uint c = c0 + j;
-    if (j >= 2u) {
-        put_y(c, h, w, u_at(c - 2u, h), u_at(c - 1u, h), u_at(c, h));
-        return;
+    uint s = 0u;
+    float u2, u1; // u at the two columns before the current one
+    if (j0 == 0u) {
+        uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+        s = (slot * p.n_snap + cur) * 2u * p.H + h;
+        u2 = p.state.v[s];
+        u1 = p.state.v[s + p.H];
+    } else {
+        u2 = u_at(c0 + j0 - 2u, h);
+        u1 = u_at(c0 + j0 - 1u, h);
     }
-    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
-    uint s = (slot * p.n_snap + cur) * 2u * p.H + h;
-    float s2 = p.state.v[s], s1 = p.state.v[s + p.H];
-    float u0 = u_at(c0, h);
-    put_y(c0, h, w, s2, s1, u0);
-    if (n == 1u) {
-        p.state.v[s] = s1;
-        p.state.v[s + p.H] = u0;
-        return;
+    [[unroll]] for (uint i = 0u; i < J; i++) {
+        uint j = j0 + i;
+        if (j >= n) break;
+        float u = u_at(c0 + j, h);
+        put_y(c0 + j, h, w, u2, u1, u);
+        u2 = u1;
+        u1 = u;
     }
-    float u1 = u_at(c0 + 1u, h);
-    put_y(c0 + 1u, h, w, s1, u0, u1);
-    p.state.v[s] = n == 2u ? u0 : u_at(c0 + n - 2u, h);
-    p.state.v[s + p.H] = n == 2u ? u1 : u_at(c0 + n - 1u, h);
+    if (j0 == 0u) { // the new state: the run's last two u (n = 1: the old u_{t-1} and u_0)
+        p.state.v[s] = n <= J ? u2 : u_at(c0 + n - 2u, h);
+        p.state.v[s + p.H] = n <= J ? u1 : u_at(c0 + n - 1u, h);
+    }
 }

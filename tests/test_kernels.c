@@ -799,8 +799,8 @@ static void shortconv_ref(const struct host_weight *w, const float *bcx, const s
 /* Batch (decode and prefill layouts), wide and spec: the state read from each slot's entry cur,
  * written back there (batch, wide) or as one snapshot per column into the ring after it (spec);
  * entries the kernel must not touch are compared too. n_snap 1 without a slot table is the plain
- * layout. The wide kernel (parallel over positions) also gets runs of every length class it
- * treats apart: 1, 2, 3 and long. */
+ * layout. The wide kernel (parallel over positions, 8 columns an invocation) also gets runs of
+ * every length class it treats apart: 1, 2, 3, 8, 9, 10, 17 and long. */
 static void test_shortconv(void)
 {
     const int H = 200, S = 6;
@@ -808,6 +808,8 @@ static void test_shortconv(void)
     struct run_meta dec[5] = {{3, 0, 1, 9}, {0, 1, 1, 4}, {5, 2, 1, 7}, {1, 3, 1, 2}, {2, 4, 1, 0}};
     struct run_meta pre[2] = {{4, 0, 3, 5}, {1, 3, 4, 0}};
     struct run_meta mix[4] = {{2, 0, 2, 7}, {5, 2, 37, 0}, {0, 39, 1, 3}, {3, 40, 3, 11}};
+    /* runs ending on and just past the wide kernel's blocks of 8 columns */
+    struct run_meta blk[4] = {{0, 0, 8, 3}, {1, 8, 9, 0}, {2, 17, 10, 6}, {3, 27, 17, 1}};
     struct {
         const struct run_meta *runs;
         int n_runs, cols, n_snap;
@@ -818,6 +820,7 @@ static void test_shortconv(void)
         {pre, 2, 7, 5, true, true, false},     {pre, 2, 7, 7, true, true, false},
         {dec, 5, 5, 1, false, false, true},    {pre, 2, 7, 5, true, false, true},
         {mix, 4, 43, 1, false, false, true},   {mix, 4, 43, 5, true, false, true},
+        {blk, 4, 44, 5, true, false, true},
     };
     for (size_t ti = 0; ti < ARRAY_LEN(plain_types); ti++) {
         for (size_t ci = 0; ci < ARRAY_LEN(cases); ci++) {
