@@ -9,11 +9,14 @@
 // q: f32 [cols][n_h*hd] (flag GATED: [cols][n_h][2*hd], each head's q followed by its output
 // gate, which stays untouched), k, v: f32 [cols][n_kv*hd]; pools f32 [blocks][16][n_kv*hd];
 // btab u32 [slots][max_blocks].
-// Grid: x = head in [q heads | k heads | v heads] (n_h + 2·n_kv), y = column. 64 lanes a group.
-#extension GL_KHR_shader_subgroup_arithmetic : require
+// Grid: x = group of HPW heads of the list [q heads | k heads | v heads] (n_h + 2·n_kv), y = column;
+// 256 threads, a head taking LPH = hd/4 lanes of one vec4 each (HPW = 256 / LPH heads a group: LFM2's
+// 48 heads of 64 are 3 groups a column). The column's rotary sines and cosines (rope_dims/2 angles)
+// are computed once a workgroup, not once a lane of every head (bench/25).
+#extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
-layout(local_size_x = 64) in;
+layout(local_size_x = 256) in;
 
 #define FLAG_NORM 1u
 #define FLAG_PLUS1 2u
@@ -42,8 +45,9 @@ layout(push_constant) uniform Push {
     float r_lo; // comes out correctly rounded in f32 (pow in f32 is off by several ulps)
 } p;
 
-shared float hv[256];
-shared float partial[64];
+shared vec4 hv[256];   // the group's heads after the norm, a vec4 a lane
+shared float red[256]; // a lane's sum of squares
+shared vec2 sc[128];   // sin and cos of pair i's angle at the column's position
 
 // sin and cos of a (an f32 angle, as torch computes it) after reducing a to [-pi, pi] in two steps
 // (2*pi = C1 + C2, C1 with few mantissa bits), so large positions keep their accuracy.
@@ -78,61 +82,48 @@ float inv_freq(uint i)
 
 void main()
 {
-    uint head = gl_WorkGroupID.x, c = gl_WorkGroupID.y, t = gl_LocalInvocationIndex, hd = p.hd;
+    uint t = gl_LocalInvocationIndex, c = gl_WorkGroupID.y, hd = p.hd, lph = hd / 4u, hpw = 256u / lph;
+    uint hs = t / lph, l = t % lph; // head slot in the group, lane in the head
+    uint head = gl_WorkGroupID.x * hpw + hs;
+    bool live = hs < hpw && head < p.n_h + 2u * p.n_kv;
     uint pos = p.cols.v[4u * c + 1u], slot = p.cols.v[4u * c + 2u];
+    uint half_rd = p.rope_dims / 2u;
+    for (uint i = t; i < half_rd; i += 256u) sc[i] = sincos_reduced(float(pos) * inv_freq(i));
     uint kvw = p.n_kv * hd;
     uint64_t pool_row = uint64_t(p.btab.v[slot * p.max_blocks + pos / 16u]) * 16ul + uint64_t(pos % 16u);
     uint64_t pool_off = 4ul * (pool_row * kvw); // byte offset of (slot, pos) in a pool
-    if (head >= p.n_h + p.n_kv) { // v head: copy into the pool
-        uint j = head - p.n_h - p.n_kv;
-        F32Buf dst = F32Buf(uint64_t(p.vpool) + pool_off);
-        for (uint i = t; i < hd; i += 64u) dst.v[j * hd + i] = p.v.v[c * kvw + j * hd + i];
-        return;
-    }
-    bool is_q = head < p.n_h;
-    uint j = is_q ? head : head - p.n_h;
+    bool is_q = head < p.n_h, is_v = head >= p.n_h + p.n_kv;
+    uint j = is_q ? head : is_v ? head - p.n_h - p.n_kv : head - p.n_h;
     uint qstride = (p.flags & FLAG_GATED) != 0u ? 2u * hd : hd; // floats between q heads
     uint src = is_q ? (c * p.n_h + j) * qstride : c * kvw + j * hd;
-    F32Buf buf = is_q ? p.q : p.k;
-    for (uint i = t; i < hd; i += 64u) hv[i] = buf.v[src + i];
-    barrier();
-    if ((p.flags & FLAG_NORM) != 0u) {
-        float ss = 0.0;
-        for (uint i = t; i < hd; i += 64u) ss += hv[i] * hv[i];
-        ss = subgroupAdd(ss);
-        if (gl_SubgroupInvocationID == 0u) partial[gl_SubgroupID] = ss;
-        barrier();
+    uint64_t srcb = uint64_t(is_q ? p.q : is_v ? p.v : p.k) + 4ul * src;
+    vec4 x = live ? Vec4Buf(srcb).v[l] : vec4(0.0);
+    if (live && is_v) Vec4Buf(uint64_t(p.vpool) + pool_off + 4ul * j * hd).v[l] = x; // v: into the pool
+    red[t] = live && !is_v ? dot(x, x) : 0.0;
+    barrier(); // the sums and the angles
+    if (live && !is_v && (p.flags & FLAG_NORM) != 0u) {
         float total = 0.0;
-        for (uint s = 0u; s < gl_NumSubgroups; s++) total += partial[s];
+        for (uint i = 0u; i < lph; i++) total += red[hs * lph + i];
         float inv = inversesqrt(total / float(hd) + p.eps);
         float one = (p.flags & FLAG_PLUS1) != 0u ? 1.0 : 0.0;
-        uint64_t gain = is_q ? p.qn : p.kn;
-        for (uint i = t; i < hd; i += 64u) hv[i] = hv[i] * inv * (one + wget1(gain, p.gdtype, i));
-        barrier();
+        x *= inv * (vec4(one) + gain4_at(is_q ? p.qn : p.kn, p.gdtype, l));
     }
+    hv[t] = x;
+    barrier();
+    if (!live || is_v) return;
     // rotate the pairs; dims past rope_dims pass through
-    uint half_rd = p.rope_dims / 2u;
     bool inter = (p.flags & FLAG_INTERLEAVED) != 0u;
-    float out_v[4]; // hd <= 256: at most 4 elements per lane
-    for (uint e = 0u; e < 4u; e++) {
-        uint i = t + 64u * e;
-        if (i >= hd) break;
-        float r = hv[i];
-        if (i < p.rope_dims) {
-            uint pi = inter ? i / 2u : i % half_rd;      // pair index
-            bool first = inter ? (i % 2u) == 0u : i < half_rd;
-            uint partner = inter ? (i ^ 1u) : (first ? i + half_rd : i - half_rd);
-            vec2 sc = sincos_reduced(float(pos) * inv_freq(pi));
-            float o = hv[partner];
-            r = first ? r * sc.y - o * sc.x : r * sc.y + o * sc.x;
-        }
-        out_v[e] = r;
+    vec4 o = x;
+    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+        uint i = 4u * l + e;
+        if (i >= p.rope_dims) continue;
+        uint pi = inter ? i / 2u : i % half_rd;      // pair index
+        bool first = inter ? (i % 2u) == 0u : i < half_rd;
+        uint partner = inter ? (i ^ 1u) : (first ? i + half_rd : i - half_rd);
+        float pv = hv[hs * lph + partner / 4u][partner % 4u];
+        vec2 a = sc[pi];
+        o[e] = first ? x[e] * a.y - pv * a.x : x[e] * a.y + pv * a.x;
     }
-    F32Buf kdst = F32Buf(uint64_t(p.kpool) + pool_off);
-    for (uint e = 0u; e < 4u; e++) {
-        uint i = t + 64u * e;
-        if (i >= hd) break;
-        if (is_q) p.q.v[src + i] = out_v[e];
-        else kdst.v[j * hd + i] = out_v[e];
-    }
+    if (is_q) Vec4Buf(srcb).v[l] = o;
+    else Vec4Buf(uint64_t(p.kpool) + pool_off + 4ul * j * hd).v[l] = o;
 }

@@ -1048,8 +1048,10 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
         a->no_norm ? 0u : (uint32_t)q_norm->dtype, a->eps, r_hi, (float)(r - (double)r_hi),
     };
     uint64_t bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)(a->n_h + 2 * a->n_kv), (uint32_t)cols, "attn.prep",
-                         layer, "attn.prep", bytes),
+    /* groups of 256 / (hd / 4) heads (attn_prep.comp) */
+    uint32_t hpw = 256u / ((uint32_t)a->hd / 4u);
+    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)(a->n_h + 2 * a->n_kv), hpw), (uint32_t)cols,
+                         "attn.prep", layer, "attn.prep", bytes),
                      3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
                      offsetof(struct push_attn_prep, vpool));
     return ST_OK;
