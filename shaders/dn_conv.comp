@@ -14,12 +14,14 @@
 // mode 2: no window write (test hook LFM2_TEST_SKIP_SNAPSHOT: a broken snapshot).
 // Grid: x over channels (64 a group), y = run. One invocation owns (run, channel): race-free.
 // WIDE=1 (variant dn_conv_wide, the wide plan's "dn.conv.wide"; mode 0 only): the same function,
-// parallel over positions. A K-tap causal convolution, not a scan: column j >= K-1 of a run reads
-// only x rows j-K+1 .. j of the run, which nothing writes here. Columns 0 .. K-2 need the window:
-// all of them are done by the run's first invocation (j = 0), which then writes the new window (the
-// run's last K-1 rows), so the window is read and written by one invocation per (run, channel) and
-// no other reads it. Grid z = column j of the run; its extent is the longest run the step can hold
-// (cols - n_runs + 1), groups past their run's end exit.
+// parallel over positions. A K-tap causal convolution, not a scan: an invocation takes J = 8
+// successive columns of a run and slides along them, starting from the K-1 x rows before its first
+// column, which nothing writes here (so each x row is read ~(J + K - 1)/J times, not K). The run's
+// first invocation (columns 0 .. J-1, J >= K-1) starts from the window instead and then writes the
+// new window (the run's last K-1 rows), so the window is read and written by one invocation per
+// (run, channel) and no other reads it. Grid z = block of J columns of the run; its extent covers the
+// longest run the step can hold (cols - n_runs + 1), groups past their run's end exit (bench/25).
+#extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
 #ifndef WIDE
@@ -54,42 +56,48 @@ F32Buf win(uint slot, uint e, uint ch)
 }
 
 #if WIDE
+const uint J = 8u; // columns an invocation takes (>= KMAX - 1; kernels_deltanet.c DN_CONV_WIDE_J)
+
 float silu(float v) { return v / (1.0 + exp(-v)); }
 
 void main()
 {
-    uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j = gl_WorkGroupID.z;
+    uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
     if (ch >= p.C || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint K = p.K;
-    if (j >= n || (j > 0u && j + 1u < K)) return; // columns 1 .. K-2 are the first invocation's
-    float w[KMAX];
-    for (uint i = 0u; i < K; i++) w[i] = wget(p.w, p.wdtype, p.C, K, ch, i);
-    if (j + 1u >= K) { // every tap inside the run
-        uint b = c0 + j + 1u - K;
-        float acc = 0.0;
-        for (uint i = 0u; i < K; i++) acc += w[i] * p.x.v[(b + i) * p.C + ch];
-        p.y.v[(c0 + j) * p.C + ch] = silu(acc);
-        return;
+    if (j0 >= n) return;
+    float w[KMAX], hist[KMAX]; // hist[i]: the pre-conv row K-1-i before the current one
+    [[unroll]] for (uint i = 0u; i < KMAX; i++) w[i] = i < K ? wget(p.w, p.wdtype, p.C, K, ch, i) : 0.0;
+    F32Buf wc = win(slot, 0u, ch);
+    if (j0 == 0u) {
+        uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+        wc = win(slot, cur, ch);
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++) hist[i] = i + 1u < K ? wc.v[i * p.C] : 0.0;
+    } else { // j0 >= J >= K-1: the rows before the block are the run's
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
+            hist[i] = i + 1u < K ? p.x.v[(c0 + j0 + 1u + i - K) * p.C + ch] : 0.0;
     }
-    // j = 0 (K >= 2): the columns whose taps reach into the window, one after another
-    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
-    float hist[KMAX];
-    F32Buf wc = win(slot, cur, ch);
-    for (uint i = 0u; i + 1u < K; i++) hist[i] = wc.v[i * p.C];
-    uint head = min(K - 1u, n);
-    for (uint c = c0; c < c0 + head; c++) {
+    [[unroll]] for (uint b = 0u; b < J; b++) {
+        uint c = c0 + j0 + b;
+        if (j0 + b >= n) break;
         float xv = p.x.v[c * p.C + ch];
         float acc = w[K - 1u] * xv;
-        for (uint i = 0u; i + 1u < K; i++) acc += w[i] * hist[i];
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
+            if (i + 1u < K) acc += w[i] * hist[i];
         p.y.v[c * p.C + ch] = silu(acc);
-        for (uint i = 0u; i + 2u < K; i++) hist[i] = hist[i + 1u];
-        hist[K - 2u] = xv;
+        [[unroll]] for (uint i = 0u; i + 2u < KMAX; i++)
+            if (i + 2u < K) hist[i] = hist[i + 1u];
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
+            if (i + 2u == K) hist[i] = xv;
     }
-    // the new window: the run's last K-1 rows (hist already holds them when the run is that short)
-    if (n > head)
-        for (uint i = 0u; i + 1u < K; i++) hist[i] = p.x.v[(c0 + n + 1u + i - K) * p.C + ch];
-    for (uint i = 0u; i + 1u < K; i++) wc.v[i * p.C] = hist[i];
+    if (j0 != 0u) return;
+    // the new window: the run's last K-1 rows (hist holds them when the run ends in this block)
+    if (n > J)
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
+            if (i + 1u < K) hist[i] = p.x.v[(c0 + n + 1u + i - K) * p.C + ch];
+    [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
+        if (i + 1u < K) wc.v[i * p.C] = hist[i];
 }
 #else
 void main()
