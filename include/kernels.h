@@ -28,6 +28,9 @@
 #define K_KV_BLOCK 16        /* positions per KV block */
 #define K_MATMUL_MAX_COLS 16 /* columns one matmul pass serves; wider steps get one pass per chunk */
 #define K_MAX_HEAD_DIM 256
+/* columns of a run one invocation of the wide plan's convolutions takes (shortconv_wide.comp,
+ * dn_conv.comp WIDE: their J, a specialization constant; >= the taps - 1; bench/25) */
+#define K_WIDE_CONV_COLS 8
 
 /* A weight on the device. 1-D tensors (norm gains): rows = 1, k = length. */
 struct gpu_weight {

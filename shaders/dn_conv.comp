@@ -56,7 +56,8 @@ F32Buf win(uint slot, uint e, uint ch)
 }
 
 #if WIDE
-const uint J = 8u; // columns an invocation takes (>= KMAX - 1; kernels_deltanet.c DN_CONV_WIDE_J)
+// columns an invocation takes (kernels.h K_WIDE_CONV_COLS, >= KMAX - 1)
+layout(constant_id = 0) const uint J = 8;
 
 float silu(float v) { return v / (1.0 + exp(-v)); }
 

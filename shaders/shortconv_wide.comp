@@ -21,7 +21,7 @@
 
 layout(local_size_x = 64) in;
 
-const uint J = 8u; // columns an invocation takes (kernels.c SHORTCONV_WIDE_J)
+layout(constant_id = 0) const uint J = 8; // columns an invocation takes (kernels.h K_WIDE_CONV_COLS)
 
 layout(push_constant) uniform Push {
     F32Buf bcx;

@@ -961,8 +961,6 @@ int k_state_mode(const struct plan *p, const struct k_state *state, const char *
 
 /* ---- shortconv */
 
-#define SHORTCONV_WIDE_J 8 /* columns an invocation of shortconv_wide.comp takes (its J) */
-
 struct push_shortconv {
     uint64_t bcx, w, state, y, runs, slots;
     uint32_t H, n_runs, wdtype, n_snap, mode, pad;
@@ -985,15 +983,16 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
     snprintf(what, sizeof what, "shortconv %s", op);
     int rc = k_state_mode(p, state, what, &mode, e);
     if (rc) return rc;
-    /* the wide kernel takes a workgroup per SHORTCONV_WIDE_J columns of a run: z spans the longest
+    /* the wide kernel takes a workgroup per K_WIDE_CONV_COLS columns of a run: z spans the longest
      * run possible */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", NULL, 0, &pipe, e))) return rc;
+    const uint32_t j = K_WIDE_CONV_COLS;
+    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", wide ? &j : NULL, wide, &pipe, e))) return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
-                                  wide ? div_up((uint64_t)(cols - n_runs + 1), SHORTCONV_WIDE_J) : 1);
+                                  wide ? div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
     return ST_OK;

@@ -8,7 +8,6 @@
 #include "tuning.h"
 
 #define DN_MAX_TAPS 8   /* dn_conv.comp's KMAX */
-#define DN_CONV_WIDE_J 8 /* columns an invocation of dn_conv_wide takes (dn_conv.comp's J) */
 #define DN_MAX_DK 256   /* dk / DN_LANES state rows a lane of dn_recurrent.comp keeps in registers */
 #define DN_LANES 4      /* dn_recurrent.comp's DKS: lanes sharing one state column */
 
@@ -74,17 +73,18 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
         return err_set(e, ST_USAGE, "dn.conv: conv weight [%lld, %lld] %s, expected [%llu, %d] F32/F16/BF16",
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype),
                        (unsigned long long)C, dn->conv);
-    /* the wide plan's kernel takes a workgroup per DN_CONV_WIDE_J columns of a run: z spans the
+    /* the wide plan's kernel takes a workgroup per K_WIDE_CONV_COLS columns of a run: z spans the
      * longest run possible (as shortconv.wide); batch and spec plans walk a run's columns in one
      * invocation */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", NULL, 0, &pipe, e))) return rc;
+    const uint32_t j = K_WIDE_CONV_COLS;
+    if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", wide ? &j : NULL, wide, &pipe, e))) return rc;
     struct push_dn_conv pc = {x, conv_w->addr, state->addr + k_dn_window_offset(dn), y, runs, state->slots,
                               (uint32_t)C, (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
                               (uint32_t)(k_dn_state_bytes(dn) / 4), state->n_snap, mode, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, (uint32_t)((C + 63) / 64), (uint32_t)n_runs,
-                                  wide ? (uint32_t)((cols - n_runs + DN_CONV_WIDE_J) / DN_CONV_WIDE_J) : 1);
+                                  wide ? (uint32_t)((cols - n_runs + K_WIDE_CONV_COLS) / K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, p->kind == PLAN_SPEC ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv", layer, "dn.conv",
                  conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_conv, y), offsetof(struct push_dn_conv, window));

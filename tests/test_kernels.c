@@ -1323,7 +1323,7 @@ static void test_dn_conv_cases(const struct k_dn_geom *dn, const struct dn_case 
             int rc = k_dn_conv(&g, &p, dn, &w.w, xb.addr, &ks, yb.addr, rb.addr, C, n_runs, 1, &e);
             const char *kind = cs->spec ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv";
             T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, kind), "k_dn_conv: %s", e.msg);
-            T_CHECK(p.n == 1 && p.d[0].groups[2] == (wide ? (uint32_t)(C - n_runs + 8) / 8 : 1u), "dn.conv grid z %u",
+            T_CHECK(p.n == 1 && p.d[0].groups[2] == (wide ? (uint32_t)(C - n_runs + K_WIDE_CONV_COLS) / K_WIDE_CONV_COLS : 1u), "dn.conv grid z %u",
                     p.n ? p.d[0].groups[2] : 0);
             run_plan(&p);
             float *y = malloc((size_t)C * Ch * 4), *st2 = malloc(sn * 4);
