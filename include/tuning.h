@@ -32,6 +32,8 @@
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
  *                                         dispatches, as before bench/21 (before/after)
+ *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
+ *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
  *                                         layout fits (bench/24)
@@ -81,6 +83,7 @@ struct tuning {
     int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
     int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
+    bool attn_unfused;
     int matvec_cols;      /* 0: K_MATVEC_COLS */
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;

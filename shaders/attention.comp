@@ -9,9 +9,16 @@
 // Geometry: one workgroup per (q head, column) (grid x = head, y = column); its NSG subgroups take
 // keys j = sg, sg + NSG, ...; within a subgroup each lane holds HD/SG elements of q and of the
 // output (q·k by subgroupAdd); the subgroups' (max, sum, acc) are merged through shared memory.
+// PREP = 1 (kind attn.decode_prep, kernels.h k_attn_step): attn_prep.comp's work fused in, for steps
+// whose slots hold one column each (decode): the workgroup RMSNorms and rotates its q head and its
+// kv head's k of this column itself (rope.glsl, as attn_prep does), uses them and v for the key at
+// pos from shared memory, and the workgroup of the kv head's first q head writes k and v into the
+// pools at (slot, pos). Every other key j < pos was written by earlier steps, so no workgroup reads
+// what another writes. q is not written back.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#include "rope.glsl"
 
 #define MAXE 32 // HD / SG at most: 256 / 8
 
@@ -19,6 +26,7 @@ layout(constant_id = 0) const uint SG = 32; // subgroup size of the device
 layout(constant_id = 1) const uint HD = 64; // head dim, a multiple of SG, <= 256
 layout(constant_id = 2) const uint NSG = 4; // subgroups per workgroup
 layout(local_size_x_id = 3) in;             // SG * NSG
+layout(constant_id = 4) const uint PREP = 0; // 1: the prep fused in (above)
 
 const uint E = HD / SG;
 
@@ -35,16 +43,92 @@ layout(push_constant) uniform Push {
     float scale;
     uint gated;
     uint pad;
+    // PREP only (attn_prep.comp's fields): this step's k and v [cols][n_kv*HD], the q/k norm gains
+    F32Buf k;
+    F32Buf v;
+    uint64_t qn;
+    uint64_t kn;
+    uint rope_dims;
+    uint pflags; // 1 norm, 2 gain is (1 + g), 4 interleaved pairs
+    uint gdtype;
+    float eps;
+    float r_hi; // theta^(-2/rope_dims) as hi + lo (rope.glsl)
+    float r_lo;
 } p;
+
+const uint PH = PREP != 0u ? HD : 1u;
+shared float s_q[PH], s_k[PH], s_v[PH], s_qr[PH], s_kr[PH]; // raw q, k, v; q and k normed and rotated
+shared vec2 s_sc[PREP != 0u ? HD / 2u : 1u];                // (sin, cos) of each pair at pos
+shared float s_ss[2u * NSG];                                 // subgroups' Σq², Σk²
+
+// The prep of head h (kv head kvh) at column c, position pos: s_qr, s_kr, s_v filled (barriers
+// inside: every invocation calls it). Every global load (q, k, v and the gains) is issued before
+// the first barrier: one memory round trip. norm(x)·g = (x ⊙ g)·f with f = rsqrt(mean(x²) + eps),
+// so x ⊙ g is kept and f applied after the sums meet.
+void prep(uint c, uint h, uint kvh, uint pos, uint qoff, uint kvw)
+{
+    uint t = gl_LocalInvocationIndex, nt = SG * NSG, half_rd = p.rope_dims / 2u;
+    bool inter = (p.pflags & 4u) != 0u, norm = (p.pflags & 1u) != 0u;
+    float one = (p.pflags & 2u) != 0u ? 1.0 : 0.0;
+    float sq = 0.0, sk = 0.0;
+    for (uint d = t; d < HD; d += nt) {
+        float qv = p.q.v[qoff + d], kv = p.k.v[c * kvw + kvh * HD + d];
+        s_v[d] = p.v.v[c * kvw + kvh * HD + d];
+        float gq = norm ? one + gain4_at(p.qn, p.gdtype, d / 4u)[d % 4u] : 1.0;
+        float gk = norm ? one + gain4_at(p.kn, p.gdtype, d / 4u)[d % 4u] : 1.0;
+        s_q[d] = qv * gq;
+        s_k[d] = kv * gk;
+        sq += qv * qv;
+        sk += kv * kv;
+    }
+    for (uint i = t; i < half_rd; i += nt) s_sc[i] = rope_sincos(i, pos, vec2(p.r_hi, p.r_lo));
+    sq = subgroupAdd(sq);
+    sk = subgroupAdd(sk);
+    if (gl_SubgroupInvocationID == 0u) {
+        s_ss[gl_SubgroupID] = sq;
+        s_ss[NSG + gl_SubgroupID] = sk;
+    }
+    barrier();
+    float fq = 1.0, fk = 1.0;
+    if (norm) {
+        float tq = 0.0, tk = 0.0;
+        for (uint s = 0u; s < NSG; s++) {
+            tq += s_ss[s];
+            tk += s_ss[NSG + s];
+        }
+        fq = inversesqrt(tq / float(HD) + p.eps);
+        fk = inversesqrt(tk / float(HD) + p.eps);
+    }
+    for (uint d = t; d < HD; d += nt) {
+        float q = s_q[d] * fq, k = s_k[d] * fk;
+        if (d < p.rope_dims) {
+            uint pd = rope_partner(d, half_rd, inter);
+            vec2 a = s_sc[rope_pair(d, half_rd, inter)];
+            bool first = rope_first(d, half_rd, inter);
+            q = rope_rotate(q, s_q[pd] * fq, a, first);
+            k = rope_rotate(k, s_k[pd] * fk, a, first);
+        }
+        s_qr[d] = q;
+        s_kr[d] = k;
+    }
+    barrier();
+}
 
 shared float s_m[NSG];
 shared float s_l[NSG];
 shared float s_acc[NSG * HD];
 
 // This lane's elements of the k and v rows of key j of a slot (through the block table).
-void load_kv(uint j, uint slot, uint kvh, uint kvw, out float kr[MAXE], out float vr[MAXE])
+void load_kv(uint j, uint slot, uint kvh, uint kvw, uint pos, out float kr[MAXE], out float vr[MAXE])
 {
     uint lane = gl_SubgroupInvocationID;
+    if (PREP != 0u && j == pos) {
+        for (uint e = 0u; e < E; e++) {
+            kr[e] = s_kr[lane + e * SG];
+            vr[e] = s_v[lane + e * SG];
+        }
+        return;
+    }
     uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
     uint64_t off = 4ul * (row * kvw + kvh * HD);
     F32Buf kb = F32Buf(p.kpool + off), vb = F32Buf(p.vpool + off);
@@ -62,24 +146,37 @@ void main()
     uint kvh = h / (p.n_h / p.n_kv), kvw = p.n_kv * HD;
     uint qoff = (c * p.n_h + h) * HD * (p.gated != 0u ? 2u : 1u), ooff = (c * p.n_h + h) * HD;
 
+    // the first key's k and v rows load before the prep (the key at pos comes from the prep)
+    float kn[MAXE], vn[MAXE];
+    uint j = sg;
+    if (j <= pos && (PREP == 0u || j < pos)) load_kv(j, slot, kvh, kvw, pos, kn, vn);
+    if (PREP != 0u) {
+        prep(c, h, kvh, pos, qoff, kvw);
+        if (j == pos) load_kv(j, slot, kvh, kvw, pos, kn, vn);
+        if (h % (p.n_h / p.n_kv) == 0u) { // the kv head's first q head: k and v into the pools
+            uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + pos / 16u]) * 16ul + uint64_t(pos % 16u);
+            uint64_t off = 4ul * (row * kvw + kvh * HD);
+            for (uint d = gl_LocalInvocationIndex; d < HD; d += SG * NSG) {
+                F32Buf(p.kpool + off).v[d] = s_kr[d];
+                F32Buf(p.vpool + off).v[d] = s_v[d];
+            }
+        }
+    }
     float qv[MAXE], acc[MAXE];
     for (uint e = 0u; e < E; e++) {
-        qv[e] = p.q.v[qoff + lane + e * SG] * p.scale;
+        qv[e] = (PREP != 0u ? s_qr[lane + e * SG] : p.q.v[qoff + lane + e * SG]) * p.scale;
         acc[e] = 0.0;
     }
     float m = -1.0 / 0.0, l = 0.0;
     // the next key's k and v rows load while this key's softmax step runs (keys are few per
     // subgroup, so the loop is latency-bound, not bandwidth-bound)
-    float kn[MAXE], vn[MAXE];
-    uint j = sg;
-    if (j <= pos) load_kv(j, slot, kvh, kvw, kn, vn);
     for (; j <= pos; j += NSG) {
         float kc[MAXE], vc[MAXE];
         for (uint e = 0u; e < E; e++) {
             kc[e] = kn[e];
             vc[e] = vn[e];
         }
-        if (j + NSG <= pos) load_kv(j + NSG, slot, kvh, kvw, kn, vn);
+        if (j + NSG <= pos) load_kv(j + NSG, slot, kvh, kvw, pos, kn, vn);
         float part = 0.0;
         for (uint e = 0u; e < E; e++) part += qv[e] * kc[e];
         float s = subgroupAdd(part);

@@ -15,6 +15,7 @@
 // are computed once a workgroup, not once a lane of every head (bench/25).
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
+#include "rope.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -49,37 +50,6 @@ shared vec4 hv[256];   // the group's heads after the norm, a vec4 a lane
 shared float red[256]; // a lane's sum of squares
 shared vec2 sc[128];   // sin and cos of pair i's angle at the column's position
 
-// sin and cos of a (an f32 angle, as torch computes it) after reducing a to [-pi, pi] in two steps
-// (2*pi = C1 + C2, C1 with few mantissa bits), so large positions keep their accuracy.
-vec2 sincos_reduced(float a)
-{
-    const float C1 = 6.28125, C2 = 1.9353071795864769e-3;
-    float n = round(a * 0.15915494309189535);
-    float r = (a - n * C1) - n * C2;
-    return vec2(sin(r), cos(r));
-}
-
-// Float-float product (about 48 bits), kept exact by `precise` (no reassociation).
-vec2 ff_mul(vec2 a, vec2 b)
-{
-    precise float hi = a.x * b.x;
-    precise float lo = fma(a.x, b.x, -hi) + (a.x * b.y + a.y * b.x);
-    precise float s = hi + lo;
-    precise float e = lo - (s - hi);
-    return vec2(s, e);
-}
-
-// theta^(-2i/rope_dims) = r^i by repeated squaring in float-float.
-float inv_freq(uint i)
-{
-    vec2 acc = vec2(1.0, 0.0), base = vec2(p.r_hi, p.r_lo);
-    for (; i != 0u; i >>= 1) {
-        if ((i & 1u) != 0u) acc = ff_mul(acc, base);
-        base = ff_mul(base, base);
-    }
-    return acc.x + acc.y;
-}
-
 void main()
 {
     uint t = gl_LocalInvocationIndex, c = gl_WorkGroupID.y, hd = p.hd, lph = hd / 4u, hpw = 256u / lph;
@@ -88,7 +58,7 @@ void main()
     bool live = hs < hpw && head < p.n_h + 2u * p.n_kv;
     uint pos = p.cols.v[4u * c + 1u], slot = p.cols.v[4u * c + 2u];
     uint half_rd = p.rope_dims / 2u;
-    for (uint i = t; i < half_rd; i += 256u) sc[i] = sincos_reduced(float(pos) * inv_freq(i));
+    for (uint i = t; i < half_rd; i += 256u) sc[i] = rope_sincos(i, pos, vec2(p.r_hi, p.r_lo));
     uint kvw = p.n_kv * hd;
     uint64_t pool_row = uint64_t(p.btab.v[slot * p.max_blocks + pos / 16u]) * 16ul + uint64_t(pos % 16u);
     uint64_t pool_off = 4ul * (pool_row * kvw); // byte offset of (slot, pos) in a pool
@@ -117,12 +87,9 @@ void main()
     [[unroll]] for (uint e = 0u; e < 4u; e++) {
         uint i = 4u * l + e;
         if (i >= p.rope_dims) continue;
-        uint pi = inter ? i / 2u : i % half_rd;      // pair index
-        bool first = inter ? (i % 2u) == 0u : i < half_rd;
-        uint partner = inter ? (i ^ 1u) : (first ? i + half_rd : i - half_rd);
+        uint partner = rope_partner(i, half_rd, inter);
         float pv = hv[hs * lph + partner / 4u][partner % 4u];
-        vec2 a = sc[pi];
-        o[e] = first ? x[e] * a.y - pv * a.x : x[e] * a.y + pv * a.x;
+        o[e] = rope_rotate(x[e], pv, sc[rope_pair(i, half_rd, inter)], rope_first(i, half_rd, inter));
     }
     if (is_q) Vec4Buf(srcb).v[l] = o;
     else Vec4Buf(uint64_t(p.kpool) + pool_off + 4ul * j * hd).v[l] = o;

@@ -1022,35 +1022,56 @@ struct push_attn_prep {
 };
 _Static_assert(sizeof(struct push_attn_prep) == 112, "push_attn_prep layout");
 
-int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
-                const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
-                uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e)
+/* What attn.prep needs beyond the geometry, checked: flags (1 norm, 2 (1 + g) gains, 4
+ * interleaved, 8 gated), the gains' type, r = theta^(-2/rope_dims) as hi + lo floats (the shaders
+ * form inv_freq_i = r^i in float-float, rope.glsl) and the gains' bytes. */
+struct prep_params {
+    uint32_t flags, gdtype;
+    float r_hi, r_lo;
+    uint64_t qn, kn, bytes;
+};
+
+static int prep_params(const struct k_attn_geom *a, const struct gpu_weight *q_norm, const struct gpu_weight *k_norm,
+                       struct prep_params *pp, struct err *e)
 {
-    int rc = check_geom(g, a, cols, e);
-    if (rc) return rc;
     if (!a->no_norm) {
+        int rc;
         if ((rc = check_gain(q_norm, a->hd, "attn.prep q_norm", e)) || (rc = check_gain(k_norm, a->hd, "attn.prep k_norm", e)))
             return rc;
         if (q_norm->dtype != k_norm->dtype)
             return err_set(e, ST_USAGE, "attn.prep: q_norm %s and k_norm %s differ in type", dtype_name(q_norm->dtype),
                            dtype_name(k_norm->dtype));
     }
+    double r = a->rope_dims ? pow((double)a->theta, -2.0 / a->rope_dims) : 1.0;
+    pp->r_hi = (float)r;
+    pp->r_lo = (float)(r - (double)pp->r_hi);
+    pp->flags = (a->no_norm ? 0u : 1u) | (a->plus1 ? 2u : 0u) | (a->interleaved ? 4u : 0u) | (a->gated ? 8u : 0u);
+    pp->gdtype = a->no_norm ? 0u : (uint32_t)q_norm->dtype;
+    pp->qn = a->no_norm ? 0 : q_norm->addr;
+    pp->kn = a->no_norm ? 0 : k_norm->addr;
+    pp->bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
+    return ST_OK;
+}
+
+int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
+                const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
+                uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e)
+{
+    struct prep_params pp = {0};
+    int rc = check_geom(g, a, cols, e);
+    if (!rc) rc = prep_params(a, q_norm, k_norm, &pp, e);
+    if (rc) return rc;
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, "attn_prep", NULL, 0, &pipe, e))) return rc;
-    /* r = theta^(-2/rope_dims) as hi + lo floats: the shader forms inv_freq_i = r^i in float-float */
-    double r = a->rope_dims ? pow((double)a->theta, -2.0 / a->rope_dims) : 1.0;
-    float r_hi = (float)r;
     struct push_attn_prep pc = {
-        q, k, v, a->no_norm ? 0 : q_norm->addr, a->no_norm ? 0 : k_norm->addr, kpool, vpool, btab, cols_meta,
+        q, k, v, pp.qn, pp.kn, kpool, vpool, btab, cols_meta,
         (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->hd, (uint32_t)a->rope_dims, (uint32_t)a->max_blocks,
-        (a->no_norm ? 0u : 1u) | (a->plus1 ? 2u : 0u) | (a->interleaved ? 4u : 0u) | (a->gated ? 8u : 0u),
-        a->no_norm ? 0u : (uint32_t)q_norm->dtype, a->eps, r_hi, (float)(r - (double)r_hi),
+        pp.flags, pp.gdtype, a->eps, pp.r_hi, pp.r_lo,
     };
-    uint64_t bytes = a->no_norm ? 0 : q_norm->bytes + k_norm->bytes;
     /* groups of 256 / (hd / 4) heads (attn_prep.comp) */
     uint32_t hpw = 256u / ((uint32_t)a->hd / 4u);
     dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)(a->n_h + 2 * a->n_kv), hpw), (uint32_t)cols,
-                         "attn.prep", layer, "attn.prep", bytes),
+                         "attn.prep", layer, "attn.prep", pp.bytes),
                      3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
                      offsetof(struct push_attn_prep, vpool));
     return ST_OK;
@@ -1063,6 +1084,15 @@ struct push_attention {
     uint32_t gated, pad;
 };
 _Static_assert(sizeof(struct push_attention) == 72, "push_attention layout");
+
+/* attention.comp's block: the above, then the fused prep's fields (zero without it) */
+struct push_attn_decode {
+    struct push_attention a;
+    uint64_t k, v, qn, kn;
+    uint32_t rope_dims, pflags, gdtype;
+    float eps, r_hi, r_lo;
+};
+_Static_assert(sizeof(struct push_attn_decode) == 128, "push_attn_decode layout");
 
 /* ---- attention tiled over queries × keys (the wide plan's prefill) */
 
@@ -1126,6 +1156,32 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     return ST_OK;
 }
 
+/* attention.comp, a workgroup per (q head, column); fused: with the prep (PREP = 1). */
+static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct push_attn_decode *pc,
+                            int cols, bool prefill, bool fused, uint64_t bytes, int layer, struct err *e)
+{
+    /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
+    /* ... as long as their partial outputs (s_acc, s_m, s_l), and the fused prep's head copies,
+     * fit the shared memory: hd 256 at a subgroup of 8 would take 33 KiB of lavapipe's 32 */
+    uint64_t hd = (uint64_t)a->hd, fixed = 4 * (fused ? 6 * hd : 7);
+    while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
+    uint32_t spec[5] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
+    if (rc) return rc;
+    const char *kind = fused ? (a->gated ? "attn.gated.decode_prep" : "attn.decode_prep")
+                             : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
+                                        : (prefill ? "attn.prefill" : "attn.decode");
+    struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
+    if (fused)
+        dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
+                         offsetof(struct push_attn_decode, a.vpool));
+    else
+        dispatch_outputs(d, 1, offsetof(struct push_attn_decode, a.dst));
+    return ST_OK;
+}
+
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e)
@@ -1135,19 +1191,31 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
                                 (uint32_t)a->max_blocks, a->scale, a->gated, 0};
     if (prefill && p->kind == PLAN_WIDE) return attention_tiled(g, p, a, &pc, cols, layer, e);
-    /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
-    /* ... as long as their partial outputs (s_acc, s_m, s_l) fit the shared memory: hd 256 at a
-     * subgroup of 8 would take 33 KiB of lavapipe's 32 */
-    while (nsg > 1 && (uint64_t)nsg * ((uint64_t)a->hd + 2) * 4 > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
-    uint32_t spec[4] = {sg, (uint32_t)a->hd, nsg, sg * nsg};
-    const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "attention", spec, 4, &pipe, e))) return rc;
-    const char *kind = a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
-                                : (prefill ? "attn.prefill" : "attn.decode");
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", 0), 1,
-                     offsetof(struct push_attention, dst));
-    return ST_OK;
+    struct push_attn_decode pd = {.a = pc};
+    return attention_decode(g, p, a, &pd, cols, prefill, false, 0, layer, e);
+}
+
+int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
+                const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool, uint64_t vpool,
+                uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
+                struct err *e)
+{
+    if (n_runs != cols || p->kind == PLAN_SPEC || tuning()->attn_unfused) {
+        int rc = k_attn_prep(g, p, a, q_norm, k_norm, q, k, v, kpool, vpool, btab, cols_meta, cols, layer, e);
+        if (rc) return rc;
+        return k_attention(g, p, a, q, kpool, vpool, btab, cols_meta, out, cols, prefill, layer, e);
+    }
+    struct prep_params pp = {0};
+    int rc = check_geom(g, a, cols, e);
+    if (!rc) rc = prep_params(a, q_norm, k_norm, &pp, e);
+    if (rc) return rc;
+    struct push_attn_decode pd = {
+        .a = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->max_blocks,
+              a->scale, a->gated, 0},
+        .k = k, .v = v, .qn = pp.qn, .kn = pp.kn, .rope_dims = (uint32_t)a->rope_dims, .pflags = pp.flags,
+        .gdtype = pp.gdtype, .eps = a->eps, .r_hi = pp.r_hi, .r_lo = pp.r_lo,
+    };
+    return attention_decode(g, p, a, &pd, cols, prefill, true, pp.bytes, layer, e);
 }
 
 /* ---- winit */

@@ -95,10 +95,8 @@ static int attn_block(struct engine *en, struct plan *p, const struct step_shape
     const uint64_t qkv_out[3] = {en->q.addr, en->k.addr, en->v.addr};
     const char *const qkv_ops[3] = {"attn.q_proj", "attn.k_proj", "attn.v_proj"};
     TRY(k_matmul_multi(g, p, 3, qkv, qkv_out, &norm, en->hidden.addr, C, l, qkv_ops, "attn.qkv_proj", e));
-    TRY(k_attn_prep(g, p, &a, lw(en, l, W_Q_NORM), lw(en, l, W_K_NORM), en->q.addr, en->k.addr, en->v.addr, kpool,
-                    vpool, en->btab.addr, en->cols.addr, C, l, e));
-    TRY(k_attention(g, p, &a, en->q.addr, kpool, vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->prefill,
-                    l, e));
+    TRY(k_attn_step(g, p, &a, lw(en, l, W_Q_NORM), lw(en, l, W_K_NORM), en->q.addr, en->k.addr, en->v.addr, kpool,
+                    vpool, en->btab.addr, en->cols.addr, en->att.addr, C, sh->n_runs, sh->prefill, l, e));
     return k_matmul(g, p, lw(en, l, W_O), en->att.addr, en->hidden.addr, C, true, l, "attn.o_proj", "", e);
 }
 

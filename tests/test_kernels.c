@@ -905,7 +905,9 @@ static void norm_ref(const struct k_attn_geom *a, double *v, const double *gain)
     for (int i = 0; i < a->hd; i++) v[i] = v[i] * inv * (a->plus1 + gain[i]);
 }
 
-static void test_attention_case(struct attn_case *tc, enum dtype gtype)
+/* fused: the step through k_attn_step with every column its own slot (one dispatch, the prep fused
+ * into attention.comp; q is then left as it was) */
+static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool fused)
 {
     const struct k_attn_geom *a = &tc->a;
     int C = tc->cols, hd = a->hd, qw = a->n_h * hd, kvw = a->n_kv * hd;
@@ -934,14 +936,23 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
     poison(&ob);
     struct plan p = {.kind = tc->plan};
-    int rc = k_attn_prep(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, C,
-                         2, &e);
-    T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
-    rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
-    T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
-    T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
+    if (fused) {
+        int rc = k_attn_step(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr,
+                             ob.addr, C, C, false, 2, &e);
+        T_CHECK(rc == ST_OK, "k_attn_step: %s", e.msg);
+        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, a->gated ? "attn.gated.decode_prep" : "attn.decode_prep") &&
+                    p.d[0].n_out == 3,
+                "fused attention: %d dispatches, kind %s", p.n, p.n ? p.d[0].kind : "(none)");
+    } else {
+        int rc = k_attn_prep(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr,
+                             C, 2, &e);
+        T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
+        rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
+        T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
+        T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
+    }
     /* the wide plan's tiled kernel: a workgroup per (tile of columns, q head) */
-    T_CHECK(tc->plan != PLAN_WIDE || (p.n == 2 && p.d[1].groups[1] == (uint32_t)a->n_h), "attention %s: grid y %u",
+    T_CHECK(tc->plan != PLAN_WIDE || fused || (p.n == 2 && p.d[1].groups[1] == (uint32_t)a->n_h), "attention %s: grid y %u",
             plan_kind_name(tc->plan), p.n == 2 ? p.d[1].groups[1] : 0);
     run_plan(&p);
 
@@ -997,6 +1008,12 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     float *gq = malloc((size_t)C * qbw * 4), *gk = malloc(pool_n * 4), *gv = malloc(pool_n * 4);
     float *go = malloc((size_t)C * qw * 4);
     down(&qb, gq, (uint64_t)C * qbw * 4);
+    if (fused) { /* q as it was; compare the reference's rotation with itself below */
+        T_CHECK(memcmp(gq, q, (size_t)C * qbw * 4) == 0, "fused attention wrote q");
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < a->n_h; h++)
+                for (int i = 0; i < hd; i++) gq[(size_t)c * qbw + h * qs + i] = (float)rq[(size_t)c * qw + h * hd + i];
+    }
     int gate_changed = 0; /* gated: keep each head's q part in gq[c][h*hd ..], check the gate kept */
     for (int c = 0; c < C; c++)
         for (int h = 0; h < a->n_h; h++)
@@ -1012,7 +1029,8 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     double eo = rel_err(go, ro, (size_t)C * qw);
     T_CHECK(eq < 1e-5 && ek < 1e-5 && ev == 0, "attn.prep hd %d cols %d: rel err q %g k pool %g v pool %g", hd, C, eq,
             ek, ev);
-    T_CHECK(eo < 1e-4, "attention %s hd %d cols %d: rel err %g", plan_kind_name(tc->plan), hd, C, eo);
+    T_CHECK(eo < 1e-4, "attention %s%s hd %d cols %d: rel err %g", plan_kind_name(tc->plan), fused ? " fused" : "",
+            hd, C, eo);
     free(bt);
     free(q);
     free(k);
@@ -1030,6 +1048,8 @@ static void test_attention_case(struct attn_case *tc, enum dtype gtype)
     free_weight(&qn);
     free_weight(&kn);
 }
+
+static void test_attention_case(struct attn_case *tc, enum dtype gtype) { test_attention_case_as(tc, gtype, false); }
 
 static void test_attention(void)
 {
@@ -1078,6 +1098,19 @@ static void test_attention(void)
     test_attention_case(&wqwen, DT_BF16);
     qwen.plan = PLAN_WIDE;
     test_attention_case(&qwen, DT_BF16);
+    /* decode steps with the prep fused into attention (k_attn_step): LFM2's shape, GLM's (no norm,
+     * interleaved partial rotary), Qwen3.5's gated heads at positions 0 (the only key is this
+     * column's), 16 (the first of a block) and 33; and a decode step of the wide plan */
+    test_attention_case_as(&dec, DT_F32, true);
+    test_attention_case_as(&glm, DT_F16, true);
+    struct attn_case qdec = {.a = {4, 2, 256, 64, 1e7f, 1e-6f, 0.0625f, true, false, false, 3, true}, .n_slots = 3,
+                             .cols = 3};
+    qdec.cm[0] = (struct col_meta){9, 0, 2, 1};
+    qdec.cm[1] = (struct col_meta){9, 16, 0, 1};
+    qdec.cm[2] = (struct col_meta){9, 33, 1, 1};
+    test_attention_case_as(&qdec, DT_BF16, true);
+    dec.plan = PLAN_WIDE;
+    test_attention_case_as(&dec, DT_BF16, true);
 }
 
 /* ---- winit */
