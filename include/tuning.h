@@ -34,6 +34,9 @@
  *                                         dispatches, as before bench/21 (before/after)
  *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
  *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
+ *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
+ *                                         results; the step's time with its dispatches free to
+ *                                         overlap, against the serial chain's (bench/26)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
  *                                         layout fits (bench/24)
@@ -100,6 +103,7 @@ struct tuning {
     bool qkv_split;
     bool full_barriers;
     bool full_stage_barriers;
+    bool bench_no_barriers;
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */

@@ -73,6 +73,7 @@ const struct tuning *tuning(void)
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.full_stage_barriers = env_flag("LFM2_FULL_STAGE_BARRIERS");
+    t.bench_no_barriers = env_flag("LFM2_BENCH_NO_BARRIERS");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.attn_nt = env_int("LFM2_ATTN_NT", 32, 1024);
     t.attn_unfused = env_flag("LFM2_ATTN_UNFUSED");
