@@ -215,6 +215,17 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
                 const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer,
                 const char *op, struct err *e);
 
+/* LFM2's conv.in_proj (x' = rms(x)·gain) and its short conv: k_matmul_norm into bcx then
+ * k_shortconv into y, or, where every slot holds one column (n_runs == cols: decode) outside the
+ * spec plan and matmul.comp serves in_proj (at most K_MATMUL_MAX_COLS columns), one dispatch of
+ * matmul.comp CONV: a row group owns one channel's three rows and its epilogue runs the conv and
+ * writes y [cols][H] and the state (bcx is then not written). Kind "matmul_shortconv.<dtype>", op
+ * conv.in_proj, bytes in_proj's and the taps'. One dispatch fewer a conv layer (bench/27).
+ * LFM2_CONV_UNFUSED (tuning.h): always the two. cols_meta: struct col_meta [cols] (the slots). */
+int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
+                const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
+                uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e);
+
 /* Attention geometry of one layer. */
 struct k_attn_geom {
     int n_h, n_kv, hd;   /* q heads, kv heads (n_h % n_kv == 0), head dim (<= 256, multiple of the

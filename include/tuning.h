@@ -32,6 +32,8 @@
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
  *                                         dispatches, as before bench/21 (before/after)
+ *   LFM2_CONV_UNFUSED                     decode steps: LFM2's conv.in_proj and short conv as two
+ *                                         dispatches (kernels.h k_conv_step; tests, bench/27)
  *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
  *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
@@ -87,6 +89,7 @@ struct tuning {
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
     int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
     bool attn_unfused;
+    bool conv_unfused;
     int matvec_cols;      /* 0: K_MATVEC_COLS */
     int matvec_rt;        /* 0: automatic */
     bool matvec_off;

@@ -19,6 +19,12 @@
 // workgroup's threads sum the KSL slices of each output. The fused norm's Σx² is computed by
 // row group rg for columns rg, rg + NRG, ... (one extra x load per column it owns, not a dot per
 // column per row group). Grid: x = ceil(rows / (NRG·RT)).
+// CONV = 1 (LFM2's conv.in_proj with its short conv fused, kernels.h k_conv_step; decode steps, one
+// column a slot): W is in_proj [3H][k] = [B | C | X], RT = 3 and row group g of workgroup w owns
+// channel h = w·NRG + g: its rows h, H + h, 2H + h. The epilogue forms u = B·X and
+// y[c][h] = C·(w0·u_{t-2} + w1·u_{t-1} + w2·u) from the slot's state entry (shortconv.comp's math,
+// batch mode) and writes y [COLS][H] and the state; each (channel, slot) has one owner.
+// Grid: x = ceil(H / NRG).
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
@@ -42,6 +48,7 @@ layout(constant_id = 1) const uint KSL = 8;  // k-slices (threads) per row group
 layout(constant_id = 2) const uint RT = 2;   // rows per row group (per matrix)
 layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= 16)
 layout(local_size_x_id = 4) in;              // NT = 128
+layout(constant_id = 5) const uint CONV = 0; // 1: the short conv fused (above; RT = 3)
 
 const uint NRG = NT / KSL;           // row groups per workgroup
 #if SWIGLU
@@ -66,6 +73,15 @@ layout(push_constant) uniform Push {
     uint gdtype;      // gain dtype
     float eps;
     uint plus1;       // gain is (1 + g)
+    // CONV only: the conv state (entries [slots][n_snap][2][H]), taps [H][3] of type wdtype, the
+    // columns' struct col_meta (their slots) and struct slot_meta (entry cur; 0: entry 0)
+    F32Buf state;
+    uint64_t conv_w;
+    U32Buf colmeta;
+    U32Buf slots;
+    uint H;
+    uint wdtype;
+    uint n_snap;
 } p;
 
 shared float red[(NACC + NSS) * NT]; // [value][thread]
@@ -88,8 +104,9 @@ void main()
     float acc[NW][RT][COLS];
     float ss[NSS];
     uint slot0[RT]; // first slot of each row (rows past the end read the last row)
+    uint ch = CONV != 0u ? min(gl_WorkGroupID.x * NRG + rg, p.H - 1u) : 0u; // this row group's channel
     [[unroll]] for (uint r = 0u; r < RT; r++) {
-        slot0[r] = min(row0 + r, p.rows - 1u) * row_slots;
+        slot0[r] = (CONV != 0u ? r * p.H + ch : min(row0 + r, p.rows - 1u)) * row_slots;
         [[unroll]] for (uint m = 0u; m < NW; m++)
             [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] = 0.0;
     }
@@ -147,8 +164,35 @@ void main()
     [[unroll]] for (uint i = 0u; i < NSS; i++) red[(NACC + i) * NT + tid] = ss[i];
     barrier();
 
+    // CONV: one (channel, column) per iteration: its three sums, then the short conv
+    for (uint o = tid; CONV != 0u && o < NRG * COLS; o += NT) {
+        uint c = o % COLS, g = o / COLS, h = gl_WorkGroupID.x * NRG + g;
+        if (h >= p.H) continue;
+        float f = 1.0;
+        if (norm) {
+            float sq = 0.0;
+            for (uint j = 0u; j < KSL; j++) sq += red[(NACC + c / NRG) * NT + (c % NRG) * KSL + j];
+            f = inversesqrt(sq / float(p.k) + p.eps);
+        }
+        float v[3];
+        [[unroll]] for (uint m = 0u; m < 3u; m++) {
+            v[m] = 0.0;
+            for (uint j = 0u; j < KSL; j++) v[m] += red[(m * COLS + c) * NT + g * KSL + j];
+            v[m] *= f;
+        }
+        uint slot = p.colmeta.v[4u * c + 2u];
+        uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+        uint s = (slot * p.n_snap + cur) * 2u * p.H + h;
+        float u2 = p.state.v[s], u1 = p.state.v[s + p.H], u = v[0] * v[2];
+        float w0 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 0u), w1 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 1u);
+        float w2 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 2u);
+        p.y.v[c * p.H + h] = v[1] * (w0 * u2 + w1 * u1 + w2 * u);
+        p.state.v[s] = u1;
+        p.state.v[s + p.H] = u;
+    }
+
     // one output (row, column) per iteration: sum its KSL slices
-    for (uint o = tid; o < NRG * RT * COLS; o += NT) {
+    for (uint o = tid; CONV == 0u && o < NRG * RT * COLS; o += NT) {
         uint c = o % COLS, rl = o / COLS, g = rl / RT, r = rl % RT;
         uint row = gl_WorkGroupID.x * (NRG * RT) + rl;
         if (row >= p.rows) continue;

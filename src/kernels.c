@@ -217,7 +217,7 @@ static uint64_t scale_addr(const struct gpu_weight *w)
  * many columns need), more slices mean more workgroups and more loads in flight (what a matrix
  * with few rows, or a step of few columns, needs to reach the memory bandwidth). */
 #define MATMUL_THREADS 128u
-static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[5])
+static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[6])
 {
     uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
     while (ksl < MATMUL_THREADS && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
@@ -230,6 +230,7 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
     spec[2] = rt;
     spec[3] = cols;
     spec[4] = MATMUL_THREADS;
+    spec[5] = 0; /* CONV (k_conv_step) */
 }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
@@ -582,14 +583,14 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     if (pass < 1 || pass > K_MATMUL_MAX_COLS) pass = K_MATMUL_MAX_COLS;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         uint32_t n = (uint32_t)MIN(pass, cols - c0);
-        uint32_t spec[5];
+        uint32_t spec[6];
         matmul_spec(g, swiglu, n, w->rows, spec);
         uint32_t groups = div_up((uint64_t)w->rows, (MATMUL_THREADS / spec[1]) * spec[2]);
         if (groups > MAX_GROUPS)
             return err_set(e, ST_USAGE, "matmul %s: %lld rows need %u workgroups, more than 65535", op,
                            (long long)w->rows, groups);
         const struct gpu_pipeline *pipe;
-        if ((rc = gpu_pipeline(g, name, spec, 5, &pipe, e))) return rc;
+        if ((rc = gpu_pipeline(g, name, spec, 6, &pipe, e))) return rc;
         struct push_matmul pc = matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
                                             y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
         dispatch_outputs(add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes), 1,
@@ -995,6 +996,49 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
                                   wide ? div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
+    return ST_OK;
+}
+
+/* ---- conv.in_proj with its short conv (LFM2, decode): matmul.comp CONV */
+
+struct push_matmul_conv {
+    struct push_matmul m;
+    uint64_t state, conv_w, colmeta, slots;
+    uint32_t H, wdtype, n_snap, pad;
+};
+_Static_assert(sizeof(struct push_matmul_conv) == 128, "push_matmul_conv layout");
+
+int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
+                const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
+                uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e)
+{
+    /* fused where matmul.comp serves in_proj (matmul_any's routing) and every slot holds one column */
+    bool fuse = p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && is_plain_type(conv_w->dtype) &&
+                conv_w->k == 3 && w_in->rows == 3 * conv_w->rows && cols <= K_MATMUL_MAX_COLS &&
+                mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE &&
+                !(p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w_in->dtype));
+    int rc;
+    if (!fuse) {
+        if ((rc = k_matmul_norm(g, p, w_in, norm, x, bcx, cols, false, layer, "conv.in_proj", "", e))) return rc;
+        return k_shortconv(g, p, conv_w, bcx, state, y, runs, cols, n_runs, layer, "conv.conv", e);
+    }
+    if ((rc = matmul_check(w_in, NULL, norm, cols, "conv.in_proj", e))) return rc;
+    uint32_t mode = 0;
+    if ((rc = k_state_mode(p, state, "shortconv conv.conv", &mode, e))) return rc;
+    uint32_t H = (uint32_t)conv_w->rows, spec[6];
+    matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
+    spec[2] = 3; /* a row group: one channel's B, C and X rows */
+    spec[5] = 1;
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "matmul_%s", kind_dtype(w_in->dtype));
+    snprintf(kind, sizeof kind, "matmul_shortconv.%s", kind_dtype(w_in->dtype));
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, name, spec, 6, &pipe, e))) return rc;
+    struct push_matmul_conv pc = {matmul_push(w_in, NULL, norm, x, y, false), state->addr, conv_w->addr, cols_meta,
+                                  state->slots, H, (uint32_t)conv_w->dtype, state->n_snap, 0};
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up(H, MATMUL_THREADS / spec[1]), 1, kind, layer,
+                             "conv.in_proj", w_in->bytes + conv_w->bytes);
+    dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
     return ST_OK;
 }
 

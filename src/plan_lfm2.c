@@ -9,18 +9,18 @@
  *
  * Fusions (DESIGN.md, Speed rules): every RMSNorm rides in the projection that reads it, every
  * residual add in the epilogue of the projection that ends the block, SwiGLU in one pass over
- * w1 and w3. A conv layer is 5 dispatches, an attention layer 8. */
+ * w1 and w3. In the batch plan a conv layer is 5 dispatches and an attention layer 6 (q/k/v
+ * stacked); at decode 4 and 5: the short conv rides in in_proj's epilogue (k_conv_step) and the
+ * prep in the attention (k_attn_step). */
 #include "plan_blocks.h"
 
 static int conv_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
 {
     struct gpu *g = en->g;
     struct k_norm norm = {plan_weight(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
-    TRY(k_matmul_norm(g, p, plan_weight(en, l, W_CONV_IN), &norm, en->hidden.addr, en->t1.addr, sh->cols, false, l,
-                      "conv.in_proj", "", e));
     struct k_state state = engine_state(en, l);
-    TRY(k_shortconv(g, p, plan_weight(en, l, W_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, sh->cols,
-                    sh->n_runs, l, "conv.conv", e));
+    TRY(k_conv_step(g, p, plan_weight(en, l, W_CONV_IN), &norm, en->hidden.addr, plan_weight(en, l, W_CONV), &state,
+                    en->t1.addr, en->t2.addr, en->runs.addr, en->cols.addr, sh->cols, sh->n_runs, l, e));
     return k_matmul(g, p, plan_weight(en, l, W_CONV_OUT), en->t2.addr, en->hidden.addr, sh->cols, true, l,
                     "conv.out_proj", "", e);
 }

@@ -871,6 +871,95 @@ static void test_shortconv(void)
     free_weight(&w);
 }
 
+/* ---- conv.in_proj with the short conv in its epilogue (k_conv_step, decode): against the normed
+ * product's reference fed to shortconv_ref; the state entries every other slot or entry holds
+ * are compared too. Q types' in_proj goes to the matrix-vector kernels at these widths: two
+ * dispatches, the same answer. */
+static void test_conv_step(void)
+{
+    const int H = 72, K = 160, S = 5, NS = 3;
+    const enum dtype types[] = {DT_BF16, DT_F16, DT_F32, DT_Q4_0};
+    const int widths[] = {1, 3, 16};
+    for (size_t ti = 0; ti < ARRAY_LEN(types); ti++)
+        for (size_t wi = 0; wi < ARRAY_LEN(widths); wi++) {
+            int C = widths[wi];
+            struct host_weight win = make_weight(types[ti], 3 * H, K, 1.0f / sqrtf((float)K), 0);
+            struct host_weight cw = make_weight(ti % 2 ? DT_F32 : DT_BF16, H, 3, 0.5f, 0);
+            struct host_weight gn = make_weight(DT_BF16, 1, K, 0.1f, 1.0f);
+            size_t sn = (size_t)S * NS * 2 * H;
+            float *x = rand_floats((size_t)C * K, 1.5f), *st = rand_floats(sn, 1.0f);
+            struct slot_meta sm[5];
+            for (int i = 0; i < S; i++) sm[i] = (struct slot_meta){.cur = t_rng_u32(&rng) % NS};
+            /* every column its own slot: C <= S uses slots in a scrambled order, more columns reuse
+             * none (C = 16 takes 16 slots of a larger table) */
+            int nslots = C > S ? C : S;
+            struct col_meta *cm = calloc((size_t)C, sizeof *cm);
+            struct run_meta *runs = calloc((size_t)C, sizeof *runs);
+            for (int c = 0; c < C; c++) {
+                uint32_t slot = (uint32_t)((c * 3 + 2) % nslots);
+                cm[c] = (struct col_meta){(uint32_t)c, (uint32_t)(5 + c), slot, 1};
+                runs[c] = (struct run_meta){slot, (uint32_t)c, 1, (uint32_t)(5 + c)};
+            }
+            size_t snn = (size_t)nslots * NS * 2 * H;
+            float *st2 = rand_floats(snn, 1.0f);
+            memcpy(st2, st, sizeof(float) * (sn < snn ? sn : snn));
+            struct slot_meta *smm = calloc((size_t)nslots, sizeof *smm);
+            for (int i = 0; i < nslots; i++) smm[i] = i < S ? sm[i] : (struct slot_meta){.cur = (uint32_t)i % NS};
+            struct gpu_buf xb = dev_floats(x, (size_t)C * K), sb = dev_floats(st2, snn);
+            struct gpu_buf bb = dev_alloc((uint64_t)C * 3 * H * 4), yb = dev_alloc((uint64_t)C * H * 4);
+            struct gpu_buf cb = dev_alloc((uint64_t)C * sizeof *cm), rb = dev_alloc((uint64_t)C * sizeof *runs);
+            struct gpu_buf mb = dev_alloc((uint64_t)nslots * sizeof *smm);
+            up(&cb, cm, (uint64_t)C * sizeof *cm);
+            up(&rb, runs, (uint64_t)C * sizeof *runs);
+            up(&mb, smm, (uint64_t)nslots * sizeof *smm);
+            poison(&yb);
+            poison(&bb);
+            struct k_norm kn = {&gn.w, 1e-5f, false};
+            struct k_state ks = {sb.addr, mb.addr, NS};
+            struct plan p = {.kind = PLAN_BATCH};
+            int rc = k_conv_step(&g, &p, &win.w, &kn, xb.addr, &cw.w, &ks, bb.addr, yb.addr, rb.addr, cb.addr, C, C, 3,
+                                 &e);
+            T_CHECK(rc == ST_OK, "k_conv_step: %s", e.msg);
+            bool fused = types[ti] != DT_Q4_0 || C > 8; /* Q4_0 up to 8 columns: xmv or qmv (kernels.c mv_pick) */
+            char want[40];
+            snprintf(want, sizeof want, "matmul_shortconv.%s", dtype_name(types[ti]));
+            T_CHECK(fused ? p.n == 1 && !strcasecmp(p.d[0].kind, want) && p.d[0].bytes == win.w.bytes + cw.w.bytes
+                          : p.n == 2 && !strcmp(p.d[1].kind, "shortconv"),
+                    "conv step %s, %d columns: %d dispatches, first %s", dtype_name(types[ti]), C, p.n,
+                    p.n ? p.d[0].kind : "-");
+            run_plan(&p);
+            double *bref = malloc((size_t)C * 3 * H * sizeof *bref), *yref = malloc((size_t)C * H * sizeof *yref);
+            double *sref = malloc(snn * sizeof *sref);
+            matmul_ref(win.val, NULL, gn.val, x, NULL, 3 * H, K, C, bref);
+            float *bf = malloc((size_t)C * 3 * H * 4);
+            for (size_t i = 0; i < (size_t)C * 3 * H; i++) bf[i] = (float)bref[i];
+            for (size_t i = 0; i < snn; i++) sref[i] = st2[i];
+            shortconv_ref(&cw, bf, runs, C, smm, NS, false, H, yref, sref);
+            float *gy = malloc((size_t)C * H * 4), *gs = malloc(snn * 4);
+            down(&yb, gy, (uint64_t)C * H * 4);
+            down(&sb, gs, snn * 4);
+            double ey = rel_err(gy, yref, (size_t)C * H), es = rel_err(gs, sref, snn);
+            T_CHECK(ey < 2e-5 && es < 2e-5, "conv step %s, %d columns: rel err y %g state %g", dtype_name(types[ti]), C,
+                    ey, es);
+            plan_free(&p);
+            free(bref);
+            free(yref);
+            free(sref);
+            free(bf);
+            free(gy);
+            free(gs);
+            free(x);
+            free(st);
+            free(st2);
+            free(cm);
+            free(runs);
+            free(smm);
+            free_weight(&win);
+            free_weight(&cw);
+            free_weight(&gn);
+        }
+}
+
 /* ---- attention: prep (norm + RoPE + KV write) then attention, in one plan */
 
 struct attn_case {
@@ -1679,6 +1768,7 @@ int main(int argc, char **argv)
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
     test_shortconv();
+    test_conv_step();
     test_attention();
     test_deltanet();
     printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
