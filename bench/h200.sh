@@ -3,7 +3,7 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds targets; batch plan (8): batch_floor batch_final qmv;
+# wide plan (8): gemm golden_wide wide wide_kinds targets chain; batch plan (8): batch_floor batch_final qmv;
 # Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
@@ -202,6 +202,28 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
                                 w / 1e3 / f, pf ? sprintf("%.3f", rf) : "-", pf ? sprintf("%.1f", w / 1e3 / rf) : "-",
                                 c * 1e6 / w }'
         done
+    done
+}
+
+chain() { # bench/26: each narrow row's step with and without the barriers between its dispatches
+    # (LFM2_BENCH_NO_BARRIERS: wrong results, timing only): the share of the step the serial chain of
+    # dispatches costs. MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
+    # own types: the dtype column then only names the row).
+    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 w0 df
+    printf '%-5s %-22s %10s %12s %8s
+' dtype step "wall µs" "no barriers" "chain"
+    for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" \
+        "bf16 --cols 64 --wide"; do
+        set -- $row
+        dt=$1; shift; args="$*"; df="--dtype $dt"; [ -e "$m" ] && df=
+        "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1 ||
+            { echo "$dt $args: failed"; continue; }
+        w1=$(json_num "$J" lm_head wall1_us)
+        LFM2_BENCH_NO_BARRIERS=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
+            --json "$J" >/dev/null 2>&1 || { echo "$dt $args (no barriers): failed"; continue; }
+        w0=$(json_num "$J" lm_head wall1_us)
+        awk -v dt=$dt -v a="$args" -v w1="$w1" -v w0="$w0" \
+            'BEGIN { printf "%-5s %-22s %10.0f %12.0f %7.0f%%\n", dt, a, w1, w0, 100 * (w1 - w0) / w1 }'
     done
 }
 
