@@ -873,12 +873,12 @@ static void test_shortconv(void)
 
 /* ---- conv.in_proj with the short conv in its epilogue (k_conv_step, decode): against the normed
  * product's reference fed to shortconv_ref; the state entries every other slot or entry holds
- * are compared too. Q types' in_proj goes to the matrix-vector kernels at these widths: two
- * dispatches, the same answer. */
+ * are compared too. Where Q types' in_proj goes to the matrix-vector kernels: two dispatches, the
+ * same answer. */
 static void test_conv_step(void)
 {
     const int H = 72, K = 160, S = 5, NS = 3;
-    const enum dtype types[] = {DT_BF16, DT_F16, DT_F32, DT_Q4_0};
+    const enum dtype types[] = {DT_BF16, DT_F16, DT_F32, DT_Q8_0, DT_Q4_0};
     const int widths[] = {1, 3, 16};
     for (size_t ti = 0; ti < ARRAY_LEN(types); ti++)
         for (size_t wi = 0; wi < ARRAY_LEN(widths); wi++) {
@@ -920,10 +920,10 @@ static void test_conv_step(void)
             int rc = k_conv_step(&g, &p, &win.w, &kn, xb.addr, &cw.w, &ks, bb.addr, yb.addr, rb.addr, cb.addr, C, C, 3,
                                  &e);
             T_CHECK(rc == ST_OK, "k_conv_step: %s", e.msg);
-            /* Q4_0 up to 8 columns: xmv or qmv (kernels.c mv_pick); a routing hook (ctest variants) may
-             * send any type to the matrix-vector kernels: then either way, checked alike */
+            /* Q4_0 up to 8 columns and Q8_0 up to 2 go to xmv, qmv or matvec (kernels.c mv_pick); a
+             * routing hook (ctest variants) may send any type to them: then either way, checked alike */
             bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
-            bool fused = hooked ? p.n == 1 : types[ti] != DT_Q4_0 || C > 8;
+            bool fused = hooked ? p.n == 1 : types[ti] == DT_Q4_0 ? C > 8 : types[ti] == DT_Q8_0 ? C > 2 : true;
             char want[40];
             snprintf(want, sizeof want, "matmul_shortconv.%s", dtype_name(types[ti]));
             T_CHECK(fused ? p.n == 1 && !strcasecmp(p.d[0].kind, want) && p.d[0].bytes == win.w.bytes + cw.w.bytes
