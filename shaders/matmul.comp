@@ -89,6 +89,22 @@ shared float red[(NACC + NSS) * NT]; // [value][thread]
 // Norm gain of elements 4·k4 .. 4·k4+3 (F32, F16 or BF16; p.gdtype is uniform).
 vec4 gain4(uint k4) { return gain4_at(p.gain, p.gdtype, k4); }
 
+// Row r (of matrix m) of row group g, column c: the sum of its KSL slices in red.
+float slices(uint m, uint r, uint c, uint g)
+{
+    float v = 0.0;
+    for (uint j = 0u; j < KSL; j++) v += red[((m * RT + r) * COLS + c) * NT + g * KSL + j];
+    return v;
+}
+
+// The fused norm's factor of column c: its Σx² sits with row group c % NRG, slot c / NRG.
+float norm_factor(uint c)
+{
+    float sq = 0.0;
+    for (uint j = 0u; j < KSL; j++) sq += red[(NACC + c / NRG) * NT + (c % NRG) * KSL + j];
+    return inversesqrt(sq / float(p.k) + p.eps);
+}
+
 void main()
 {
     uint tid = gl_LocalInvocationIndex, ks = tid % KSL, rg = tid / KSL;
@@ -168,18 +184,8 @@ void main()
     for (uint o = tid; CONV != 0u && o < NRG * COLS; o += NT) {
         uint c = o % COLS, g = o / COLS, h = gl_WorkGroupID.x * NRG + g;
         if (h >= p.H) continue;
-        float f = 1.0;
-        if (norm) {
-            float sq = 0.0;
-            for (uint j = 0u; j < KSL; j++) sq += red[(NACC + c / NRG) * NT + (c % NRG) * KSL + j];
-            f = inversesqrt(sq / float(p.k) + p.eps);
-        }
-        float v[3];
-        [[unroll]] for (uint m = 0u; m < 3u; m++) {
-            v[m] = 0.0;
-            for (uint j = 0u; j < KSL; j++) v[m] += red[(m * COLS + c) * NT + g * KSL + j];
-            v[m] *= f;
-        }
+        float f = norm ? norm_factor(c) : 1.0, v[3];
+        [[unroll]] for (uint r = 0u; r < 3u; r++) v[r] = slices(0u, r, c, g) * f;
         uint slot = p.colmeta.v[4u * c + 2u];
         uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
         uint s = (slot * p.n_snap + cur) * 2u * p.H + h;
@@ -196,17 +202,9 @@ void main()
         uint c = o % COLS, rl = o / COLS, g = rl / RT, r = rl % RT;
         uint row = gl_WorkGroupID.x * (NRG * RT) + rl;
         if (row >= p.rows) continue;
-        float v = 0.0, v3 = 0.0;
-        for (uint j = 0u; j < KSL; j++) {
-            v += red[((0u * RT + r) * COLS + c) * NT + g * KSL + j];
-#if SWIGLU
-            v3 += red[((1u * RT + r) * COLS + c) * NT + g * KSL + j];
-#endif
-        }
+        float v = slices(0u, r, c, g), v3 = NW > 1u ? slices(1u, r, c, g) : 0.0;
         if (norm) {
-            float sq = 0.0; // Σx² of column c: row group c % NRG, its slot c / NRG
-            for (uint j = 0u; j < KSL; j++) sq += red[(NACC + c / NRG) * NT + (c % NRG) * KSL + j];
-            float f = inversesqrt(sq / float(p.k) + p.eps);
+            float f = norm_factor(c);
             v *= f;
             v3 *= f;
         }

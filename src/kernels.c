@@ -288,6 +288,13 @@ int k_gemm_min_cols(enum dtype t)
     return t == DT_Q4_0 ? 5 : t == DT_F32 ? 16 : 6;
 }
 
+/* Whether the wide plan's gemm serves a product of `cols` columns of weights like w (the matrix-
+ * vector kernels and matmul.comp then step aside). */
+static bool gemm_serves(const struct plan *p, int cols, const struct gpu_weight *w)
+{
+    return p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype);
+}
+
 /* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
  * Q4_0 at one column, where it measured faster than matvec.comp / matmul.comp on the H200 (bench/16:
  * LFM2-1.2B Q4_0 1 column 1278 -> 1061 us; at 2-8 columns and for Q8_0 it was slower, up to 2x).
@@ -297,7 +304,7 @@ static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *
 {
     const struct tuning *tu = tuning();
     if (tu->qmv_off || tu->matvec_off || tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
-    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
+    if (gemm_serves(p, cols, w)) return false;
     if (tu->qmv_cols) return cols <= tu->qmv_cols;
     return w->dtype == DT_Q4_0 && cols == 1;
 }
@@ -373,7 +380,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
     const struct tuning *tu = tuning();
     struct xmv_geo x;
     if (tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols) return false;
-    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype)) return false;
+    if (gemm_serves(p, cols, w)) return false;
     int64_t kper = w->k / xmv_ksplits(g, w, swiglu, split_ok);
     if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, kper, &x);
     /* by default where it measured faster on the H200 (bench/22 run 2, LFM2-1.2B per op): one
@@ -397,7 +404,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
-    if (tu->matvec_off || (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))) return false;
+    if (tu->matvec_off || gemm_serves(p, cols, w)) return false;
     if (tu->matvec_cols) return cols <= tu->matvec_cols;
     if (n > 1) return cols <= K_MATVEC_COLS;
     if (cols > 1) return false;
@@ -570,7 +577,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
         return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, split_ok,
                                e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
-    if (p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype))
+    if (gemm_serves(p, cols, w))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
 
     char name[40], kind[40];
@@ -1015,8 +1022,7 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     /* fused where matmul.comp serves in_proj (matmul_any's routing) and every slot holds one column */
     bool fuse = p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && is_plain_type(conv_w->dtype) &&
                 conv_w->k == 3 && w_in->rows == 3 * conv_w->rows && cols <= K_MATMUL_MAX_COLS &&
-                mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE &&
-                !(p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w_in->dtype));
+                mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
     int rc;
     if (!fuse) {
         if ((rc = k_matmul_norm(g, p, w_in, norm, x, bcx, cols, false, layer, "conv.in_proj", "", e))) return rc;
@@ -1025,6 +1031,7 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     if ((rc = matmul_check(w_in, NULL, norm, cols, "conv.in_proj", e))) return rc;
     uint32_t mode = 0;
     if ((rc = k_state_mode(p, state, "shortconv conv.conv", &mode, e))) return rc;
+    CHECK(mode == K_STATE_COMMIT); /* the epilogue writes the state back into entry cur */
     uint32_t H = (uint32_t)conv_w->rows, spec[6];
     matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
     spec[2] = 3; /* a row group: one channel's B, C and X rows */
@@ -1226,14 +1233,20 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     return ST_OK;
 }
 
+static struct push_attention attention_push(const struct k_attn_geom *a, uint64_t q, uint64_t kpool, uint64_t vpool,
+                                            uint64_t btab, uint64_t cols_meta, uint64_t out)
+{
+    return (struct push_attention){q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
+                                   (uint32_t)a->max_blocks, a->scale, a->gated, 0};
+}
+
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e)
 {
     int rc = check_geom(g, a, cols, e);
     if (rc) return rc;
-    struct push_attention pc = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv,
-                                (uint32_t)a->max_blocks, a->scale, a->gated, 0};
+    struct push_attention pc = attention_push(a, q, kpool, vpool, btab, cols_meta, out);
     if (prefill && p->kind == PLAN_WIDE) return attention_tiled(g, p, a, &pc, cols, layer, e);
     struct push_attn_decode pd = {.a = pc};
     return attention_decode(g, p, a, &pd, cols, prefill, false, 0, layer, e);
@@ -1254,8 +1267,7 @@ int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     if (!rc) rc = prep_params(a, q_norm, k_norm, &pp, e);
     if (rc) return rc;
     struct push_attn_decode pd = {
-        .a = {q, kpool, vpool, btab, cols_meta, out, (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->max_blocks,
-              a->scale, a->gated, 0},
+        .a = attention_push(a, q, kpool, vpool, btab, cols_meta, out),
         .k = k, .v = v, .qn = pp.qn, .kn = pp.kn, .rope_dims = (uint32_t)a->rope_dims, .pflags = pp.flags,
         .gdtype = pp.gdtype, .eps = a->eps, .r_hi = pp.r_hi, .r_lo = pp.r_lo,
     };
