@@ -205,25 +205,29 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
     done
 }
 
-chain() { # bench/26: each narrow row's step with and without the barriers between its dispatches
-    # (LFM2_BENCH_NO_BARRIERS: wrong results, timing only): the share of the step the serial chain of
-    # dispatches costs. MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
+chain() { # bench/26, bench/28: each narrow row's step with barriers, chained (LFM2_CHAIN=1: each
+    # dispatch waits on its predecessor's flag, no barrier between them; results right) and with no
+    # barriers at all (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of links
+    # could win at most). MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
     # own types: the dtype column then only names the row).
-    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 w0 df
-    printf '%-5s %-22s %10s %12s %8s
-' dtype step "wall µs" "no barriers" "chain"
-    for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" \
-        "bf16 --cols 64 --wide"; do
+    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 wc w0 df
+    printf '%-5s %-22s %10s %10s %12s %8s %8s\n' dtype step "wall µs" "chained" "no barriers" "chained" "none"
+    for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "q4_0 --cols 4" "bf16 --cols 16" \
+        "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide"; do
         set -- $row
         dt=$1; shift; args="$*"; df="--dtype $dt"; [ -e "$m" ] && df=
         "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1 ||
             { echo "$dt $args: failed"; continue; }
         w1=$(json_num "$J" lm_head wall1_us)
+        LFM2_CHAIN=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
+            --json "$J" >/dev/null 2>&1 || { echo "$dt $args (chained): failed"; continue; }
+        wc=$(json_num "$J" lm_head wall1_us)
         LFM2_BENCH_NO_BARRIERS=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
             --json "$J" >/dev/null 2>&1 || { echo "$dt $args (no barriers): failed"; continue; }
         w0=$(json_num "$J" lm_head wall1_us)
-        awk -v dt=$dt -v a="$args" -v w1="$w1" -v w0="$w0" \
-            'BEGIN { printf "%-5s %-22s %10.0f %12.0f %7.0f%%\n", dt, a, w1, w0, 100 * (w1 - w0) / w1 }'
+        awk -v dt=$dt -v a="$args" -v w1="$w1" -v wc="$wc" -v w0="$w0" \
+            'BEGIN { printf "%-5s %-22s %10.0f %10.0f %12.0f %7.0f%% %7.0f%%\n", dt, a, w1, wc, w0,
+                            100 * (wc - w1) / w1, 100 * (w0 - w1) / w1 }'
     done
 }
 

@@ -165,6 +165,8 @@ void gpu_cmd_barrier(struct gpu *g);
 void gpu_cmd_barrier_compute(struct gpu *g);
 void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off, const struct gpu_buf *dst,
                   uint64_t dst_off, uint64_t n);
+/* Fills n bytes at dst+dst_off with a repeated 32-bit word (n, dst_off multiples of 4). */
+void gpu_cmd_fill(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, uint64_t n, uint32_t word);
 /* Timestamps: reset `count` queries from `first`, then write query i after all prior work. */
 int gpu_cmd_reset_timestamps(struct gpu *g, uint32_t first, uint32_t count, struct err *e);
 void gpu_cmd_timestamp(struct gpu *g, uint32_t query);

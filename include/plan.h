@@ -13,6 +13,8 @@
 #include "gpu.h"
 
 #define PLAN_PUSH_MAX 128
+#define PLAN_CHAIN_AT 120 /* chain.glsl's CHAIN_AT */
+#define PLAN_MAX_LINKS 65535 /* link numbers are 16 bits */
 #define DISPATCH_MAX_OUTS 5 /* a gemm prep: x' and 4 zeroed outputs */
 
 /* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
@@ -40,6 +42,9 @@ struct dispatch {
      * n_out 0: not declared, so the dispatch cannot be repeated harmlessly. */
     uint8_t n_out;
     uint8_t out_at[DISPATCH_MAX_OUTS];
+    /* Its pipeline can be a chained link (shaders/chain.glsl): the recording pushes the whole
+     * push range with the chain word at PLAN_CHAIN_AT (0: not chained). */
+    bool chain;
 };
 
 /* The buffers (device address ranges) a plan's dispatches may write: an engine's activations,
@@ -78,6 +83,23 @@ void plan_barriers(const struct plan *p, bool timed, bool *after);
  * timed plan keeps a barrier after every dispatch so each time is its own. The recording ends with
  * a barrier either way. */
 void plan_record(struct gpu *g, const struct plan *p, int ts_base);
+
+/* Chained dispatches (shaders/chain.glsl): an untimed recording may put no barrier between
+ * consecutive dispatches whose pipelines are made for it (dispatch.chain); each waits on the
+ * counters at `addr` (zeroed before the first link of a command buffer: next = 1) for the one
+ * before, so a run of links costs no pipeline barrier, and a barrier stands on both sides of the
+ * run. `next` numbers the links of one command buffer across recordings. */
+struct plan_chain {
+    uint64_t addr;
+    uint32_t next;
+};
+void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase,
+                         struct plan_chain *ch);
+/* The schedule such a recording follows: plan_barriers' after[], then with first_link > 0 (and not
+ * timed) link[i] = the link number of each chainable dispatch from first_link on (0: not a link;
+ * numbers stop at PLAN_MAX_LINKS), no barrier between two links and one on each side of a run of
+ * them. Returns the links numbered. */
+uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bool *after, uint32_t *link);
 /* The same, timestamping only dispatches i with i % stride == phase (sampled timing; query
  * numbers stay ts_base + 2i and ts_base + 2i + 1). stride 1, phase 0: plan_record. */
 void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase);

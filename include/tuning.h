@@ -39,6 +39,10 @@
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
  *                                         results; the step's time with its dispatches free to
  *                                         overlap, against the serial chain's (bench/26)
+ *   LFM2_CHAIN=1|2                        untimed plans chain the narrow kernels' dispatches: a
+ *                                         flag wait in place of each barrier between them (plan.h,
+ *                                         shaders/chain.glsl; bench/28); 2: plain (not coherent)
+ *                                         activation loads, outside Vulkan's promises (bench/)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
  *                                         layout fits (bench/24)
@@ -74,6 +78,8 @@
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
  *                                         (tests: a broken rollback)
+ *   LFM2_TEST_CHAIN_STALL                 LFM2_CHAIN: the first link waits for one that never runs
+ *                                         (tests: the wait gives up, the step fails, no hang)
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
  *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
  *                                         spills) to stderr when made (tuning runs) */
@@ -107,6 +113,7 @@ struct tuning {
     bool full_barriers;
     bool full_stage_barriers;
     bool bench_no_barriers;
+    int chain; /* 0 off; 1 chained links, coherent activations; 2 plain activation loads */
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */
@@ -125,6 +132,7 @@ struct tuning {
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
+    bool test_chain_stall;
     bool validation;
     bool pipeline_stats;
 };

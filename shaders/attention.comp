@@ -19,6 +19,10 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
 #include "rope.glsl"
+// chain.glsl's CHAIN (with PREP only): a pipeline for chained links. Keys before pos were written by
+// earlier steps and load before the wait; q, k, v, the gate and the output are coherent.
+#define CHAIN_ID 5
+#include "chain.glsl"
 
 #define MAXE 32 // HD / SG at most: 256 / 8
 
@@ -48,13 +52,13 @@ layout(push_constant) uniform Push {
     F32Buf v;
     uint64_t qn;
     uint64_t kn;
-    uint rope_dims;
-    uint pflags; // 1 norm, 2 gain is (1 + g), 4 interleaved pairs
-    uint gdtype;
+    uint pflags; // 1 norm, 2 gain is (1 + g), 4 interleaved pairs; gains' dtype << 4; rope_dims << 8
     float eps;
     float r_hi; // theta^(-2/rope_dims) as hi + lo (rope.glsl)
     float r_lo;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
+
 
 const uint PH = PREP != 0u ? HD : 1u;
 shared float s_q[PH], s_k[PH], s_v[PH], s_qr[PH], s_kr[PH]; // raw q, k, v; q and k normed and rotated
@@ -67,15 +71,16 @@ shared float s_ss[2u * NSG];                                 // subgroups' Σq²
 // so x ⊙ g is kept and f applied after the sums meet.
 void prep(uint c, uint h, uint kvh, uint pos, uint qoff, uint kvw)
 {
-    uint t = gl_LocalInvocationIndex, nt = SG * NSG, half_rd = p.rope_dims / 2u;
+    uint t = gl_LocalInvocationIndex, nt = SG * NSG, rope_dims = p.pflags >> 8, half_rd = rope_dims / 2u;
+    uint gdtype = (p.pflags >> 4) & 15u;
     bool inter = (p.pflags & 4u) != 0u, norm = (p.pflags & 1u) != 0u;
     float one = (p.pflags & 2u) != 0u ? 1.0 : 0.0;
     float sq = 0.0, sk = 0.0;
     for (uint d = t; d < HD; d += nt) {
-        float qv = p.q.v[qoff + d], kv = p.k.v[c * kvw + kvh * HD + d];
-        s_v[d] = p.v.v[c * kvw + kvh * HD + d];
-        float gq = norm ? one + gain4_at(p.qn, p.gdtype, d / 4u)[d % 4u] : 1.0;
-        float gk = norm ? one + gain4_at(p.kn, p.gdtype, d / 4u)[d % 4u] : 1.0;
+        float qv = act_get(uint64_t(p.q), qoff + d), kv = act_get(uint64_t(p.k), c * kvw + kvh * HD + d);
+        s_v[d] = act_get(uint64_t(p.v), c * kvw + kvh * HD + d);
+        float gq = norm ? one + gain4_at(p.qn, gdtype, d / 4u)[d % 4u] : 1.0;
+        float gk = norm ? one + gain4_at(p.kn, gdtype, d / 4u)[d % 4u] : 1.0;
         s_q[d] = qv * gq;
         s_k[d] = kv * gk;
         sq += qv * qv;
@@ -101,7 +106,7 @@ void prep(uint c, uint h, uint kvh, uint pos, uint qoff, uint kvw)
     }
     for (uint d = t; d < HD; d += nt) {
         float q = s_q[d] * fq, k = s_k[d] * fk;
-        if (d < p.rope_dims) {
+        if (d < rope_dims) {
             uint pd = rope_partner(d, half_rd, inter);
             vec2 a = s_sc[rope_pair(d, half_rd, inter)];
             bool first = rope_first(d, half_rd, inter);
@@ -150,6 +155,7 @@ void main()
     float kn[MAXE], vn[MAXE];
     uint j = sg;
     if (j <= pos && (PREP == 0u || j < pos)) load_kv(j, slot, kvh, kvw, pos, kn, vn);
+    chain_wait(CHAIN_WORD);
     if (PREP != 0u) {
         prep(c, h, kvh, pos, qoff, kvw);
         if (j == pos) load_kv(j, slot, kvh, kvw, pos, kn, vn);
@@ -200,7 +206,8 @@ void main()
         float o = 0.0;
         for (uint s = 0u; s < NSG; s++) o += s_acc[s * HD + d] * exp(s_m[s] - mx);
         o /= tot;
-        if (p.gated != 0u) o /= 1.0 + exp(-p.q.v[qoff + HD + d]);
-        p.dst.v[ooff + d] = o;
+        if (p.gated != 0u) o /= 1.0 + exp(-act_get(uint64_t(p.q), qoff + HD + d));
+        act_set(uint64_t(p.dst), ooff + d, o);
     }
+    chain_signal(CHAIN_WORD);
 }

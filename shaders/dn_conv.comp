@@ -29,6 +29,8 @@
 #endif
 
 #define KMAX 8
+#define CHAIN_ID 1 // chain.glsl: CHAIN (batch kernel only), a pipeline for chained links (coherent x, y, window)
+#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -47,6 +49,9 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode;
     uint pad;
+#if !WIDE
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
+#endif
 } p;
 
 // Channel ch of the window of entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
@@ -101,30 +106,39 @@ void main()
         if (i + 1u < K) wc.v[i * p.C] = hist[i];
 }
 #else
+void conv(uint ch, uint r);
+
 void main()
 {
+    chain_wait(CHAIN_WORD);
     uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
-    if (ch >= p.C || r >= p.n_runs) return;
+    if (ch < p.C && r < p.n_runs) conv(ch, r);
+    chain_signal(CHAIN_WORD);
+}
+
+// Channel ch of run r.
+void conv(uint ch, uint r)
+{
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
     uint K = p.K;
     float w[KMAX], hist[KMAX]; // hist[j]: the pre-conv row K-1-j before the current one
     for (uint j = 0u; j < K; j++) w[j] = wget(p.w, p.wdtype, p.C, K, ch, j);
-    F32Buf wc = win(slot, cur, ch);
-    for (uint j = 0u; j + 1u < K; j++) hist[j] = wc.v[j * p.C];
+    uint64_t wc = uint64_t(win(slot, cur, ch));
+    for (uint j = 0u; j + 1u < K; j++) hist[j] = act_get(wc, j * p.C);
     for (uint c = c0; c < c0 + n; c++) {
-        float xv = p.x.v[c * p.C + ch];
+        float xv = act_get(uint64_t(p.x), c * p.C + ch);
         float acc = w[K - 1u] * xv;
         for (uint j = 0u; j + 1u < K; j++) acc += w[j] * hist[j];
-        p.y.v[c * p.C + ch] = acc / (1.0 + exp(-acc));
+        act_set(uint64_t(p.y), c * p.C + ch, acc / (1.0 + exp(-acc)));
         for (uint j = 0u; j + 2u < K; j++) hist[j] = hist[j + 1u];
         if (K > 1u) hist[K - 2u] = xv;
         if (p.mode == 1u) {
-            F32Buf ws = win(slot, (cur + c - c0 + 1u) % p.n_snap, ch);
-            for (uint j = 0u; j + 1u < K; j++) ws.v[j * p.C] = hist[j];
+            uint64_t ws = uint64_t(win(slot, (cur + c - c0 + 1u) % p.n_snap, ch));
+            for (uint j = 0u; j + 1u < K; j++) act_set(ws, j * p.C, hist[j]);
         }
     }
     if (p.mode == 0u)
-        for (uint j = 0u; j + 1u < K; j++) wc.v[j * p.C] = hist[j];
+        for (uint j = 0u; j + 1u < K; j++) act_set(wc, j * p.C, hist[j]);
 }
 #endif

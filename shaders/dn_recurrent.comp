@@ -22,6 +22,8 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
 #include "lanes4.glsl" // lanes_add: the sum over the DKS = 4 lanes of one state column
+#define CHAIN_ID 3 // chain.glsl: CHAIN, a pipeline for chained links (coherent qkv, b, a, state, o)
+#include "chain.glsl"
 
 layout(constant_id = 0) const uint DK = 128; // key head dim
 layout(constant_id = 1) const uint DV = 128; // value head dim
@@ -53,15 +55,25 @@ layout(push_constant) uniform Push {
     float scale; // DK^-1/2
     uint n_snap;
     uint mode;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 // State entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
-F32Buf entry(uint slot, uint e)
+uint64_t entry(uint slot, uint e)
 {
-    return F32Buf(p.state + 4ul * uint64_t(slot * p.n_snap + e) * uint64_t(p.stride));
+    return p.state + 4ul * uint64_t(slot * p.n_snap + e) * uint64_t(p.stride);
 }
 
+void run();
+
 void main()
+{
+    chain_wait(CHAIN_WORD);
+    run();
+    chain_signal(CHAIN_WORD);
+}
+
+void run()
 {
     uint t = gl_LocalInvocationIndex, ks = t % DKS, tile = gl_WorkGroupSize.x / DKS, tiles = DV / tile;
     uint vh = gl_WorkGroupID.x / tiles, j = (gl_WorkGroupID.x % tiles) * tile + t / DKS;
@@ -75,25 +87,25 @@ void main()
 
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
     uint sbase = (vh * DK + ks) * DV + j; // row ks + DKS·m of the head at sbase + m·DKS·DV
-    F32Buf sc = entry(slot, cur);
+    uint64_t sc = entry(slot, cur);
     float s[R], qv[R], kv[R];
-    for (uint m = 0u; m < R; m++) s[m] = sc.v[sbase + m * DKS * DV];
+    for (uint m = 0u; m < R; m++) s[m] = act_get(sc, sbase + m * DKS * DV);
 
     for (uint c = c0; c < c0 + n; c++) {
         uint row = c * width;
         float qq = 0.0, kk = 0.0;
         for (uint m = 0u; m < R; m++) {
-            qv[m] = p.qkv.v[row + kh * DK + ks + m * DKS];
-            kv[m] = p.qkv.v[row + (p.nk + kh) * DK + ks + m * DKS];
+            qv[m] = act_get(uint64_t(p.qkv), row + kh * DK + ks + m * DKS);
+            kv[m] = act_get(uint64_t(p.qkv), row + (p.nk + kh) * DK + ks + m * DKS);
             qq += qv[m] * qv[m];
             kk += kv[m] * kv[m];
         }
         qq = lanes_add(qq);
         kk = lanes_add(kk);
         float qf = inversesqrt(qq + 1e-6) * p.scale, kf = inversesqrt(kk + 1e-6);
-        float v = p.qkv.v[row + 2u * p.nk * DK + vh * DV + j];
-        float beta = 1.0 / (1.0 + exp(-p.b.v[c * p.nv + vh]));
-        float x = p.a.v[c * p.nv + vh] + dt;
+        float v = act_get(uint64_t(p.qkv), row + 2u * p.nk * DK + vh * DV + j);
+        float beta = 1.0 / (1.0 + exp(-act_get(uint64_t(p.b), c * p.nv + vh)));
+        float x = act_get(uint64_t(p.a), c * p.nv + vh) + dt;
         float u = exp(x), w1 = 1.0 + u; // softplus = log1p(e^x), torch's threshold 20
         float sp = x > 20.0 ? x : (w1 == 1.0 ? u : log(w1) * (u / (w1 - 1.0)));
         float decay = exp(A * sp);
@@ -110,12 +122,12 @@ void main()
             sq += s[m] * qv[m];
         }
         sq = lanes_add(sq);
-        if (ks == 0u) p.o.v[c * p.nv * DV + vh * DV + j] = sq * qf;
+        if (ks == 0u) act_set(uint64_t(p.o), c * p.nv * DV + vh * DV + j, sq * qf);
         if (p.mode == 1u) {
-            F32Buf sn = entry(slot, (cur + c - c0 + 1u) % p.n_snap);
-            for (uint m = 0u; m < R; m++) sn.v[sbase + m * DKS * DV] = s[m];
+            uint64_t sn = entry(slot, (cur + c - c0 + 1u) % p.n_snap);
+            for (uint m = 0u; m < R; m++) act_set(sn, sbase + m * DKS * DV, s[m]);
         }
     }
     if (p.mode == 0u)
-        for (uint m = 0u; m < R; m++) sc.v[sbase + m * DKS * DV] = s[m];
+        for (uint m = 0u; m < R; m++) act_set(sc, sbase + m * DKS * DV, s[m]);
 }

@@ -27,6 +27,8 @@
 // Grid: x = ceil(H / NRG).
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
+#define CHAIN_ID 6 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y and conv state)
+#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -80,8 +82,8 @@ layout(push_constant) uniform Push {
     U32Buf colmeta;
     U32Buf slots;
     uint H;
-    uint wdtype;
-    uint n_snap;
+    uint wdtype_snap; // taps dtype | n_snap << 8
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float red[(NACC + NSS) * NT]; // [value][thread]
@@ -115,7 +117,6 @@ void main()
     // 32-bit element indices off typed pointers: one wide multiply-add per address
     UVec4Buf W[2] = UVec4Buf[2](UVec4Buf(p.w), UVec4Buf(p.w3 != 0ul ? p.w3 : p.w));
     uint64_t S[2] = uint64_t[2](p.wscale, p.w3scale);
-    Vec4Buf X = Vec4Buf(p.x);
 
     float acc[NW][RT][COLS];
     float ss[NSS];
@@ -138,6 +139,7 @@ void main()
                 raw[m][r] = W[m].v[slot0[r] + s];
                 sc[m][r] = block_scale(S[m], slot0[r] + s);
             }
+    chain_wait(CHAIN_WORD); // the first weights are in flight; what follows reads activations
     for (; s < row_slots; s += KSL) {
         uvec4 cur[NW][RT] = raw;
         float csc[NW][RT] = sc;
@@ -158,7 +160,7 @@ void main()
                 [[unroll]] for (uint i = 0u; i < NSS; i++) {
                     uint c = rg + i * NRG;
                     if (c < COLS) {
-                        vec4 xv = X.v[c * kv4 + k4];
+                        vec4 xv = act_get4(p.x, c * kv4 + k4);
                         ss[i] += dot(xv, xv);
                     }
                 }
@@ -167,7 +169,7 @@ void main()
             [[unroll]] for (uint m = 0u; m < NW; m++)
                 [[unroll]] for (uint r = 0u; r < RT; r++) wv[m][r] = unpack4(cur[m][r], csc[m][r], j4) * gv;
             [[unroll]] for (uint c = 0u; c < COLS; c++) {
-                vec4 xv = X.v[c * kv4 + k4];
+                vec4 xv = act_get4(p.x, c * kv4 + k4);
                 [[unroll]] for (uint m = 0u; m < NW; m++)
                     [[unroll]] for (uint r = 0u; r < RT; r++) acc[m][r][c] += dot(wv[m][r], xv);
             }
@@ -188,13 +190,14 @@ void main()
         [[unroll]] for (uint r = 0u; r < 3u; r++) v[r] = slices(0u, r, c, g) * f;
         uint slot = p.colmeta.v[4u * c + 2u];
         uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
-        uint s = (slot * p.n_snap + cur) * 2u * p.H + h;
-        float u2 = p.state.v[s], u1 = p.state.v[s + p.H], u = v[0] * v[2];
-        float w0 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 0u), w1 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 1u);
-        float w2 = wget(p.conv_w, p.wdtype, p.H, 3u, h, 2u);
-        p.y.v[c * p.H + h] = v[1] * (w0 * u2 + w1 * u1 + w2 * u);
-        p.state.v[s] = u1;
-        p.state.v[s + p.H] = u;
+        uint wdt = p.wdtype_snap & 255u, s = (slot * (p.wdtype_snap >> 8) + cur) * 2u * p.H + h;
+        uint64_t st = uint64_t(p.state);
+        float u2 = act_get(st, s), u1 = act_get(st, s + p.H), u = v[0] * v[2];
+        float w0 = wget(p.conv_w, wdt, p.H, 3u, h, 0u), w1 = wget(p.conv_w, wdt, p.H, 3u, h, 1u);
+        float w2 = wget(p.conv_w, wdt, p.H, 3u, h, 2u);
+        act_set(uint64_t(p.y), c * p.H + h, v[1] * (w0 * u2 + w1 * u1 + w2 * u));
+        act_set(st, s, u1);
+        act_set(st, s + p.H, u);
     }
 
     // one output (row, column) per iteration: sum its KSL slices
@@ -212,7 +215,8 @@ void main()
         v = v / (1.0 + exp(-v)) * v3;
 #endif
         uint oi = c * p.rows + row;
-        if (p.accumulate != 0u) v += p.y.v[oi];
-        p.y.v[oi] = v;
+        if (p.accumulate != 0u) v += act_get(uint64_t(p.y), oi);
+        act_set(uint64_t(p.y), oi, v);
     }
+    chain_signal(CHAIN_WORD);
 }

@@ -19,6 +19,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 6 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
+#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -67,6 +69,7 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 void main()
@@ -77,7 +80,6 @@ void main()
     bool norm = p.gain != 0ul;
     float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
     uint gdtype = p.flags >> 2;
-    Vec4Buf X = Vec4Buf(p.x);
 
     // each row's weight: its stacked row picks the weight s and the row in it (rows past the end
     // read the last row and write nothing)
@@ -95,6 +97,8 @@ void main()
             S[m][r] = p.ws[sm];
         }
     }
+
+    chain_wait(CHAIN_WORD); // what follows reads x
 
     float acc[NW][RT][COLS];
     float ss[COLS];
@@ -133,7 +137,7 @@ void main()
                 vec4 gv = norm ? one + gain4_at(p.gain, gdtype, k4) : vec4(1.0);
                 vec4 xv[COLS];
                 [[unroll]] for (uint c = 0u; c < COLS; c++) {
-                    vec4 xr = X.v[c * kv4 + k4];
+                    vec4 xr = act_get4(p.x, c * kv4 + k4);
                     if (norm) ss[c] += dot(xr, xr);
                     xv[c] = xr * gv;
                 }
@@ -172,7 +176,7 @@ void main()
                 vec4 gv = norm ? one + gain4_at(p.gain, gdtype, k4) : vec4(1.0);
                 vec4 xv[COLS];
                 [[unroll]] for (uint c = 0u; c < COLS; c++) {
-                    vec4 xr = X.v[c * kv4 + k4];
+                    vec4 xr = act_get4(p.x, c * kv4 + k4);
                     if (norm) ss[c] += dot(xr, xr);
                     xv[c] = xr * gv;
                 }
@@ -196,11 +200,11 @@ void main()
             // output (r, c) is written by one lane, the lanes taking turns
             if (lane == (r * COLS + c) % SG && grow0 + r < total) {
                 uint rows_s = p.rows_end[seg[r]] - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
-                F32Buf Y = F32Buf(p.y[seg[r]]);
                 uint oi = c * rows_s + lrow[r];
-                if ((p.flags & 1u) != 0u) v += Y.v[oi];
-                Y.v[oi] = v;
+                if ((p.flags & 1u) != 0u) v += act_get(p.y[seg[r]], oi);
+                act_set(p.y[seg[r]], oi, v);
             }
         }
     }
+    chain_signal(CHAIN_WORD);
 }

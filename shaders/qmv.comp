@@ -20,6 +20,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 7 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
+#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_Q4_0
@@ -55,6 +57,7 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 xs[COLS * XSC];
@@ -70,7 +73,6 @@ void main()
     bool norm = p.gain != 0ul;
     float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
     uint gdtype = p.flags >> 2;
-    Vec4Buf X = Vec4Buf(p.x);
 
     // each row's weight: its stacked row picks the weight s and the row in it (rows past the end
     // read the last row and write nothing)
@@ -110,10 +112,12 @@ void main()
                     sc[u][m][r] = block_scale(S[m][r], base[r] + s);
                 }
         }
-        barrier(); // the last chunk's readers are done
+        // the last chunk's readers are done; before the first chunk, a chained link's wait for x
+        if (k0 == 0u) chain_wait(CHAIN_WORD);
+        else barrier();
         [[unroll]] for (uint c = 0u; c < COLS; c++)
             for (uint i = tid; i < n4; i += NT) {
-                vec4 xr = X.v[c * kv4 + k0 / 4u + i];
+                vec4 xr = act_get4(p.x, c * kv4 + k0 / 4u + i);
                 if (norm) {
                     ss[c] += dot(xr, xr);
                     xr *= one + gain4_at(p.gain, gdtype, k0 / 4u + i);
@@ -171,11 +175,11 @@ void main()
             // output (r, c) is written by one lane, the lanes taking turns
             if (lane == (r * COLS + c) % SG && grow0 + r < total) {
                 uint rows_s = p.rows_end[seg[r]] - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
-                F32Buf Y = F32Buf(p.y[seg[r]]);
                 uint oi = c * rows_s + lrow[r];
-                if ((p.flags & 1u) != 0u) v += Y.v[oi];
-                Y.v[oi] = v;
+                if ((p.flags & 1u) != 0u) v += act_get(p.y[seg[r]], oi);
+                act_set(p.y[seg[r]], oi, v);
             }
         }
     }
+    chain_signal(CHAIN_WORD);
 }

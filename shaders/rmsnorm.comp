@@ -7,6 +7,8 @@
 // z f32 rows of dim like y (x may be y: each element is read before it is written).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y, z)
+#include "chain.glsl"
 
 #ifndef GATED
 #define GATED 0
@@ -26,6 +28,7 @@ layout(push_constant) uniform Push {
 #if GATED
     F32Buf z;
 #endif
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float partial[256];
@@ -33,12 +36,13 @@ shared float partial[256];
 void main()
 {
     uint r = gl_WorkGroupID.x, t = gl_LocalInvocationIndex;
+    chain_wait(CHAIN_WORD);
     uint src = uint64_t(p.idx) != 0ul ? p.idx.v[r] : r;
     F32Buf xr = F32Buf(uint64_t(p.x) + 4ul * uint64_t(src) * p.dim);
     F32Buf yr = F32Buf(uint64_t(p.y) + 4ul * uint64_t(r) * p.dim);
     float ss = 0.0;
     for (uint i = t; i < p.dim; i += 256u) {
-        float v = xr.v[i];
+        float v = act_get(uint64_t(xr), i);
         ss += v * v;
     }
     ss = subgroupAdd(ss);
@@ -50,11 +54,12 @@ void main()
     float one = (p.flags & 1u) != 0u ? 1.0 : 0.0;
     bool acc = (p.flags & 2u) != 0u;
     for (uint i = t; i < p.dim; i += 256u) {
-        float v = (one + wget1(p.w, p.wdtype, i)) * xr.v[i] * inv;
+        float v = (one + wget1(p.w, p.wdtype, i)) * act_get(uint64_t(xr), i) * inv;
 #if GATED
-        float zv = F32Buf(uint64_t(p.z) + 4ul * (uint64_t(r) * p.dim + i)).v[0];
+        float zv = act_get(uint64_t(p.z) + 4ul * uint64_t(r) * p.dim, i);
         v *= zv / (1.0 + exp(-zv));
 #endif
-        yr.v[i] = acc ? yr.v[i] + v : v;
+        act_set(uint64_t(yr), i, acc ? act_get(uint64_t(yr), i) + v : v);
     }
+    chain_signal(CHAIN_WORD);
 }

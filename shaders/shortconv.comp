@@ -14,6 +14,8 @@
 // mode 2: no state write (test hook LFM2_TEST_SKIP_SNAPSHOT: a broken snapshot).
 // Grid: x over channels (64 a group), y = run. One invocation owns (run, channel): race-free.
 #include "kern_common.glsl"
+#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links (coherent bcx, y, state)
+#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -30,12 +32,22 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode;
     uint pad;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
+
+void conv(uint h, uint r);
 
 void main()
 {
+    chain_wait(CHAIN_WORD);
     uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
-    if (h >= p.H || r >= p.n_runs) return;
+    if (h < p.H && r < p.n_runs) conv(h, r);
+    chain_signal(CHAIN_WORD);
+}
+
+// Channel h of run r.
+void conv(uint h, uint r)
+{
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
     float w0 = wget(p.w, p.wdtype, p.H, 3u, h, 0u);
@@ -43,21 +55,21 @@ void main()
     float w2 = wget(p.w, p.wdtype, p.H, 3u, h, 2u);
     uint base = slot * p.n_snap * 2u * p.H + h; // entry e of the slot at base + e·2H
     uint s = base + cur * 2u * p.H;
-    float u2 = p.state.v[s], u1 = p.state.v[s + p.H];
+    float u2 = act_get(uint64_t(p.state), s), u1 = act_get(uint64_t(p.state), s + p.H);
     for (uint c = c0; c < c0 + n; c++) {
         uint b = c * 3u * p.H + h;
-        float u = p.bcx.v[b] * p.bcx.v[b + 2u * p.H];
-        p.y.v[c * p.H + h] = p.bcx.v[b + p.H] * (w0 * u2 + w1 * u1 + w2 * u);
+        float u = act_get(uint64_t(p.bcx), b) * act_get(uint64_t(p.bcx), b + 2u * p.H);
+        act_set(uint64_t(p.y), c * p.H + h, act_get(uint64_t(p.bcx), b + p.H) * (w0 * u2 + w1 * u1 + w2 * u));
         u2 = u1;
         u1 = u;
         if (p.mode == 1u) {
             uint sn = base + ((cur + c - c0 + 1u) % p.n_snap) * 2u * p.H;
-            p.state.v[sn] = u2;
-            p.state.v[sn + p.H] = u1;
+            act_set(uint64_t(p.state), sn, u2);
+            act_set(uint64_t(p.state), sn + p.H, u1);
         }
     }
     if (p.mode == 0u) {
-        p.state.v[s] = u2;
-        p.state.v[s + p.H] = u1;
+        act_set(uint64_t(p.state), s, u2);
+        act_set(uint64_t(p.state), s + p.H, u1);
     }
 }

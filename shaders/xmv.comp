@@ -32,6 +32,8 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 9 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
+#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_Q4_0
@@ -84,6 +86,7 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 xs[COLS * XV];
@@ -110,16 +113,36 @@ void store(uint gr, uint c, float v, float v3, float f)
     v = v / (1.0 + exp(-v)) * (v3 * f);
 #endif
     uint rows_s = p.rows_end[seg] - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
-    F32Buf Y = F32Buf(p.y[seg]);
     uint oi = c * rows_s + lrow;
+    bool split = false;
 #if FADD
-    if (gl_NumWorkGroups.y > 1u) {
-        atomicAdd(Y.v[oi], v);
-        return;
-    }
+    split = gl_NumWorkGroups.y > 1u;
+    if (split) atomicAdd(F32Buf(p.y[seg]).v[oi], v); // an atomic is coherent either way
 #endif
-    if ((p.flags & 1u) != 0u) v += Y.v[oi];
-    Y.v[oi] = v;
+    if (!split) {
+        if ((p.flags & 1u) != 0u) v += act_get(p.y[seg], oi);
+        act_set(p.y[seg], oi, v);
+    }
+}
+
+// Loads batch r0's RB rows of weight slots (and scales) this lane owns.
+void load_rows(uint r0, uint total, uint row_slots, uint slots, uint slot0, uint kg, uint lane,
+               out uvec4 raw[RB][NW][SPL], out float sc[RB][NW][SPL])
+{
+    [[unroll]] for (uint r = 0u; r < RB; r++) {
+        uint seg, lrow;
+        locate(min(r0 + r, total - 1u), seg, lrow);
+        [[unroll]] for (uint m = 0u; m < NW; m++) {
+            uint sm = SWIGLU != 0 ? m : seg;
+            uint64_t W = p.w[sm], S = p.ws[sm];
+            [[unroll]] for (uint j = 0u; j < SPL; j++) {
+                uint s = (kg * SPL + j) * SG + lane;
+                uint si = lrow * row_slots + slot0 + min(s, slots - 1u);
+                raw[r][m][j] = UVec4Buf(W).v[si];
+                sc[r][m][j] = block_scale(S, si);
+            }
+        }
+    }
 }
 
 void main()
@@ -134,11 +157,18 @@ void main()
     float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
     uint gdtype = p.flags >> 2;
 
+    // a chained link: the first batch's weights in flight before the wait for x
+    uvec4 raw[RB][NW][SPL];
+    float sc[RB][NW][SPL];
+    if (wrow0 + rg * RB < total) load_rows(wrow0 + rg * RB, total, row_slots, slots, slot0, kg, lane, raw, sc);
+    chain_wait(CHAIN_WORD);
+
     // x' staged once: the norm's gain applied, Σx² from the same loads
     [[unroll]] for (uint c = 0u; c < COLS; c++) {
         float ss = 0.0;
         for (uint i = tid; i < kv4; i += SG * NSG) {
-            vec4 xr = Vec4Buf(p.x).v[(c * p.k + kz) / 4u + i];
+            uint xi = (c * p.k + kz) / 4u + i;
+            vec4 xr = act_get4(p.x, xi);
             if (norm) {
                 ss += dot(xr, xr);
                 xr *= one + gain4_at(p.gain, gdtype, kz / 4u + i);
@@ -176,22 +206,7 @@ void main()
     for (uint b = 0u; b < NB; b++) {
         uint r0 = wrow0 + (b * RG + rg) * RB;
         if (r0 >= total) break;
-        uvec4 raw[RB][NW][SPL];
-        float sc[RB][NW][SPL];
-        [[unroll]] for (uint r = 0u; r < RB; r++) {
-            uint seg, lrow;
-            locate(min(r0 + r, total - 1u), seg, lrow);
-            [[unroll]] for (uint m = 0u; m < NW; m++) {
-                uint sm = SWIGLU != 0 ? m : seg;
-                uint64_t W = p.w[sm], S = p.ws[sm];
-                [[unroll]] for (uint j = 0u; j < SPL; j++) {
-                    uint s = (kg * SPL + j) * SG + lane;
-                    uint si = lrow * row_slots + slot0 + min(s, slots - 1u);
-                    raw[r][m][j] = UVec4Buf(W).v[si];
-                    sc[r][m][j] = block_scale(S, si);
-                }
-            }
-        }
+        if (b > 0u) load_rows(r0, total, row_slots, slots, slot0, kg, lane, raw, sc);
         [[unroll]] for (uint r = 0u; r < RB; r++) {
             float acc[NW][COLS];
             [[unroll]] for (uint m = 0u; m < NW; m++) {
@@ -219,18 +234,20 @@ void main()
             }
         }
     }
-    if (KSG == 1u) return;
 
     // long k: the k groups' sums meet here
-    barrier();
-    for (uint i = tid; i < ROWS_WG * COLS; i += SG * NSG) {
-        uint at = i / COLS, c = i % COLS, gr = wrow0 + at;
-        if (gr >= total) break;
-        float v[NW];
-        [[unroll]] for (uint m = 0u; m < NW; m++) {
-            v[m] = 0.0;
-            for (uint g = 0u; g < KSG; g++) v[m] += part[((g * ROWS_WG + at) * COLS + c) * NW + m];
+    if (KSG > 1u) {
+        barrier();
+        for (uint i = tid; i < ROWS_WG * COLS; i += SG * NSG) {
+            uint at = i / COLS, c = i % COLS, gr = wrow0 + at;
+            if (gr >= total) break;
+            float v[NW];
+            [[unroll]] for (uint m = 0u; m < NW; m++) {
+                v[m] = 0.0;
+                for (uint g = 0u; g < KSG; g++) v[m] += part[((g * ROWS_WG + at) * COLS + c) * NW + m];
+            }
+            store(gr, c, v[0], v[NW - 1u], f[c]);
         }
-        store(gr, c, v[0], v[NW - 1u], f[c]);
     }
+    chain_signal(CHAIN_WORD);
 }

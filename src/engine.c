@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tuning.h"
+
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
+#define CHAIN_BYTES 256 /* chain.glsl's counters: done, groups, err */
 
 uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
 uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
@@ -122,10 +125,12 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     en->up_idx = en->up_runs + ALIGN256(C * sizeof(struct run_meta));
     en->up_hidden = en->up_idx + ALIGN256((uint64_t)MAX(max_logits, 1) * 4);
     en->up_slots = ALIGN256(en->up_hidden + C * H * 4);
-    uint64_t up = en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta);
+    en->up_chain = ALIGN256(en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta));
+    uint64_t up = en->up_chain + CHAIN_BYTES;
     uint64_t down = MAX(C * H * 4, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4);
     int st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
     if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
+    if (!st && tuning()->chain) st = gpu_alloc(g, CHAIN_BYTES, GPU_MEM_DEVICE, &en->chain, e);
     if (st) return err_wrap(e, st, "engine host buffers");
     return engine_reset(en, e);
 }
@@ -218,17 +223,30 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     if (shape->n_logits) gpu_cmd_copy(g, &en->up, en->up_idx, &en->logit_idx, 0, (uint64_t)shape->n_logits * 4);
     if (!en->s->first) gpu_cmd_copy(g, &en->up, en->up_hidden, &en->hidden, 0, (uint64_t)shape->cols * H * 4);
     gpu_cmd_copy(g, &en->up, en->up_slots, &en->slot_tab, 0, (uint64_t)en->n_slots * sizeof(struct slot_meta));
+    /* LFM2_TEST_CHAIN_STALL: the first link waits for a link 1 that never runs (the error path) */
+    struct plan_chain chain = {en->chain.addr, tuning()->test_chain_stall ? 2 : 1};
+    struct plan_chain *ch = en->chain.size ? &chain : NULL;
+    uint32_t first_link = chain.next;
+    if (ch) gpu_cmd_fill(g, &en->chain, 0, CHAIN_BYTES, 0);
     gpu_cmd_barrier(g);
     int stride = en->ts_stride > 0 ? en->ts_stride : 1, phase = en->ts_phase % stride;
     for (int r = 0; r < repeat; r++) {
-        plan_record_sampled(g, layers, timestamps ? 0 : -1, stride, phase);
+        plan_record_chained(g, layers, timestamps ? 0 : -1, stride, phase, ch);
         if (head)
-            plan_record_sampled(g, head, timestamps ? 2 * layers->n : -1, stride,
-                                ((phase - layers->n) % stride + stride) % stride);
+            plan_record_chained(g, head, timestamps ? 2 * layers->n : -1, stride,
+                                ((phase - layers->n) % stride + stride) % stride, ch);
     }
+    if (ch) gpu_cmd_copy(g, &en->chain, 0, &en->up, en->up_chain, CHAIN_BYTES);
     if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
     if ((st = gpu_submit_wait(g, wall_us, e))) return st;
+    if (ch && chain.next > first_link) { /* the counters: every link done, none gave up waiting */
+        uint32_t words[3];
+        memcpy(words, up + en->up_chain, sizeof words);
+        if (words[2] || words[0] != chain.next - 1 || words[1])
+            return err_set(e, ST_RUNTIME, "step: chained dispatches failed (the last link done is %u of %u%s); "
+                           "run without LFM2_CHAIN", words[0], chain.next - 1, words[2] ? ", a wait gave up" : "");
+    }
     for (int r = 0; r < shape->n_runs; r++) {
         struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];
         sm->draft = spec ? io->runs[r].n_cols : 0;

@@ -1369,6 +1369,13 @@ void gpu_cmd_copy(struct gpu *g, const struct gpu_buf *src, uint64_t src_off,
     vkCmdCopyBuffer(g->cmd, src->buffer, dst->buffer, 1, &region);
 }
 
+void gpu_cmd_fill(struct gpu *g, const struct gpu_buf *dst, uint64_t dst_off, uint64_t n, uint32_t word)
+{
+    CHECK(g->recording);
+    CHECK(dst_off <= dst->size && n <= dst->size - dst_off && n % 4 == 0 && dst_off % 4 == 0);
+    if (n) vkCmdFillBuffer(g->cmd, dst->buffer, dst->offset + dst_off, n, word);
+}
+
 /* Makes the query pool hold at least `need` timestamps (only while the step being recorded does
  * not use it yet: the old pool is destroyed). */
 static int queries_reserve(struct gpu *g, uint32_t need, struct err *e)

@@ -129,15 +129,17 @@ int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint6
         return err_set(e, ST_USAGE, "embed: table type %s, %d columns: expected a weight type and 1..65535 columns",
                        dtype_name(table->dtype), cols);
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "embed", NULL, 0, &pipe, e);
+    uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
+    int rc = gpu_pipeline(g, "embed", &chain, 1, &pipe, e);
     if (rc) return rc;
     struct push_embed pc = {table->addr, cols_meta, out, (uint32_t)table->k, (uint32_t)table->rows,
                             (uint32_t)table->dtype, (uint32_t)cols};
     char kind[40];
     snprintf(kind, sizeof kind, "embed.%s", kind_dtype(table->dtype));
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1,
-                         "embed", weight_bytes(table->dtype, cols, table->k)),
-                     1, offsetof(struct push_embed, dst));
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1,
+                             "embed", weight_bytes(table->dtype, cols, table->k));
+    dispatch_outputs(d, 1, offsetof(struct push_embed, dst));
+    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -160,11 +162,13 @@ static int rmsnorm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w
     if (n_rows < 1 || n_rows > (int)MAX_GROUPS)
         return err_set(e, ST_USAGE, "%s %s: %d rows, expected 1..65535", kind, op, n_rows);
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
+    uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
+    if ((rc = gpu_pipeline(g, "rmsnorm", &chain, 1, &pipe, e))) return rc;
     struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps,
                               (plus1 ? 1u : 0u) | (accumulate ? 2u : 0u)};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes), 1,
-                     offsetof(struct push_rmsnorm, y));
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes);
+    dispatch_outputs(d, 1, offsetof(struct push_rmsnorm, y));
+    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -217,7 +221,8 @@ static uint64_t scale_addr(const struct gpu_weight *w)
  * many columns need), more slices mean more workgroups and more loads in flight (what a matrix
  * with few rows, or a step of few columns, needs to reach the memory bandwidth). */
 #define MATMUL_THREADS 128u
-static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[6])
+#define MATMUL_SPECS 7
+static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[MATMUL_SPECS])
 {
     uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
     while (ksl < MATMUL_THREADS && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
@@ -231,6 +236,7 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
     spec[3] = cols;
     spec[4] = MATMUL_THREADS;
     spec[5] = 0; /* CONV (k_conv_step) */
+    spec[6] = tuning()->chain; /* CHAIN: a pipeline for chained links (plan.h) */
 }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
@@ -437,7 +443,7 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
 static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
-                       int cols, uint32_t ksplits, const char *op, uint32_t spec[9], uint32_t *n_spec,
+                       int cols, uint32_t ksplits, const char *op, uint32_t spec[10], uint32_t *n_spec,
                        uint32_t *groups, struct err *e)
 {
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
@@ -446,9 +452,10 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
         if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
+        const uint32_t xs[10] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
+                                 tuning()->chain /* CHAIN (plan.h) */};
         memcpy(spec, xs, sizeof xs);
-        *n_spec = 9;
+        *n_spec = 10;
         return ST_OK;
     }
     uint32_t rt = 1, kc = 0;
@@ -482,6 +489,7 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
     const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
     memcpy(spec, ms, sizeof ms);
     *n_spec = qmv ? 7 : 6;
+    spec[(*n_spec)++] = tuning()->chain; /* CHAIN (plan.h): constant 6 of matvec, 7 of qmv */
     return ST_OK;
 }
 
@@ -529,7 +537,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
-        uint32_t spec[9], n_spec = 0, groups = 0;
+        uint32_t spec[10], n_spec = 0, groups = 0;
         int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
         const struct gpu_pipeline *pipe = NULL;
         if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
@@ -540,6 +548,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, ksplits, kind, layer, op, bytes);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
+        d->chain = spec[n_spec - 1] != 0;
     }
     return ST_OK;
 }
@@ -590,18 +599,19 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     if (pass < 1 || pass > K_MATMUL_MAX_COLS) pass = K_MATMUL_MAX_COLS;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         uint32_t n = (uint32_t)MIN(pass, cols - c0);
-        uint32_t spec[6];
+        uint32_t spec[MATMUL_SPECS];
         matmul_spec(g, swiglu, n, w->rows, spec);
         uint32_t groups = div_up((uint64_t)w->rows, (MATMUL_THREADS / spec[1]) * spec[2]);
         if (groups > MAX_GROUPS)
             return err_set(e, ST_USAGE, "matmul %s: %lld rows need %u workgroups, more than 65535", op,
                            (long long)w->rows, groups);
         const struct gpu_pipeline *pipe;
-        if ((rc = gpu_pipeline(g, name, spec, 6, &pipe, e))) return rc;
+        if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
         struct push_matmul pc = matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
                                             y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
-        dispatch_outputs(add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes), 1,
-                         offsetof(struct push_matmul, y));
+        struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+        dispatch_outputs(d, 1, offsetof(struct push_matmul, y));
+        d->chain = spec[6] != 0;
     }
     return ST_OK;
 }
@@ -995,14 +1005,16 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
      * run possible */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    const uint32_t j = K_WIDE_CONV_COLS;
-    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", wide ? &j : NULL, wide, &pipe, e))) return rc;
+    /* spec: the wide kernel's columns an invocation; the batch kernel's CHAIN (plan.h) */
+    const uint32_t j = wide ? K_WIDE_CONV_COLS : tuning()->chain;
+    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", &j, 1, &pipe, e))) return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
                                   wide ? div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
+    d->chain = !wide && j != 0;
     return ST_OK;
 }
 
@@ -1011,9 +1023,9 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
 struct push_matmul_conv {
     struct push_matmul m;
     uint64_t state, conv_w, colmeta, slots;
-    uint32_t H, wdtype, n_snap, pad;
+    uint32_t H, wdtype_snap; /* taps dtype | n_snap << 8 */
 };
-_Static_assert(sizeof(struct push_matmul_conv) == 128, "push_matmul_conv layout");
+_Static_assert(sizeof(struct push_matmul_conv) == PLAN_CHAIN_AT, "push_matmul_conv layout");
 
 int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
                 const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
@@ -1032,7 +1044,7 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     uint32_t mode = 0;
     if ((rc = k_state_mode(p, state, "shortconv conv.conv", &mode, e))) return rc;
     CHECK(mode == K_STATE_COMMIT); /* the epilogue writes the state back into entry cur */
-    uint32_t H = (uint32_t)conv_w->rows, spec[6];
+    uint32_t H = (uint32_t)conv_w->rows, spec[MATMUL_SPECS];
     matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
     spec[2] = 3; /* a row group: one channel's B, C and X rows */
     spec[5] = 1;
@@ -1040,12 +1052,14 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     snprintf(name, sizeof name, "matmul_%s", kind_dtype(w_in->dtype));
     snprintf(kind, sizeof kind, "matmul_shortconv.%s", kind_dtype(w_in->dtype));
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, name, spec, 6, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
+    CHECK(state->n_snap < (1u << 24));
     struct push_matmul_conv pc = {matmul_push(w_in, NULL, norm, x, y, false), state->addr, conv_w->addr, cols_meta,
-                                  state->slots, H, (uint32_t)conv_w->dtype, state->n_snap, 0};
+                                  state->slots, H, (uint32_t)conv_w->dtype | state->n_snap << 8};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up(H, MATMUL_THREADS / spec[1]), 1, kind, layer,
                              "conv.in_proj", w_in->bytes + conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
+    d->chain = spec[6] != 0;
     return ST_OK;
 }
 
@@ -1140,10 +1154,10 @@ _Static_assert(sizeof(struct push_attention) == 72, "push_attention layout");
 struct push_attn_decode {
     struct push_attention a;
     uint64_t k, v, qn, kn;
-    uint32_t rope_dims, pflags, gdtype;
+    uint32_t pflags; /* prep flags | gains' dtype << 4 | rope_dims << 8 */
     float eps, r_hi, r_lo;
 };
-_Static_assert(sizeof(struct push_attn_decode) == 128, "push_attn_decode layout");
+_Static_assert(sizeof(struct push_attn_decode) == PLAN_CHAIN_AT, "push_attn_decode layout");
 
 /* ---- attention tiled over queries × keys (the wide plan's prefill) */
 
@@ -1217,14 +1231,16 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
      * fit the shared memory: hd 256 at a subgroup of 8 would take 33 KiB of lavapipe's 32 */
     uint64_t hd = (uint64_t)a->hd, fixed = 4 * (fused ? 6 * hd : 7);
     while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
-    uint32_t spec[5] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused};
+    /* CHAIN: the fused kernel may be a chained link (plan.h) */
+    uint32_t spec[6] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused, fused ? (uint32_t)tuning()->chain : 0u};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
+    int rc = gpu_pipeline(g, "attention", spec, 6, &pipe, e);
     if (rc) return rc;
     const char *kind = fused ? (a->gated ? "attn.gated.decode_prep" : "attn.decode_prep")
                              : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                         : (prefill ? "attn.prefill" : "attn.decode");
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
+    d->chain = spec[5] != 0;
     if (fused)
         dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
                          offsetof(struct push_attn_decode, a.vpool));
@@ -1268,8 +1284,8 @@ int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     if (rc) return rc;
     struct push_attn_decode pd = {
         .a = attention_push(a, q, kpool, vpool, btab, cols_meta, out),
-        .k = k, .v = v, .qn = pp.qn, .kn = pp.kn, .rope_dims = (uint32_t)a->rope_dims, .pflags = pp.flags,
-        .gdtype = pp.gdtype, .eps = a->eps, .r_hi = pp.r_hi, .r_lo = pp.r_lo,
+        .k = k, .v = v, .qn = pp.qn, .kn = pp.kn, .pflags = pp.flags | pp.gdtype << 4 | (uint32_t)a->rope_dims << 8,
+        .eps = a->eps, .r_hi = pp.r_hi, .r_lo = pp.r_lo,
     };
     return attention_decode(g, p, a, &pd, cols, prefill, true, pp.bytes, layer, e);
 }

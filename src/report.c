@@ -704,6 +704,12 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     bool ts = g->verdict != VERDICT_UNKNOWN;
     char er[64];
     fprintf(out, "-- gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta) --\n");
+    if (g->links)
+        fprintf(out,
+                "  (chained dispatches, LFM2_CHAIN: in the probe's plan %d of %d dispatches are links that wait on "
+                "their predecessor's flag, %d barriers stay; the timestamped steps keep a barrier after "
+                "every dispatch)\n",
+                g->links, g->dispatches, g->barriers);
     if (g->n_reps > 0) {
         fprintf(out,
                 "  (medians of %d reps on both sides of every subtraction; ± is the standard error "

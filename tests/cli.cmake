@@ -65,6 +65,12 @@ cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --l
 # golden checks: golden_tests(PREFIX DIR SPLIT N CHECKS FILE:GOLD ...) runs each model file of DIR
 # against its golden, whole and split at layer SPLIT of N (golden_<PREFIX><gold>_full, _0_<SPLIT>,
 # _<SPLIT>_<N>), each expecting CHECKS of CHECKS passed; GOLDEN_EXTRA (e.g. --spec) is added to each.
+# a test with LFM2_CHAIN=1 and more environment (envs: "A=1;B=2" or "")
+function(cli_test_chain name code text envs)
+  add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS golden TIMEOUT 900
+    ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_CHAIN=1;${envs}")
+endfunction()
 function(golden_tests prefix dir k n checks)
   foreach(v ${ARGN})
     string(REPLACE ":" ";" parts ${v})
@@ -165,6 +171,30 @@ foreach(t "full" "0:2" "2:4")
   endif()
   cli_test(golden_wide_qwen_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf ${l} --wide --golden ${QT}/golden-q4_0-long.safetensors)
 endforeach()
+# chained dispatches (LFM2_CHAIN=1, plan.h, bench/28): untimed steps record runs of flag-waiting
+# links with no barrier between them; every family and format, split shards, the spec plan and the
+# 3-column steps on xmv, and the error path: a link waiting for one that never runs gives up, the
+# step fails (exit 1), nothing hangs
+foreach(m ${FORMATS})
+  string(REPLACE ":" ";" mg ${m})
+  list(GET mg 0 model)
+  list(GET mg 1 gold)
+  foreach(d "${LT}" "${QT}")
+    get_filename_component(fam ${d} NAME)
+    set(mp ${d}/${model})
+    if(model STREQUAL "model.safetensors")
+      set(mp ${d})
+    endif()
+    cli_test_chain(golden_chain_${fam}_${gold} 0 "golden: 9/9 checks passed" "" --model ${mp} --full --golden ${d}/${gold}.safetensors)
+  endforeach()
+endforeach()
+cli_test_chain(golden_chain_glm 0 "golden: 9/9 checks passed" "" --model ${FIXTURES}/glm-ocr-tiny --full --golden ${FIXTURES}/glm-ocr-tiny/golden.safetensors)
+cli_test_chain(golden_chain_split 0 "golden: 9/9 checks passed" "" --model ${LT} --layers 3:6 --golden ${LT}/golden.safetensors)
+cli_test_chain(golden_chain_long 0 "golden: 6/6 checks passed" "" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
+cli_test_chain(golden_chain_spec_qwen 0 "golden: 6/6 checks passed" "" --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
+cli_test_chain(golden_chain_xmv 0 "golden: 9/9 checks passed" "LFM2_XMV_COLS=4" --model ${LT}/model-q4_0.gguf --full --golden ${LT}/golden-q4_0.safetensors)
+cli_test_chain(cli_chain_stall 1 "a wait gave up" "LFM2_TEST_CHAIN_STALL=1" --model ${LT} --full --cols 4 --logits --gap-probe)
+
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900

@@ -654,6 +654,51 @@ static void test_plan_barriers(void)
     plan_free(&p);
 }
 
+/* Chained dispatches' schedule (plan_schedule): chainable dispatches of an untimed recording get
+ * consecutive link numbers from the first one given and no barrier between two links, a barrier on
+ * each side of a run of links whatever the data flow, plan_barriers' schedule elsewhere; a timed
+ * recording or first link 0 chains nothing; numbers stop at PLAN_MAX_LINKS. */
+static void test_plan_chain(void)
+{
+    struct plan_bufs bufs = {4, {0x1000, 0x2000, 0x3000, 0x4000}, {0x1100, 0x2100, 0x3100, 0x4100}};
+    const uint64_t A = 0x1000, B = 0x2000, C = 0x3000, D = 0x4000;
+    const uint64_t io[][2] = {{A, B}, {B, C}, {C, A}, {D, B}, {D, C}, {A, D}, {B, C}, {A, B}};
+    const bool chain[] = {false, true, true, false, false, true, true, true};
+    enum { N = sizeof chain / sizeof chain[0] };
+    /* plan_barriers alone: RAW after 0 and 1, none after 2 (2 and 3 are independent), WAR after 3
+     * (4 writes C, read by 2) and 4 (5 writes D), none after 5, WAR after 6 (7 writes B, read by 6);
+     * chained: none inside the runs 1-2 and 5-7 (after 6 dropped), one at each edge (after 0, after 2
+     * although 2 and 3 are independent, after 4) */
+    const uint32_t want_link[N] = {0, 5, 6, 0, 0, 7, 8, 9};
+    const bool want_plain[N] = {true, true, false, true, true, false, true, true};
+    const bool want_after[N] = {true, false, true, true, true, false, false, true};
+    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
+    for (int i = 0; i < N; i++) {
+        struct dispatch *d = plan_add(&p, NULL, io[i], sizeof io[i], 1, 1, 1);
+        dispatch_outputs(d, 1, (size_t)8);
+        d->chain = chain[i];
+    }
+    bool after[N];
+    uint32_t link[N];
+    plan_barriers(&p, false, after);
+    for (int i = 0; i < N; i++)
+        T_CHECK(after[i] == want_plain[i], "plan_chain's plan: barrier after %d %d, expected %d", i, after[i],
+                want_plain[i]);
+    T_CHECK(plan_schedule(&p, false, 5, after, link) == 5, "plan_schedule: 5 links");
+    for (int i = 0; i < N; i++)
+        T_CHECK(link[i] == want_link[i] && after[i] == want_after[i],
+                "plan_schedule: dispatch %d link %u after %d, expected %u %d", i, link[i], after[i], want_link[i],
+                want_after[i]);
+    T_CHECK(plan_schedule(&p, true, 5, after, link) == 0, "plan_schedule timed: no links");
+    for (int i = 0; i < N; i++) T_CHECK(!link[i] && after[i], "plan_schedule timed: dispatch %d", i);
+    T_CHECK(plan_schedule(&p, false, 0, after, link) == 0, "plan_schedule without a chain: no links");
+    /* past the last number: plan_barriers' schedule again */
+    T_CHECK(plan_schedule(&p, false, PLAN_MAX_LINKS - 1, after, link) == 2 && link[1] == PLAN_MAX_LINKS - 1 &&
+                link[2] == PLAN_MAX_LINKS && !link[5] && !link[7] && !after[1] && after[2] && !after[5] && after[6],
+            "plan_schedule: link numbers stop at %d", PLAN_MAX_LINKS);
+    plan_free(&p);
+}
+
 /* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
  * weights (weights_part) in every type; the fused SwiGLU reads the halves and matches
  * silu(gate x')·(up x') decoded from the FILE layout. F·(H/32) = 210 is not a multiple of 8, so
@@ -1767,6 +1812,7 @@ int main(int argc, char **argv)
     test_qmv();
     test_xmv();
     test_plan_barriers();
+    test_plan_chain();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);

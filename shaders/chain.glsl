@@ -1,0 +1,94 @@
+// chain.glsl - chained dispatches: a dispatch waits on a flag its predecessor raises instead of a
+// pipeline barrier (plan.h, "chained dispatches"; bench/28).
+//
+// An untimed plan may record a run of consecutive dispatches with no barrier between them. Each
+// carries in its push block, at byte CHAIN_AT, the 64-bit word `chain`: 0 when it is not chained
+// (a barrier orders it), else the device address of the step's chain counters (bits 0..47) and its
+// link number L >= 1 (bits 48..63). Link L
+//   1. issues the loads that depend on no earlier dispatch (weights), then
+//   2. waits until `done` >= L - 1 (every earlier link finished), one thread a workgroup spinning on
+//      a coherent load, at most CHAIN_MAX_SPINS reads (then it raises `err` and goes on: the host
+//      reports the step as failed; Vulkan promises no forward progress across dispatches, in-order
+//      devices give it in practice since every workgroup of link L - 1 starts before any of L),
+//   3. reads activations through coherent pointers (no barrier invalidated any cache for it),
+//   4. when its last workgroup is done, sets `groups` back to 0 and `done` to L.
+// No link writes anything before its wait, so a link never overwrites what an earlier one reads.
+#ifndef LFM2_CHAIN_GLSL
+#define LFM2_CHAIN_GLSL
+
+#include "common.glsl"
+
+#define CHAIN_AT 120
+#define CHAIN_MAX_SPINS (1u << 20)
+
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer ChainBuf {
+    uint done;   // links finished
+    uint groups; // workgroups of the running link finished
+    uint err;    // 1: a wait gave up
+};
+// coherent twins of common.glsl's pointer types, for activations a chained link reads or writes
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CF32Buf { float v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CVec4Buf { vec4 v[]; };
+
+// The including kernel defines CHAIN_ID, its free constant_id, before the include: CHAIN = 1 makes
+// its pipeline one for chained links (its push block then has `uint64_t chain` at CHAIN_AT).
+layout(constant_id = CHAIN_ID) const uint CHAIN = 0;
+// The chain word (0 where the pipeline is not made for chained links: the host pushes no such field)
+#define CHAIN_WORD (CHAIN != 0u ? p.chain : 0UL)
+
+// Activations (what earlier dispatches of the step write): element i of the f32 array at base,
+// through a coherent pointer where the pipeline is made for chained links (CHAIN = 1). CHAIN = 2
+// (LFM2_CHAIN=2, a bench/28 experiment) chains with plain pointers, counting on the wait's device
+// fence to make the predecessor's writes visible: outside what Vulkan promises.
+float act_get(uint64_t base, uint i)
+{
+    if (CHAIN == 1u) return CF32Buf(base).v[i];
+    return F32Buf(base).v[i];
+}
+vec4 act_get4(uint64_t base, uint i)
+{
+    if (CHAIN == 1u) return CVec4Buf(base).v[i];
+    return Vec4Buf(base).v[i];
+}
+void act_set(uint64_t base, uint i, float v)
+{
+    if (CHAIN == 1u) CF32Buf(base).v[i] = v;
+    else F32Buf(base).v[i] = v;
+}
+
+// (a macro: a function returning a buffer reference leaves an undecorated pointer variable in some
+// kernels that SPIR-V validation rejects, with Debian 12's glslang)
+#define chain_buf(chain) ChainBuf((chain) & 0xffffffffffffUL)
+uint chain_link(uint64_t chain) { return uint(chain >> 48); }
+
+// Step 2: every invocation of the workgroup calls it (a workgroup barrier inside).
+void chain_wait(uint64_t chain)
+{
+    if (chain == 0UL) return;
+    if (gl_LocalInvocationIndex == 0u) {
+        uint need = chain_link(chain) - 1u;
+        for (uint spins = 0u; spins < CHAIN_MAX_SPINS && chain_buf(chain).done < need; spins++) {
+        }
+        if (chain_buf(chain).done < need) atomicOr(chain_buf(chain).err, 1u);
+    }
+    memoryBarrierBuffer();
+    barrier();
+}
+
+// Step 4: every invocation calls it after its last write.
+void chain_signal(uint64_t chain)
+{
+    if (chain == 0UL) return;
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationIndex == 0u) {
+        uint total = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
+        if (atomicAdd(chain_buf(chain).groups, 1u) + 1u == total) {
+            chain_buf(chain).groups = 0u;
+            memoryBarrierBuffer();
+            chain_buf(chain).done = chain_link(chain);
+        }
+    }
+}
+
+#endif
