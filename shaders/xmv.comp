@@ -157,10 +157,12 @@ void main()
     float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
     uint gdtype = p.flags >> 2;
 
-    // a chained link: the first batch's weights in flight before the wait for x
+    // a chained link: the first batch's weights in flight before the wait for x (unchained, each
+    // batch loads after the staging, as measured in bench/22-24)
     uvec4 raw[RB][NW][SPL];
     float sc[RB][NW][SPL];
-    if (wrow0 + rg * RB < total) load_rows(wrow0 + rg * RB, total, row_slots, slots, slot0, kg, lane, raw, sc);
+    bool early = CHAIN != 0u;
+    if (early && wrow0 + rg * RB < total) load_rows(wrow0 + rg * RB, total, row_slots, slots, slot0, kg, lane, raw, sc);
     chain_wait(CHAIN_WORD);
 
     // x' staged once: the norm's gain applied, Σx² from the same loads
@@ -206,7 +208,7 @@ void main()
     for (uint b = 0u; b < NB; b++) {
         uint r0 = wrow0 + (b * RG + rg) * RB;
         if (r0 >= total) break;
-        if (b > 0u) load_rows(r0, total, row_slots, slots, slot0, kg, lane, raw, sc);
+        if (b > 0u || !early) load_rows(r0, total, row_slots, slots, slot0, kg, lane, raw, sc);
         [[unroll]] for (uint r = 0u; r < RB; r++) {
             float acc[NW][COLS];
             [[unroll]] for (uint m = 0u; m < NW; m++) {

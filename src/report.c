@@ -928,6 +928,12 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
         "MADs.\n\n",
         g->n_reps);
+    if (g->links)
+        fprintf(out,
+                "Chained dispatches (LFM2_CHAIN): in the probe's plan %d of %d dispatches are links that wait "
+                "on their predecessor's flag, %d barriers stay; the timestamped steps keep a barrier after "
+                "every dispatch.\n\n",
+                g->links, g->dispatches, g->barriers);
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
     fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
             g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");
