@@ -65,6 +65,24 @@ cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --l
 # golden checks: golden_tests(PREFIX DIR SPLIT N CHECKS FILE:GOLD ...) runs each model file of DIR
 # against its golden, whole and split at layer SPLIT of N (golden_<PREFIX><gold>_full, _0_<SPLIT>,
 # _<SPLIT>_<N>), each expecting CHECKS of CHECKS passed; GOLDEN_EXTRA (e.g. --spec) is added to each.
+# the 9-check goldens of LFM2 and Qwen3.5 in every format (FORMATS), whole models, under more
+# environment (envs: "A=1;B=2"): tests prefix<family>_<golden>
+function(golden_every_format prefix envs)
+  foreach(m ${FORMATS})
+    string(REPLACE ":" ";" mg ${m})
+    list(GET mg 0 model)
+    list(GET mg 1 gold)
+    foreach(d "${LT}" "${QT}")
+      get_filename_component(fam ${d} NAME)
+      set(mp ${d}/${model})
+      if(model STREQUAL "model.safetensors")
+        set(mp ${d})
+      endif()
+      cli_test(${prefix}${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full --golden ${d}/${gold}.safetensors)
+      set_tests_properties(${prefix}${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;${envs}")
+    endforeach()
+  endforeach()
+endfunction()
 # a test with LFM2_CHAIN=1 and more environment (envs: "A=1;B=2" or "")
 function(cli_test_chain name code text envs)
   add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
@@ -114,20 +132,7 @@ endforeach()
 # xmv.comp (x in registers) on every step of up to 4 columns (LFM2_XMV_COLS=4; by default only
 # Q8_0 up to 2 columns and Q4_0 up to 8): the 3-column decode and mixed steps of LFM2 and Qwen3.5
 # through it, every format, whole models
-foreach(m ${FORMATS})
-  string(REPLACE ":" ";" mg ${m})
-  list(GET mg 0 model)
-  list(GET mg 1 gold)
-  foreach(d "${LT}" "${QT}")
-    get_filename_component(fam ${d} NAME)
-    set(mp ${d}/${model})
-    if(model STREQUAL "model.safetensors")
-      set(mp ${d})
-    endif()
-    cli_test(golden_xmv_${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full --golden ${d}/${gold}.safetensors)
-    set_tests_properties(golden_xmv_${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_XMV_COLS=4")
-  endforeach()
-endforeach()
+golden_every_format(golden_xmv_ "LFM2_XMV_COLS=4")
 # the spec plan (issue 10): a verify of 8 draft tokens, accept 4, decode on from snapshot 4
 set(GOLDEN_EXTRA --spec)
 golden_tests(spec_ ${LT} 3 6 6 ${FORMATS})
@@ -175,19 +180,7 @@ endforeach()
 # links with no barrier between them; every family and format, split shards, the spec plan and the
 # 3-column steps on xmv, and the error path: a link waiting for one that never runs gives up, the
 # step fails (exit 1), nothing hangs
-foreach(m ${FORMATS})
-  string(REPLACE ":" ";" mg ${m})
-  list(GET mg 0 model)
-  list(GET mg 1 gold)
-  foreach(d "${LT}" "${QT}")
-    get_filename_component(fam ${d} NAME)
-    set(mp ${d}/${model})
-    if(model STREQUAL "model.safetensors")
-      set(mp ${d})
-    endif()
-    cli_test_chain(golden_chain_${fam}_${gold} 0 "golden: 9/9 checks passed" "" --model ${mp} --full --golden ${d}/${gold}.safetensors)
-  endforeach()
-endforeach()
+golden_every_format(golden_chain_ "LFM2_CHAIN=1")
 cli_test_chain(golden_chain_glm 0 "golden: 9/9 checks passed" "" --model ${FIXTURES}/glm-ocr-tiny --full --golden ${FIXTURES}/glm-ocr-tiny/golden.safetensors)
 cli_test_chain(golden_chain_split 0 "golden: 9/9 checks passed" "" --model ${LT} --layers 3:6 --golden ${LT}/golden.safetensors)
 cli_test_chain(golden_chain_long 0 "golden: 6/6 checks passed" "" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
