@@ -19,8 +19,9 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
 #include "rope.glsl"
-// chain.glsl's CHAIN (with PREP only): a pipeline for chained links. Keys before pos were written by
-// earlier steps and load before the wait; q, k, v, the gate and the output are coherent.
+// chain.glsl's CHAIN: a pipeline for chained links; q, k, v, the gate and the output are coherent.
+// With PREP, keys before pos were written by earlier steps and load before the wait; without, this
+// step's keys come from attn_prep (the link before), so every key loads after the wait, coherent.
 #define CHAIN_ID 5
 #include "chain.glsl"
 
@@ -136,6 +137,13 @@ void load_kv(uint j, uint slot, uint kvh, uint kvw, uint pos, out float kr[MAXE]
     }
     uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
     uint64_t off = 4ul * (row * kvw + kvh * HD);
+    if (PREP == 0u) { // keys of this step among them (attn_prep's)
+        for (uint e = 0u; e < E; e++) {
+            kr[e] = act_get(p.kpool + off, lane + e * SG);
+            vr[e] = act_get(p.vpool + off, lane + e * SG);
+        }
+        return;
+    }
     F32Buf kb = F32Buf(p.kpool + off), vb = F32Buf(p.vpool + off);
     for (uint e = 0u; e < E; e++) {
         kr[e] = kb.v[lane + e * SG];
@@ -151,11 +159,14 @@ void main()
     uint kvh = h / (p.n_h / p.n_kv), kvw = p.n_kv * HD;
     uint qoff = (c * p.n_h + h) * HD * (p.gated != 0u ? 2u : 1u), ooff = (c * p.n_h + h) * HD;
 
-    // the first key's k and v rows load before the prep (the key at pos comes from the prep)
+    // the first key's k and v rows load before the prep (the key at pos comes from the prep), and
+    // before a chained link's wait where no key can be this step's (PREP)
     float kn[MAXE], vn[MAXE];
     uint j = sg;
-    if (j <= pos && (PREP == 0u || j < pos)) load_kv(j, slot, kvh, kvw, pos, kn, vn);
+    bool early = PREP != 0u ? j < pos : CHAIN == 0u;
+    if (j <= pos && early) load_kv(j, slot, kvh, kvw, pos, kn, vn);
     chain_wait(CHAIN_WORD);
+    if (PREP == 0u && j <= pos && !early) load_kv(j, slot, kvh, kvw, pos, kn, vn);
     if (PREP != 0u) {
         prep(c, h, kvh, pos, qoff, kvw);
         if (j == pos) load_kv(j, slot, kvh, kvw, pos, kn, vn);
@@ -170,7 +181,7 @@ void main()
     }
     float qv[MAXE], acc[MAXE];
     for (uint e = 0u; e < E; e++) {
-        qv[e] = (PREP != 0u ? s_qr[lane + e * SG] : p.q.v[qoff + lane + e * SG]) * p.scale;
+        qv[e] = (PREP != 0u ? s_qr[lane + e * SG] : act_get(uint64_t(p.q), qoff + lane + e * SG)) * p.scale;
         acc[e] = 0.0;
     }
     float m = -1.0 / 0.0, l = 0.0;

@@ -13,9 +13,13 @@
 // 256 threads, a head taking LPH = hd/4 lanes of one vec4 each (HPW = 256 / LPH heads a group: LFM2's
 // 48 heads of 64 are 3 groups a column). The column's rotary sines and cosines (rope_dims/2 angles)
 // are computed once a workgroup, not once a lane of every head (bench/25).
+// A chained link (CHAIN, chain.glsl): the angles before its wait, q, k, v and the pools through
+// coherent pointers.
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 #include "rope.glsl"
+#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links
+#include "chain.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -44,11 +48,29 @@ layout(push_constant) uniform Push {
     float eps;
     float r_hi; // theta^(-2/rope_dims) as a float-float pair (hi + lo), so that inv_freq_i = r^i
     float r_lo; // comes out correctly rounded in f32 (pow in f32 is off by several ulps)
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 hv[256];   // the group's heads after the norm, a vec4 a lane
 shared float red[256]; // a lane's sum of squares
 shared vec2 sc[128];   // sin and cos of pair i's angle at the column's position
+
+// Rotates the pairs of the head in slot hs (lane l holding x; dims past rope_dims pass through)
+// and stores it at dst (q in place, k into the pool).
+void rotate(vec4 x, uint hs, uint l, uint half_rd, uint64_t dst)
+{
+    uint lph = p.hd / 4u;
+    bool inter = (p.flags & FLAG_INTERLEAVED) != 0u;
+    vec4 o = x;
+    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+        uint i = 4u * l + e;
+        if (i >= p.rope_dims) continue;
+        uint partner = rope_partner(i, half_rd, inter);
+        float pv = hv[hs * lph + partner / 4u][partner % 4u];
+        o[e] = rope_rotate(x[e], pv, sc[rope_pair(i, half_rd, inter)], rope_first(i, half_rd, inter));
+    }
+    act_set4(dst, l, o);
+}
 
 void main()
 {
@@ -67,8 +89,9 @@ void main()
     uint qstride = (p.flags & FLAG_GATED) != 0u ? 2u * hd : hd; // floats between q heads
     uint src = is_q ? (c * p.n_h + j) * qstride : c * kvw + j * hd;
     uint64_t srcb = uint64_t(is_q ? p.q : is_v ? p.v : p.k) + 4ul * src;
-    vec4 x = live ? Vec4Buf(srcb).v[l] : vec4(0.0);
-    if (live && is_v) Vec4Buf(uint64_t(p.vpool) + pool_off + 4ul * j * hd).v[l] = x; // v: into the pool
+    chain_wait(CHAIN_WORD);
+    vec4 x = live ? act_get4(srcb, l) : vec4(0.0);
+    if (live && is_v) act_set4(uint64_t(p.vpool) + pool_off + 4ul * j * hd, l, x); // v: into the pool
     red[t] = live && !is_v ? dot(x, x) : 0.0;
     barrier(); // the sums and the angles
     if (live && !is_v && (p.flags & FLAG_NORM) != 0u) {
@@ -80,17 +103,6 @@ void main()
     }
     hv[t] = x;
     barrier();
-    if (!live || is_v) return;
-    // rotate the pairs; dims past rope_dims pass through
-    bool inter = (p.flags & FLAG_INTERLEAVED) != 0u;
-    vec4 o = x;
-    [[unroll]] for (uint e = 0u; e < 4u; e++) {
-        uint i = 4u * l + e;
-        if (i >= p.rope_dims) continue;
-        uint partner = rope_partner(i, half_rd, inter);
-        float pv = hv[hs * lph + partner / 4u][partner % 4u];
-        o[e] = rope_rotate(x[e], pv, sc[rope_pair(i, half_rd, inter)], rope_first(i, half_rd, inter));
-    }
-    if (is_q) Vec4Buf(srcb).v[l] = o;
-    else Vec4Buf(uint64_t(p.kpool) + pool_off + 4ul * j * hd).v[l] = o;
+    if (live && !is_v) rotate(x, hs, l, half_rd, is_q ? srcb : uint64_t(p.kpool) + pool_off + 4ul * j * hd);
+    chain_signal(CHAIN_WORD);
 }

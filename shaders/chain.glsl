@@ -29,6 +29,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile b
 // coherent twins of common.glsl's pointer types, for activations a chained link reads or writes
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CF32Buf { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CVec4Buf { vec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer CUVec4Buf { uvec4 v[]; };
 
 // The including kernel defines CHAIN_ID, its free constant_id, before the include: CHAIN = 1 makes
 // its pipeline one for chained links (its push block then has `uint64_t chain` at CHAIN_AT).
@@ -54,6 +55,22 @@ void act_set(uint64_t base, uint i, float v)
 {
     if (CHAIN == 1u) CF32Buf(base).v[i] = v;
     else F32Buf(base).v[i] = v;
+}
+void act_set4(uint64_t base, uint i, vec4 v)
+{
+    if (CHAIN == 1u) CVec4Buf(base).v[i] = v;
+    else Vec4Buf(base).v[i] = v;
+}
+// 16-byte units of activations stored as bits (gemm_xprep.comp's prepared x)
+uvec4 act_getu4(uint64_t base, uint i)
+{
+    if (CHAIN == 1u) return CUVec4Buf(base).v[i];
+    return UVec4Buf(base).v[i];
+}
+void act_setu4(uint64_t base, uint i, uvec4 v)
+{
+    if (CHAIN == 1u) CUVec4Buf(base).v[i] = v;
+    else UVec4Buf(base).v[i] = v;
 }
 
 // (a macro: a function returning a buffer reference leaves an undecorated pointer variable in some

@@ -23,6 +23,10 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
 #include "lanes4.glsl" // lanes_add: a sum over 4 consecutive lanes
+// A chained link (CHAIN, chain.glsl): the head's A and dt load before its wait; qkv, b, a, the
+// state and o go through coherent pointers.
+#define CHAIN_ID 3 // chain.glsl: CHAIN, a pipeline for chained links
+#include "chain.glsl"
 
 layout(constant_id = 0) const uint DK = 128; // key head dim, a multiple of 4
 layout(constant_id = 1) const uint DV = 128; // value head dim
@@ -53,6 +57,7 @@ layout(push_constant) uniform Push { // dn_recurrent.comp's block
     uint dtdtype;
     uint adtype;
     float scale;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float s_L[BT * BT];
@@ -70,14 +75,14 @@ void main()
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint kh = (p.flags & FLAG_TILED) != 0u ? vh % p.nk : vh / (p.nv / p.nk);
     uint width = 2u * p.nk * DK + p.nv * DV, qo = kh * DK, ko = (p.nk + kh) * DK, vo = 2u * p.nk * DK + vh * DV + j0;
-    F32Buf x1 = F32Buf(p.qkv);
-    Vec4Buf x4 = Vec4Buf(p.qkv);
+    uint64_t x = p.qkv;
     float A = wget1(p.A, p.adtype, vh);
     if ((p.flags & FLAG_NEG_A) == 0u) A = -exp(A);
     float dt = wget1(p.dt, p.dtdtype, vh);
+    chain_wait(CHAIN_WORD);
 
     uint sbase = slot * p.slot_stride + vh * DK * DV + j0; // S[d][j0 + col] at sbase + d·DV + col
-    for (uint e = t; e < DK * TV; e += NT) s_S[e] = p.state.v[sbase + (e / TV) * DV + e % TV];
+    for (uint e = t; e < DK * TV; e += NT) s_S[e] = act_get(uint64_t(p.state), sbase + (e / TV) * DV + e % TV);
 
     uint ti = t / 4u, tl = t % 4u;           // token and lane of the 4-lane maps
     uint bi = t / 16u, bj = t % 16u;          // 4x4 block of the products
@@ -89,7 +94,7 @@ void main()
             if (ti < L) {
                 uint row = (cs + ti) * width;
                 for (uint d = tl; d < DK; d += 4u) {
-                    float qv = x1.v[row + qo + d], kv = x1.v[row + ko + d];
+                    float qv = act_get(x, row + qo + d), kv = act_get(x, row + ko + d);
                     qq += qv * qv;
                     kk += kv * kv;
                 }
@@ -102,8 +107,8 @@ void main()
                     uint c = cs + ti;
                     qf = inversesqrt(qq + 1e-6) * p.scale;
                     kf = inversesqrt(kk + 1e-6);
-                    beta = 1.0 / (1.0 + exp(-p.b.v[c * p.nv + vh]));
-                    float xa = p.a.v[c * p.nv + vh] + dt;
+                    beta = 1.0 / (1.0 + exp(-act_get(uint64_t(p.b), c * p.nv + vh)));
+                    float xa = act_get(uint64_t(p.a), c * p.nv + vh) + dt;
                     float u = exp(xa), w1 = 1.0 + u; // softplus as dn_recurrent.comp
                     float sp = xa > 20.0 ? xa : (w1 == 1.0 ? u : log(w1) * (u / (w1 - 1.0)));
                     g = A * sp;
@@ -133,9 +138,9 @@ void main()
             }
             for (uint d = 0u; d < DK; d += 4u) {
                 vec4 kj[4];
-                for (uint m = 0u; m < 4u; m++) kj[m] = x4.v[(rj[m] + d) / 4u];
+                for (uint m = 0u; m < 4u; m++) kj[m] = act_get4(x, (rj[m] + d) / 4u);
                 for (uint a = 0u; a < 4u; a++) {
-                    vec4 ki = x4.v[(ri[a] + ko + d) / 4u], qi = x4.v[(ri[a] + qo + d) / 4u];
+                    vec4 ki = act_get4(x, (ri[a] + ko + d) / 4u), qi = act_get4(x, (ri[a] + qo + d) / 4u);
                     for (uint m = 0u; m < 4u; m++) {
                         kk[4u * a + m] += dot(ki, kj[m]);
                         qk[4u * a + m] += dot(qi, kj[m]);
@@ -161,7 +166,7 @@ void main()
             for (uint m = 0u; m < CPT; m++) xs[m] = 0.0;
             uint row = (cs + ti) * width;
             for (uint d = 0u; d < DK; d++) {
-                float kd = x1.v[row + ko + d], qd = x1.v[row + qo + d];
+                float kd = act_get(x, row + ko + d), qd = act_get(x, row + qo + d);
                 for (uint m = 0u; m < CPT; m++) {
                     float s = s_S[d * TV + cg + m];
                     xs[m] += kd * s;
@@ -170,7 +175,7 @@ void main()
             }
             float eg = exp(s_G[ti]);
             for (uint m = 0u; m < CPT; m++) {
-                s_X[ti * TV + cg + m] = s_beta[ti] * (x1.v[row + vo + cg + m] - eg * s_kf[ti] * xs[m]);
+                s_X[ti * TV + cg + m] = s_beta[ti] * (act_get(x, row + vo + cg + m) - eg * s_kf[ti] * xs[m]);
                 qs[m] *= eg * s_qf[ti];
             }
         }
@@ -204,7 +209,7 @@ void main()
                 float l = s_L[ti * BT + j];
                 for (uint m = 0u; m < CPT; m++) qs[m] += l * s_X[j * TV + cg + m];
             }
-            for (uint m = 0u; m < CPT; m++) p.o.v[orow + m] = qs[m];
+            for (uint m = 0u; m < CPT; m++) act_set(uint64_t(p.o), orow + m, qs[m]);
         }
         // (step 6 reads neither s_qf nor s_S)
         float gl = s_G[L - 1u];
@@ -225,7 +230,7 @@ void main()
                 uint rk = (cs + j) * width + ko;
                 for (uint m = 0u; m < EPT; m++) {
                     uint e = t + NT * m;
-                    if (e < DK * TV) acc[m] += w * x1.v[rk + e / TV];
+                    if (e < DK * TV) acc[m] += w * act_get(x, rk + e / TV);
                 }
             }
             for (uint m = 0u; m < EPT; m++) {
@@ -235,5 +240,6 @@ void main()
         }
         barrier();
     }
-    for (uint e = t; e < DK * TV; e += NT) p.state.v[sbase + (e / TV) * DV + e % TV] = s_S[e];
+    for (uint e = t; e < DK * TV; e += NT) act_set(uint64_t(p.state), sbase + (e / TV) * DV + e % TV, s_S[e]);
+    chain_signal(CHAIN_WORD);
 }

@@ -29,7 +29,7 @@
 #endif
 
 #define KMAX 8
-#define CHAIN_ID 1 // chain.glsl: CHAIN (batch kernel only), a pipeline for chained links (coherent x, y, window)
+#define CHAIN_ID 1 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y, window)
 #include "chain.glsl"
 
 layout(local_size_x = 64) in;
@@ -49,9 +49,7 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode;
     uint pad;
-#if !WIDE
     layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
-#endif
 } p;
 
 // Channel ch of the window of entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
@@ -66,32 +64,30 @@ layout(constant_id = 0) const uint J = 8;
 
 float silu(float v) { return v / (1.0 + exp(-v)); }
 
-void main()
+// Columns j0 .. j0+J-1 of run r, channel ch, with the taps w (after the wait).
+void conv_wide(uint ch, uint r, uint j0, float w[KMAX])
 {
-    uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
-    if (ch >= p.C || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint K = p.K;
     if (j0 >= n) return;
-    float w[KMAX], hist[KMAX]; // hist[i]: the pre-conv row K-1-i before the current one
-    [[unroll]] for (uint i = 0u; i < KMAX; i++) w[i] = i < K ? wget(p.w, p.wdtype, p.C, K, ch, i) : 0.0;
-    F32Buf wc = win(slot, 0u, ch);
+    uint64_t x = uint64_t(p.x), wc = 0ul;
+    float hist[KMAX]; // hist[i]: the pre-conv row K-1-i before the current one
     if (j0 == 0u) {
         uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
-        wc = win(slot, cur, ch);
-        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++) hist[i] = i + 1u < K ? wc.v[i * p.C] : 0.0;
+        wc = uint64_t(win(slot, cur, ch));
+        [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++) hist[i] = i + 1u < K ? act_get(wc, i * p.C) : 0.0;
     } else { // j0 >= J >= K-1: the rows before the block are the run's
         [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
-            hist[i] = i + 1u < K ? p.x.v[(c0 + j0 + 1u + i - K) * p.C + ch] : 0.0;
+            hist[i] = i + 1u < K ? act_get(x, (c0 + j0 + 1u + i - K) * p.C + ch) : 0.0;
     }
     [[unroll]] for (uint b = 0u; b < J; b++) {
         uint c = c0 + j0 + b;
         if (j0 + b >= n) break;
-        float xv = p.x.v[c * p.C + ch];
+        float xv = act_get(x, c * p.C + ch);
         float acc = w[K - 1u] * xv;
         [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
             if (i + 1u < K) acc += w[i] * hist[i];
-        p.y.v[c * p.C + ch] = silu(acc);
+        act_set(uint64_t(p.y), c * p.C + ch, silu(acc));
         [[unroll]] for (uint i = 0u; i + 2u < KMAX; i++)
             if (i + 2u < K) hist[i] = hist[i + 1u];
         [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
@@ -101,9 +97,20 @@ void main()
     // the new window: the run's last K-1 rows (hist holds them when the run ends in this block)
     if (n > J)
         [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
-            if (i + 1u < K) hist[i] = p.x.v[(c0 + n + 1u + i - K) * p.C + ch];
+            if (i + 1u < K) hist[i] = act_get(x, (c0 + n + 1u + i - K) * p.C + ch);
     [[unroll]] for (uint i = 0u; i + 1u < KMAX; i++)
-        if (i + 1u < K) wc.v[i * p.C] = hist[i];
+        if (i + 1u < K) act_set(wc, i * p.C, hist[i]);
+}
+
+void main()
+{
+    uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
+    bool live = ch < p.C && r < p.n_runs;
+    float w[KMAX]; // the taps load before a chained link's wait
+    [[unroll]] for (uint i = 0u; i < KMAX; i++) w[i] = live && i < p.K ? wget(p.w, p.wdtype, p.C, p.K, ch, i) : 0.0;
+    chain_wait(CHAIN_WORD); // (every invocation: a workgroup barrier inside)
+    if (live) conv_wide(ch, r, j0, w);
+    chain_signal(CHAIN_WORD);
 }
 #else
 void conv(uint ch, uint r);

@@ -35,9 +35,13 @@
 // compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
 // not linear).
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
+// A chained link (CHAIN, chain.glsl) issues its first k step's weight loads before its wait and
+// reads x and the residual through coherent pointers; the split sums' atomics need nothing more.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 11 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
+#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -112,6 +116,7 @@ layout(push_constant) uniform Push {
     uint plus1;       // gain is (1 + g)
     uint cols;
     uint kper;        // k per split (a multiple of BK) when gl_NumWorkGroups.z > 1
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 // ---- staging: units per thread and k step
@@ -202,8 +207,9 @@ float unit_w(WRaw r, uint k0, uint j)
 WRaw ra[2][NUA];
 uvec4 rx[2][NUX][2];
 
-// Issues the global loads of step kb into register set s.
-void fetch(uint s, uint row0, uint col0, uint kb)
+// Issues the global loads of step kb into register set s: the weight units, then the x units (a
+// chained link issues its first step's weight loads before its wait, its x loads after).
+void fetch_w_step(uint s, uint row0, uint kb)
 {
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
@@ -212,13 +218,21 @@ void fetch(uint s, uint row0, uint col0, uint kb)
             ra[s][i] = fetch_w(m, min(row0 + r, p.rows - 1u), kb + (u % AU) * 16u);
         }
     }
+}
+void fetch_x_step(uint s, uint col0, uint kb)
+{
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
         [[unroll]] for (uint j = 0u; j < 2u; j++)
-            rx[s][i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? UVec4Buf(p.x).v[(c * p.k + k0) / 4u + j]
+            rx[s][i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? act_getu4(p.x, (c * p.k + k0) / 4u + j)
                                                                            : uvec4(0u);
     }
+}
+void fetch(uint s, uint row0, uint col0, uint kb)
+{
+    fetch_w_step(s, row0, kb);
+    fetch_x_step(s, col0, kb);
 }
 
 #if COOPMAT
@@ -338,8 +352,8 @@ void put(uint row, uint col, float v, float v3)
 #endif
         return;
     }
-    if (p.accumulate != 0u) v += p.y.v[oi];
-    p.y.v[oi] = v;
+    if (p.accumulate != 0u) v += act_get(uint64_t(p.y), oi);
+    act_set(uint64_t(p.y), oi, v);
 }
 
 #if COOPMAT
@@ -509,7 +523,10 @@ void main()
     // in flight (two register sets, the loop unrolled by 2). Two buffers: the next step is
     // fetched, the products read buffer b while the staging of the next step writes the other
     // one, and one barrier a step orders both.
-    if (kbeg < kend && PF != 0u) fetch(0u, row0, col0, kbeg);
+    bool first = kbeg < kend && PF != 0u;
+    if (first) fetch_w_step(0u, row0, kbeg);
+    chain_wait(CHAIN_WORD); // the first weights are in flight; what follows reads activations
+    if (first) fetch_x_step(0u, col0, kbeg);
     if (PF == 0u && NBUF == 1u) {
         for (uint kb = kbeg; kb < kend; kb += BK) {
             barrier(); // the last step's products are done with the tiles
@@ -589,4 +606,5 @@ void main()
         [[unroll]] for (uint j = 0u; j < TN; j++)
             put(row0 + tr + 16u * i, col0 + tc + 16u * j, acc[0][i][j], NM > 1u ? acc[NM - 1u][i][j] : 0.0);
 #endif
+    chain_signal(CHAIN_WORD);
 }

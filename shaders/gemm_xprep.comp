@@ -10,8 +10,11 @@
 // product adds its partial sums into y, so y starts at 0 unless the product accumulates): one prep
 // serves up to 4 products of the same x (kernels.c gemm_multi), zeroing the outputs of all of them.
 // x f32 [cols][k], k a multiple of 4; g [k] F32/F16/BF16. Grid: one workgroup per column.
+// A chained link (CHAIN, chain.glsl) waits first and reads x, writes x' and y through coherent pointers.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
+#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links
+#include "chain.glsl"
 
 #ifndef SPLIT
 #define SPLIT 1
@@ -29,6 +32,7 @@ layout(push_constant) uniform Push {
     float eps;
     uint plus1;
     uint rows[4];
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float partial[256];
@@ -43,14 +47,14 @@ vec2 split(float v)
 void main()
 {
     uint c = gl_WorkGroupID.x, t = gl_LocalInvocationIndex, k4 = p.k / 4u;
-    Vec4Buf xr = Vec4Buf(p.x + 4ul * uint64_t(c) * p.k);
-    UVec4Buf xo = UVec4Buf(p.xo + 16ul * uint64_t(c) * k4);
+    uint64_t xr = p.x + 4ul * uint64_t(c) * p.k, xo = p.xo + 16ul * uint64_t(c) * k4;
     bool norm = p.gain != 0ul;
     float inv = 1.0;
+    chain_wait(CHAIN_WORD);
     if (norm) {
         float ss = 0.0;
         for (uint i = t; i < k4; i += 256u) {
-            vec4 v = xr.v[i];
+            vec4 v = act_get4(xr, i);
             ss += dot(v, v);
         }
         ss = subgroupAdd(ss);
@@ -62,19 +66,20 @@ void main()
     }
     float one = p.plus1 != 0u ? 1.0 : 0.0;
     for (uint i = t; i < k4; i += 256u) {
-        vec4 v = xr.v[i];
+        vec4 v = act_get4(xr, i);
         if (norm) v *= (one + gain4_at(p.gain, p.gdtype, i)) * inv;
 #if SPLIT
         vec2 a = split(v.x), b = split(v.y), cc = split(v.z), d = split(v.w);
-        xo.v[i] = uvec4(packHalf2x16(vec2(a.x, b.x)), packHalf2x16(vec2(cc.x, d.x)),
-                               packHalf2x16(vec2(a.y, b.y)), packHalf2x16(vec2(cc.y, d.y)));
+        act_setu4(xo, i, uvec4(packHalf2x16(vec2(a.x, b.x)), packHalf2x16(vec2(cc.x, d.x)),
+                               packHalf2x16(vec2(a.y, b.y)), packHalf2x16(vec2(cc.y, d.y))));
 #else
-        xo.v[i] = floatBitsToUint(v);
+        act_setu4(xo, i, floatBitsToUint(v));
 #endif
     }
     for (uint o = 0u; o < 4u; o++) {
         if (p.y[o] == 0ul) continue;
-        F32Buf yc = F32Buf(p.y[o] + 4ul * uint64_t(c) * p.rows[o]);
-        for (uint i = t; i < p.rows[o]; i += 256u) yc.v[i] = 0.0;
+        uint64_t yc = p.y[o] + 4ul * uint64_t(c) * p.rows[o];
+        for (uint i = t; i < p.rows[o]; i += 256u) act_set(yc, i, 0.0);
     }
+    chain_signal(CHAIN_WORD);
 }

@@ -16,8 +16,12 @@
 // (struct slot_meta, 16 bytes a slot; slots = 0: entry 0) holds the committed state; y: f32 [cols][H].
 // Grid: x over channels (64 a group), y = run, z = block of J columns of the run; the z extent
 // covers the longest run the step can hold (cols - n_runs + 1), groups past their run's end exit.
+// A chained link (CHAIN, chain.glsl): the taps load before its wait; bcx, y and the state go
+// through coherent pointers.
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
+#define CHAIN_ID 1 // chain.glsl: CHAIN, a pipeline for chained links
+#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -36,35 +40,33 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode; // 0 (the only one served here)
     uint pad;
+    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 float u_at(uint c, uint h)
 {
     uint b = c * 3u * p.H + h;
-    return p.bcx.v[b] * p.bcx.v[b + 2u * p.H];
+    return act_get(uint64_t(p.bcx), b) * act_get(uint64_t(p.bcx), b + 2u * p.H);
 }
 
 // y of column c from u at t-2, t-1, t and the taps.
 void put_y(uint c, uint h, vec3 w, float u2, float u1, float u)
 {
-    p.y.v[c * p.H + h] = p.bcx.v[c * 3u * p.H + p.H + h] * (w.x * u2 + w.y * u1 + w.z * u);
+    act_set(uint64_t(p.y), c * p.H + h, act_get(uint64_t(p.bcx), c * 3u * p.H + p.H + h) * (w.x * u2 + w.y * u1 + w.z * u));
 }
 
-void main()
+// The columns j0 .. j0+J-1 of run r, channel h (after the wait).
+void conv(uint h, uint r, uint j0, vec3 w)
 {
-    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
-    if (h >= p.H || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     if (j0 >= n) return;
-    vec3 w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
-                  wget(p.w, p.wdtype, p.H, 3u, h, 2u));
     uint s = 0u;
     float u2, u1; // u at the two columns before the current one
     if (j0 == 0u) {
         uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
         s = (slot * p.n_snap + cur) * 2u * p.H + h;
-        u2 = p.state.v[s];
-        u1 = p.state.v[s + p.H];
+        u2 = act_get(uint64_t(p.state), s);
+        u1 = act_get(uint64_t(p.state), s + p.H);
     } else {
         u2 = u_at(c0 + j0 - 2u, h);
         u1 = u_at(c0 + j0 - 1u, h);
@@ -78,7 +80,20 @@ void main()
         u1 = u;
     }
     if (j0 == 0u) { // the new state: the run's last two u (n = 1: the old u_{t-1} and u_0)
-        p.state.v[s] = n <= J ? u2 : u_at(c0 + n - 2u, h);
-        p.state.v[s + p.H] = n <= J ? u1 : u_at(c0 + n - 1u, h);
+        act_set(uint64_t(p.state), s, n <= J ? u2 : u_at(c0 + n - 2u, h));
+        act_set(uint64_t(p.state), s + p.H, n <= J ? u1 : u_at(c0 + n - 1u, h));
     }
+}
+
+void main()
+{
+    uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
+    bool live = h < p.H && r < p.n_runs;
+    vec3 w = vec3(0.0);
+    if (live)
+        w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
+                 wget(p.w, p.wdtype, p.H, 3u, h, 2u));
+    chain_wait(CHAIN_WORD); // (every invocation: a workgroup barrier inside)
+    if (live) conv(h, r, j0, w);
+    chain_signal(CHAIN_WORD);
 }

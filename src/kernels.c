@@ -868,8 +868,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
      * alone 3.9 %); no change at 16 and 64 (bench/19) */
     uint32_t frag = !cm ? 0 : tu->gemm_frag >= 0 ? (uint32_t)tu->gemm_frag : cols > 64 ? 2 : 0;
-    uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
-    int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
+    uint32_t spec[12] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag, tu->chain /* CHAIN (plan.h) */};
+    int rc = gpu_pipeline(g, name, spec, 12, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;
@@ -898,7 +898,8 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    const uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
+    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", &chain, 1, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,
@@ -918,6 +919,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
     struct dispatch *d = add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
     dispatch_outputs(d, n_out, out[0], out[1], out[2], out[3], out[4]);
+    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -928,6 +930,7 @@ static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, 
     struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
     dispatch_tag(d, c->kind, layer, op, c->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
+    d->chain = tuning()->chain != 0;
 }
 
 /* One product through the gemm: its prep (when needed), then the product. */
@@ -1005,16 +1008,18 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
      * run possible */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    /* spec: the wide kernel's columns an invocation; the batch kernel's CHAIN (plan.h) */
-    const uint32_t j = wide ? K_WIDE_CONV_COLS : tuning()->chain;
-    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", &j, 1, &pipe, e))) return rc;
+    /* spec: the batch kernel's CHAIN (plan.h); the wide kernel's columns an invocation and CHAIN */
+    const uint32_t chain = tuning()->chain, spec_wide[2] = {K_WIDE_CONV_COLS, chain};
+    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", wide ? spec_wide : &chain, wide ? 2 : 1, &pipe,
+                           e)))
+        return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
                                   wide ? div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
-    d->chain = !wide && j != 0;
+    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -1127,7 +1132,8 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     if (!rc) rc = prep_params(a, q_norm, k_norm, &pp, e);
     if (rc) return rc;
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "attn_prep", NULL, 0, &pipe, e))) return rc;
+    const uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
+    if ((rc = gpu_pipeline(g, "attn_prep", &chain, 1, &pipe, e))) return rc;
     struct push_attn_prep pc = {
         q, k, v, pp.qn, pp.kn, kpool, vpool, btab, cols_meta,
         (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->hd, (uint32_t)a->rope_dims, (uint32_t)a->max_blocks,
@@ -1135,10 +1141,11 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     };
     /* groups of 256 / (hd / 4) heads (attn_prep.comp) */
     uint32_t hpw = 256u / ((uint32_t)a->hd / 4u);
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)(a->n_h + 2 * a->n_kv), hpw), (uint32_t)cols,
-                         "attn.prep", layer, "attn.prep", pp.bytes),
-                     3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)(a->n_h + 2 * a->n_kv), hpw), (uint32_t)cols,
+                             "attn.prep", layer, "attn.prep", pp.bytes);
+    dispatch_outputs(d, 3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
                      offsetof(struct push_attn_prep, vpool));
+    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -1210,14 +1217,15 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     /* keys and values in two buffers where they fit at that tile (the next block's loads then
      * overlap the scores too), else in one */
     uint32_t kv2 = attn_prefill_shared(hd, bq, 2) <= g->shared_mem;
-    uint32_t spec[4] = {hd, bq, nt, kv2};
+    uint32_t spec[5] = {hd, bq, nt, kv2, tuning()->chain /* CHAIN (plan.h) */};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "attn_prefill", spec, 4, &pipe, e);
+    int rc = gpu_pipeline(g, "attn_prefill", spec, 5, &pipe, e);
     if (rc) return rc;
     struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
-    dispatch_outputs(add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
-                         a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0),
-                     1, offsetof(struct push_attention, dst));
+    struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
+                             a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0);
+    dispatch_outputs(d, 1, offsetof(struct push_attention, dst));
+    d->chain = spec[4] != 0;
     return ST_OK;
 }
 
@@ -1231,8 +1239,7 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
      * fit the shared memory: hd 256 at a subgroup of 8 would take 33 KiB of lavapipe's 32 */
     uint64_t hd = (uint64_t)a->hd, fixed = 4 * (fused ? 6 * hd : 7);
     while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
-    /* CHAIN: the fused kernel may be a chained link (plan.h) */
-    uint32_t spec[6] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused, fused ? (uint32_t)tuning()->chain : 0u};
+    uint32_t spec[6] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused, (uint32_t)tuning()->chain /* CHAIN (plan.h) */};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attention", spec, 6, &pipe, e);
     if (rc) return rc;

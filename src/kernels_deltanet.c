@@ -78,8 +78,8 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
      * invocation */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    /* spec: the wide kernel's columns an invocation, the batch kernel's CHAIN (plan.h) */
-    const uint32_t spec[2] = {K_WIDE_CONV_COLS, wide ? 0u : (uint32_t)tuning()->chain};
+    /* spec: the wide kernel's columns an invocation, CHAIN (plan.h) */
+    const uint32_t spec[2] = {K_WIDE_CONV_COLS, (uint32_t)tuning()->chain};
     if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", spec, 2, &pipe, e))) return rc;
     struct push_dn_conv pc = {x, conv_w->addr, state->addr + k_dn_window_offset(dn), y, runs, state->slots,
                               (uint32_t)C, (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
@@ -224,9 +224,9 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
         return err_set(e, ST_USAGE, "dn.chunk: value head dim %d, key head dim %d: no tile of 4..32 state columns "
                        "divides it and fits %u bytes of shared memory (4 columns need %llu)", dn->dv, dn->dk,
                        g->shared_mem, (unsigned long long)dn_chunk_shared((uint32_t)dn->dk, 4));
-    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tv};
+    uint32_t spec[4] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tv, (uint32_t)tuning()->chain /* CHAIN (plan.h) */};
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "dn_chunk", spec, 3, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, "dn_chunk", spec, 4, &pipe, e))) return rc;
     struct push_dn_chunk pc = {
         qkv, b, a, dt->addr, a_log->addr, state->addr, o, runs, (uint32_t)dn->nk, (uint32_t)dn->nv, (uint32_t)n_runs,
         (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype, (uint32_t)a_log->dtype,
@@ -236,6 +236,7 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, gx, (uint32_t)n_runs, "dn.chunk", layer, "dn.delta_rule",
                              dt->bytes + a_log->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_chunk, o), offsetof(struct push_dn_chunk, state));
+    d->chain = spec[3] != 0;
     return ST_OK;
 }
 

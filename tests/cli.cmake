@@ -4,6 +4,7 @@ set(BIN $<TARGET_FILE:lfm2-profile-stage>)
 set(EXPECT ${CMAKE_SOURCE_DIR}/tests/expect.sh)
 set(LT ${FIXTURES}/lfm2-tiny)
 set(QT ${FIXTURES}/qwen35-tiny)
+set(GT ${FIXTURES}/glm-ocr-tiny)
 
 function(cli_test name label code text)
   add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
@@ -78,7 +79,7 @@ function(golden_every_format prefix envs)
       if(model STREQUAL "model.safetensors")
         set(mp ${d})
       endif()
-      cli_test(${prefix}${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full --golden ${d}/${gold}.safetensors)
+      cli_test(${prefix}${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full ${GOLDEN_EXTRA} --golden ${d}/${gold}.safetensors)
       set_tests_properties(${prefix}${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;${envs}")
     endforeach()
   endforeach()
@@ -187,6 +188,15 @@ cli_test_chain(golden_chain_long 0 "golden: 6/6 checks passed" "" --model ${LT} 
 cli_test_chain(golden_chain_spec_qwen 0 "golden: 6/6 checks passed" "" --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
 cli_test_chain(golden_chain_xmv 0 "golden: 9/9 checks passed" "LFM2_XMV_COLS=4" --model ${LT}/model-q4_0.gguf --full --golden ${LT}/golden-q4_0.safetensors)
 cli_test_chain(cli_chain_stall 1 "a wait gave up" "LFM2_TEST_CHAIN_STALL=1" --model ${LT} --full --cols 4 --logits --gap-probe)
+# the wide plan chained too (bench/29: gemm and its prep, the wide convolutions, attn.prep, tiled
+# prefill attention, dn.chunk): every family and format, the long goldens (288-column prefill steps),
+# the chunked DeltaNet
+set(GOLDEN_EXTRA --wide)
+golden_every_format(golden_chain_wide_ "LFM2_CHAIN=1")
+unset(GOLDEN_EXTRA)
+cli_test_chain(golden_chain_wide_glm 0 "golden: 9/9 checks passed" "" --model ${GT} --full --wide --golden ${GT}/golden.safetensors)
+cli_test_chain(golden_chain_wide_long 0 "golden: 6/6 checks passed" "" --model ${LT} --full --wide --golden ${LT}/golden-long.safetensors)
+cli_test_chain(golden_chain_wide_chunk_qwen_long 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
 
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
@@ -227,7 +237,6 @@ set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIR
 cli_test(cli_out_of_device_memory cli-gpu 1 "buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)
 # GLM-OCR (issue 12): the text decoder against transformers, whole and split 0:1 + 1:3, 16 and 144
 # tokens; the built-in profiles (quantized: the fused gate_up stack split at upload)
-set(GT ${FIXTURES}/glm-ocr-tiny)
 foreach(gold golden golden-long)
   if(gold STREQUAL "golden")
     set(n 9)
