@@ -1,18 +1,23 @@
-// chain.glsl - chained dispatches: a dispatch waits on a flag its predecessor raises instead of a
-// pipeline barrier (plan.h, "chained dispatches"; bench/28).
+// chain.glsl - chained dispatches: a dispatch waits on a flag its predecessors raise instead of a
+// pipeline barrier (plan.h, "chained dispatches"; bench/28, bench/29).
 //
 // An untimed plan may record a run of consecutive dispatches with no barrier between them. Each
 // carries in its push block, at byte CHAIN_AT, the 64-bit word `chain`: 0 when it is not chained
-// (a barrier orders it), else the device address of the step's chain counters (bits 0..47) and its
-// link number L >= 1 (bits 48..63). Link L
+// (a barrier orders it), else the device address of the step's chain counters (bits 6..47, the
+// counters 64-byte aligned), its place s in its stage (bits 0..2) and `need` (bits 48..63): the
+// links of the stages before its own. A stage is one link, or up to CHAIN_SIBS consecutive links
+// with no data between them (products of one input), which run side by side. A link
 //   1. issues the loads that depend on no earlier dispatch (weights), then
-//   2. waits until `done` >= L - 1 (every earlier link finished), one thread a workgroup spinning on
-//      a coherent load, at most CHAIN_MAX_SPINS reads (then it raises `err` and goes on: the host
-//      reports the step as failed; Vulkan promises no forward progress across dispatches, in-order
-//      devices give it in practice since every workgroup of link L - 1 starts before any of L),
+//   2. waits until `done` >= need (every link of the earlier stages finished: links finish in
+//      stage order, so the count of finished links says which), one thread a workgroup spinning
+//      on a coherent load, at most CHAIN_MAX_SPINS reads (then it raises `err` and goes on: the
+//      host reports the step as failed; Vulkan promises no forward progress across dispatches,
+//      in-order devices give it in practice since every workgroup of an earlier link starts
+//      before any of a later one),
 //   3. reads activations through coherent pointers (no barrier invalidated any cache for it),
-//   4. when its last workgroup is done, sets `groups` back to 0 and `done` to L.
-// No link writes anything before its wait, so a link never overwrites what an earlier one reads.
+//   4. when its last workgroup is done (`groups[s]` counts them), sets groups[s] back to 0 and
+//      adds 1 to `done`.
+// No link writes anything before its wait, so a link never overwrites what an earlier stage reads.
 #ifndef LFM2_CHAIN_GLSL
 #define LFM2_CHAIN_GLSL
 
@@ -21,10 +26,12 @@
 #define CHAIN_AT 120
 #define CHAIN_MAX_SPINS (1u << 20)
 
+#define CHAIN_SIBS 8 // links of one stage (plan.h PLAN_MAX_SIBS)
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer ChainBuf {
-    uint done;   // links finished
-    uint groups; // workgroups of the running link finished
-    uint err;    // 1: a wait gave up
+    uint done;               // links finished
+    uint err;                // 1: a wait gave up
+    uint pad[2];
+    uint groups[CHAIN_SIBS]; // workgroups finished of the running stage's link s
 };
 // coherent twins of common.glsl's pointer types, for activations a chained link reads or writes
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CF32Buf { float v[]; };
@@ -75,15 +82,16 @@ void act_setu4(uint64_t base, uint i, uvec4 v)
 
 // (a macro: a function returning a buffer reference leaves an undecorated pointer variable in some
 // kernels that SPIR-V validation rejects, with Debian 12's glslang)
-#define chain_buf(chain) ChainBuf((chain) & 0xffffffffffffUL)
-uint chain_link(uint64_t chain) { return uint(chain >> 48); }
+#define chain_buf(chain) ChainBuf((chain) & 0xffffffffffc0UL)
+uint chain_need(uint64_t chain) { return uint(chain >> 48); }
+uint chain_sib(uint64_t chain) { return uint(chain) & (CHAIN_SIBS - 1u); }
 
 // Step 2: every invocation of the workgroup calls it (a workgroup barrier inside).
 void chain_wait(uint64_t chain)
 {
     if (chain == 0UL) return;
     if (gl_LocalInvocationIndex == 0u) {
-        uint need = chain_link(chain) - 1u;
+        uint need = chain_need(chain);
         for (uint spins = 0u; spins < CHAIN_MAX_SPINS && chain_buf(chain).done < need; spins++) {
         }
         if (chain_buf(chain).done < need) atomicOr(chain_buf(chain).err, 1u);
@@ -100,10 +108,11 @@ void chain_signal(uint64_t chain)
     barrier();
     if (gl_LocalInvocationIndex == 0u) {
         uint total = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
-        if (atomicAdd(chain_buf(chain).groups, 1u) + 1u == total) {
-            chain_buf(chain).groups = 0u;
+        uint s = chain_sib(chain);
+        if (atomicAdd(chain_buf(chain).groups[s], 1u) + 1u == total) {
+            chain_buf(chain).groups[s] = 0u;
             memoryBarrierBuffer();
-            chain_buf(chain).done = chain_link(chain);
+            atomicAdd(chain_buf(chain).done, 1u);
         }
     }
 }

@@ -8,7 +8,7 @@
 #include "tuning.h"
 
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
-#define CHAIN_BYTES 256 /* chain.glsl's counters: done, groups, err */
+#define CHAIN_BYTES 256 /* chain.glsl's counters: done, err, 2 pad, groups[PLAN_MAX_SIBS] */
 
 uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
 uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
@@ -132,6 +132,9 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
     if (!st && tuning()->chain) st = gpu_alloc(g, CHAIN_BYTES, GPU_MEM_DEVICE, &en->chain, e);
     if (st) return err_wrap(e, st, "engine host buffers");
+    if (en->chain.addr % 64) /* the chain word keeps a link's stage place in the address's low bits */
+        return err_set(e, ST_RUNTIME, "LFM2_CHAIN: the chain counters' device address 0x%llx is not 64-byte aligned",
+                       (unsigned long long)en->chain.addr);
     return engine_reset(en, e);
 }
 
@@ -241,11 +244,12 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
     if ((st = gpu_submit_wait(g, wall_us, e))) return st;
     if (ch && chain.next > first_link) { /* the counters: every link done, none gave up waiting */
-        uint32_t words[3];
+        uint32_t words[4 + PLAN_MAX_SIBS], groups = 0;
         memcpy(words, up + en->up_chain, sizeof words);
-        if (words[2] || words[0] != chain.next - 1 || words[1])
-            return err_set(e, ST_RUNTIME, "step: chained dispatches failed (the last link done is %u of %u%s); "
-                           "run without LFM2_CHAIN", words[0], chain.next - 1, words[2] ? ", a wait gave up" : "");
+        for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= words[4 + i];
+        if (words[1] || words[0] != chain.next - 1 || groups)
+            return err_set(e, ST_RUNTIME, "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN",
+                           words[0], chain.next - 1, words[1] ? ", a wait gave up" : "");
     }
     for (int r = 0; r < shape->n_runs; r++) {
         struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];

@@ -120,18 +120,28 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
     if (p->n > 0) after[p->n - 1] = true;
 }
 
-uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bool *after, uint32_t *link)
+uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bool *after, uint32_t *link,
+                       uint32_t *sib)
 {
     plan_barriers(p, timed, after);
+    /* siblings: consecutive links with no data between them (no barrier in plan_barriers' plan)
+     * share a stage, at most PLAN_MAX_SIBS of them; each then waits for the stage before, not for
+     * the sibling before */
+    bool *same_stage = malloc((size_t)(p->n ? p->n : 1) * sizeof *same_stage);
+    CHECK(same_stage);
+    for (int i = 0; i < p->n; i++) same_stage[i] = i > 0 && !after[i - 1];
     if (tuning()->bench_no_barriers && !timed) /* wrong results: how much the chain costs (bench/26) */
         for (int i = 0; i + 1 < p->n; i++) after[i] = false;
     /* links: chainable dispatches of an untimed recording, while link numbers last */
-    uint32_t next = first_link;
+    uint32_t next = first_link, s = 0;
     for (int i = 0; i < p->n; i++) {
         bool is_link = first_link && !timed && p->d[i].chain && next <= PLAN_MAX_LINKS;
         link[i] = is_link ? next++ : 0;
+        s = is_link && i > 0 && link[i - 1] && same_stage[i] && s + 1 < PLAN_MAX_SIBS ? s + 1 : 0;
+        if (sib) sib[i] = s;
     }
-    /* inside a run of links no barrier (each waits for the one before); one on both sides of it */
+    free(same_stage);
+    /* inside a run of links no barrier (each waits for the stage before); one on both sides of it */
     for (int i = 0; i + 1 < p->n; i++)
         after[i] = link[i] && link[i + 1] ? false : after[i] || link[i] || link[i + 1];
     return next - first_link;
@@ -142,9 +152,9 @@ void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int s
 {
     size_t n = (size_t)(p->n ? p->n : 1);
     bool *after = malloc(n * sizeof *after);
-    uint32_t *link = malloc(n * sizeof *link);
-    CHECK(after && link);
-    uint32_t links = plan_schedule(p, ts_base >= 0, ch ? ch->next : 0, after, link);
+    uint32_t *link = malloc(n * sizeof *link), *sib = malloc(n * sizeof *sib);
+    CHECK(after && link && sib);
+    uint32_t links = plan_schedule(p, ts_base >= 0, ch ? ch->next : 0, after, link, sib);
     if (ch) ch->next += links;
     for (int i = 0; i < p->n; i++) {
         const struct dispatch *d = &p->d[i];
@@ -152,7 +162,9 @@ void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int s
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         if (d->chain) {
             uint8_t push[PLAN_PUSH_MAX];
-            uint64_t word = link[i] ? ch->addr | (uint64_t)link[i] << 48 : 0;
+            /* the counters' address (64-byte aligned), the sibling's counter, and the links done
+             * before its stage: those numbered from 1 up to its stage's first (chain.glsl) */
+            uint64_t word = link[i] ? ch->addr | sib[i] | (uint64_t)(link[i] - sib[i] - 1) << 48 : 0;
             CHECK(d->push_size <= PLAN_CHAIN_AT);
             memcpy(push, d->push, d->push_size);
             memset(push + d->push_size, 0, PLAN_CHAIN_AT - d->push_size);
@@ -166,6 +178,7 @@ void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int s
         else if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
+    free(sib);
     free(link);
     free(after);
 }
