@@ -523,10 +523,14 @@ void main()
     // in flight (two register sets, the loop unrolled by 2). Two buffers: the next step is
     // fetched, the products read buffer b while the staging of the next step writes the other
     // one, and one barrier a step orders both.
-    bool first = kbeg < kend && PF != 0u;
+    // a chained link: the weights of the steps fetched ahead (one, or two with PF = 2) in flight
+    // before its wait, their x after it
+    bool first = kbeg < kend && PF != 0u, second = CHAIN != 0u && PF == 2u && NBUF == 1u && kbeg + BK < kend;
     if (first) fetch_w_step(0u, row0, kbeg);
-    chain_wait(CHAIN_WORD); // the first weights are in flight; what follows reads activations
+    if (second) fetch_w_step(1u, row0, kbeg + BK);
+    chain_wait(CHAIN_WORD); // what follows reads activations
     if (first) fetch_x_step(0u, col0, kbeg);
+    if (second) fetch_x_step(1u, col0, kbeg + BK);
     if (PF == 0u && NBUF == 1u) {
         for (uint kb = kbeg; kb < kend; kb += BK) {
             barrier(); // the last step's products are done with the tiles
@@ -536,7 +540,7 @@ void main()
             products(0u);
         }
     } else if (PF == 2u && NBUF == 1u) {
-        if (kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK);
+        if (CHAIN == 0u && kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK); // (chained: above)
         for (uint kb = kbeg; kb < kend; kb += 2u * BK) {
             barrier(); // the last step's products are done with the tiles
             stage(0u, 0u, kb);

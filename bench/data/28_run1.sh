@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/28 run 1 (H200, NOT YET RUN: no device was lent in the session that wrote it): chained
+# bench/28 run 1 (H200, NOT YET RUN; superseded by data/29_run1.sh, which covers it): chained
 # dispatches. Copy build/lfm2-profile-stage and build/test_kernels into .dev-28/ beside this script
 # (as run.sh), carry [".gl", ".dev-28"], command:
 #   for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig;
