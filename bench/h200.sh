@@ -205,15 +205,15 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
     done
 }
 
-chain() { # bench/26, bench/28: each narrow row's step with barriers, chained (LFM2_CHAIN=1: each
-    # dispatch waits on its predecessor's flag, no barrier between them; results right) and with no
+chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained (LFM2_CHAIN=1: each
+    # stage of dispatches waits on a flag the stage before raises, no barrier between them; results right) and with no
     # barriers at all (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of links
     # could win at most). MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
     # own types: the dtype column then only names the row).
     local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 wc w0 df
     printf '%-5s %-22s %10s %10s %12s %8s %8s\n' dtype step "wall µs" "chained" "no barriers" "chained" "none"
     for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "q4_0 --cols 4" "bf16 --cols 16" \
-        "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide"; do
+        "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide" "bf16 --cols 512 --slots 1 --wide"; do
         set -- $row
         dt=$1; shift; args="$*"; df="--dtype $dt"; [ -e "$m" ] && df=
         "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1 ||

@@ -35,8 +35,9 @@
 // compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
 // not linear).
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
-// A chained link (CHAIN, chain.glsl) issues its first k step's weight loads before its wait and
-// reads x and the residual through coherent pointers; the split sums' atomics need nothing more.
+// A chained link (CHAIN, chain.glsl) issues the weight loads of the k steps it fetches ahead before
+// its wait and reads x and the residual through coherent pointers; the split sums' atomics need
+// nothing more.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #include "kern_common.glsl"

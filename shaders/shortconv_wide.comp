@@ -52,7 +52,8 @@ float u_at(uint c, uint h)
 // y of column c from u at t-2, t-1, t and the taps.
 void put_y(uint c, uint h, vec3 w, float u2, float u1, float u)
 {
-    act_set(uint64_t(p.y), c * p.H + h, act_get(uint64_t(p.bcx), c * 3u * p.H + p.H + h) * (w.x * u2 + w.y * u1 + w.z * u));
+    float cv = act_get(uint64_t(p.bcx), c * 3u * p.H + p.H + h);
+    act_set(uint64_t(p.y), c * p.H + h, cv * (w.x * u2 + w.y * u1 + w.z * u));
 }
 
 // The columns j0 .. j0+J-1 of run r, channel h (after the wait).

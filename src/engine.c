@@ -248,8 +248,9 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
         memcpy(words, up + en->up_chain, sizeof words);
         for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= words[4 + i];
         if (words[1] || words[0] != chain.next - 1 || groups)
-            return err_set(e, ST_RUNTIME, "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN",
-                           words[0], chain.next - 1, words[1] ? ", a wait gave up" : "");
+            return err_set(e, ST_RUNTIME,
+                           "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN", words[0],
+                           chain.next - 1, words[1] ? ", a wait gave up" : "");
     }
     for (int r = 0; r < shape->n_runs; r++) {
         struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];
