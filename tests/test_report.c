@@ -522,6 +522,7 @@ static const char *json_fields[] = {
     "gap_probe.gaps_us",
     "gap_probe.gaps_share",
     "gap_probe.fixed_us",
+    "gap_probe.chained.stages",
     "gap_probe.verdict",
     "lm_head.lm_head_us",
     "lm_head.marginal_head_us",
@@ -592,7 +593,8 @@ static void test_json(const struct profile *p, const char *dir)
                 h->marginal_us == g->marginal_us && h->fixed_us == g->fixed_us &&
                 h->gaps_share == g->gaps_share && h->lm_head_us == g->lm_head_us &&
                 h->head_gbps_q4_0 == g->head_gbps_q4_0 && h->head_bytes_f16 == g->head_bytes_f16 &&
-                h->disagree == g->disagree,
+                h->disagree == g->disagree && h->links == g->links && h->stages == g->stages &&
+                h->dispatches == g->dispatches && h->barriers == g->barriers,
             "gap probe round-trip");
     profile_free(&q);
 
@@ -697,6 +699,11 @@ int main(void)
     test_gap_probe();
     test_text(&p);
     test_markdown(&p);
+    /* the walls recorded chained (LFM2_CHAIN): gap_probe.chained round-trips */
+    p.gap_probe.links = 41;
+    p.gap_probe.stages = 35;
+    p.gap_probe.dispatches = 43;
+    p.gap_probe.barriers = 3;
     test_json(&p, dir);
     test_trace(&p, dir);
     profile_free(&p);
