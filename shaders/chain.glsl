@@ -44,41 +44,26 @@ layout(constant_id = CHAIN_ID) const uint CHAIN = 0;
 // The chain word (0 where the pipeline is not made for chained links: the host pushes no such field)
 #define CHAIN_WORD (CHAIN != 0u ? p.chain : 0UL)
 
-// Activations (what earlier dispatches of the step write): element i of the f32 array at base,
-// through a coherent pointer where the pipeline is made for chained links (CHAIN = 1). CHAIN = 2
-// (LFM2_CHAIN=2, a bench/28 experiment) chains with plain pointers, counting on the wait's device
-// fence to make the predecessor's writes visible: outside what Vulkan promises.
-float act_get(uint64_t base, uint i)
-{
-    if (CHAIN == 1u) return CF32Buf(base).v[i];
-    return F32Buf(base).v[i];
-}
-vec4 act_get4(uint64_t base, uint i)
-{
-    if (CHAIN == 1u) return CVec4Buf(base).v[i];
-    return Vec4Buf(base).v[i];
-}
-void act_set(uint64_t base, uint i, float v)
-{
-    if (CHAIN == 1u) CF32Buf(base).v[i] = v;
-    else F32Buf(base).v[i] = v;
-}
-void act_set4(uint64_t base, uint i, vec4 v)
-{
-    if (CHAIN == 1u) CVec4Buf(base).v[i] = v;
-    else Vec4Buf(base).v[i] = v;
-}
-// 16-byte units of activations stored as bits (gemm_xprep.comp's prepared x)
-uvec4 act_getu4(uint64_t base, uint i)
-{
-    if (CHAIN == 1u) return CUVec4Buf(base).v[i];
-    return UVec4Buf(base).v[i];
-}
-void act_setu4(uint64_t base, uint i, uvec4 v)
-{
-    if (CHAIN == 1u) CUVec4Buf(base).v[i] = v;
-    else UVec4Buf(base).v[i] = v;
-}
+// Activations (what earlier dispatches of the step write): element i of the array at base, of
+// floats (act_get, act_set), vec4s (act_get4, act_set4) or uvec4s (act_getu4, act_setu4: 16-byte
+// units stored as bits, gemm_xprep.comp's prepared x), through a coherent pointer where the
+// pipeline is made for chained links (CHAIN = 1). CHAIN = 2 (LFM2_CHAIN=2, a bench/28 experiment)
+// chains with plain pointers, counting on the wait's device fence to make the predecessor's writes
+// visible: outside what Vulkan promises.
+#define CHAIN_ACCESSORS(T, Buf, CBuf, get, set)                                                     \
+    T get(uint64_t base, uint i)                                                                   \
+    {                                                                                              \
+        if (CHAIN == 1u) return CBuf(base).v[i];                                                   \
+        return Buf(base).v[i];                                                                     \
+    }                                                                                              \
+    void set(uint64_t base, uint i, T v)                                                           \
+    {                                                                                              \
+        if (CHAIN == 1u) CBuf(base).v[i] = v;                                                      \
+        else Buf(base).v[i] = v;                                                                   \
+    }
+CHAIN_ACCESSORS(float, F32Buf, CF32Buf, act_get, act_set)
+CHAIN_ACCESSORS(vec4, Vec4Buf, CVec4Buf, act_get4, act_set4)
+CHAIN_ACCESSORS(uvec4, UVec4Buf, CUVec4Buf, act_getu4, act_setu4)
 
 // (a macro: a function returning a buffer reference leaves an undecorated pointer variable in some
 // kernels that SPIR-V validation rejects, with Debian 12's glslang)
