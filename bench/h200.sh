@@ -206,12 +206,13 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
 }
 
 chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained (LFM2_CHAIN=1: each
-    # stage of dispatches waits on a flag the stage before raises, no barrier between them; results right) and with no
+    # stage waits until the stage before has finished, no barrier between them; results right) and with no
     # barriers at all (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of links
     # could win at most). MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
     # own types: the dtype column then only names the row).
-    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 wc w0 df
-    printf '%-5s %-22s %10s %10s %12s %8s %8s\n' dtype step "wall µs" "chained" "no barriers" "chained" "none"
+    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 wc w0 df ls
+    printf '%-5s %-30s %10s %10s %12s %8s %8s %14s\n' dtype step "wall µs" "chained" "no barriers" "chained" "none" \
+        "links/stages"
     for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "q4_0 --cols 4" "bf16 --cols 16" \
         "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide" "bf16 --cols 512 --slots 1 --wide"; do
         set -- $row
@@ -222,12 +223,13 @@ chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained
         LFM2_CHAIN=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
             --json "$J" >/dev/null 2>&1 || { echo "$dt $args (chained): failed"; continue; }
         wc=$(json_num "$J" lm_head wall1_us)
+        ls="$(json_num "$J" chained links)/$(json_num "$J" chained stages)"
         LFM2_BENCH_NO_BARRIERS=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
             --json "$J" >/dev/null 2>&1 || { echo "$dt $args (no barriers): failed"; continue; }
         w0=$(json_num "$J" lm_head wall1_us)
-        awk -v dt=$dt -v a="$args" -v w1="$w1" -v wc="$wc" -v w0="$w0" \
-            'BEGIN { printf "%-5s %-22s %10.0f %10.0f %12.0f %7.0f%% %7.0f%%\n", dt, a, w1, wc, w0,
-                            100 * (wc - w1) / w1, 100 * (w0 - w1) / w1 }'
+        awk -v dt=$dt -v a="$args" -v w1="$w1" -v wc="$wc" -v w0="$w0" -v ls="$ls" \
+            'BEGIN { printf "%-5s %-30s %10.0f %10.0f %12.0f %7.0f%% %7.0f%% %14s\n", dt, a, w1, wc, w0,
+                            100 * (wc - w1) / w1, 100 * (w0 - w1) / w1, ls }'
     done
 }
 
