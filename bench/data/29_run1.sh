@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # bench/29 run 1 (H200, NOT YET RUN: no device was lent in the session that wrote it; it replaces
-# data/28_run1.sh): chained dispatches in every plan, by stage. Copy build/lfm2-profile-stage and
-# build/test_kernels into .dev-29/ beside this script (as run.sh), carry [".gl", ".dev-29"], command:
+# data/28_run1.sh): chained dispatches in every plan, by stage. Copy build/lfm2-profile-stage,
+# build/test_kernels and build/gemm_bench into .dev-29/ beside this script (as run.sh), carry
+# [".gl", ".dev-29"], command:
 #   for f in .gl/*.deb; do dpkg -x $f / >/dev/null; done; ldconfig;
 #   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json; bash .dev-29/run.sh
 # 1. correctness with the chain on, on cooperative matrices: test_kernels' CHAIN pipelines; goldens
 #    of every family and format in the batch, wide and spec plans, split, long (288-column wide
 #    prefill steps), the chunked DeltaNet; LFM2_CHAIN=2 (plain activation loads) on a few;
-# 2. walls (gap probe, with the head), barriers (0) / chained (1) alternating, one round of every
+# 2. what one dependent dispatch costs: barrier / chained link / none (gemm_bench chain, 1 to 4096
+#    workgroups a dispatch);
+# 3. walls (gap probe, with the head), barriers (0) / chained (1) alternating, one round of every
 #    row of issue 8's table and the other families. Run 2 has the second round and the bounds.
 # Results go straight to $OUT (a run cut short keeps what it wrote).
 D=.dev-29; export BIN=$D/lfm2-profile-stage
@@ -32,6 +35,8 @@ g() { echo "$*: $(env "$@" 2>&1 | grep -E 'golden: |failed|error' | tail -1)"; }
   g LFM2_CHAIN=2 $T $BIN --model $LT --full --wide --golden $LT/golden-long.safetensors
 } > $OUT/29_tests.txt 2>&1
 cat $OUT/29_tests.txt
+{ for a in "256 1" "256 132" "256 1024" "64 4096"; do $T $D/gemm_bench chain $a; done; } > $OUT/29_link_cost.txt 2>&1
+cat $OUT/29_link_cost.txt
 w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|error' | head -2 | tr '\n' ' ')"; }
 M="--full --logits --gap-probe --reps 5 --pos 64"
 rows=("lfm2-1.2b --dtype bf16 --cols 1" "lfm2-1.2b --dtype q4_0 --cols 1" "lfm2-1.2b --dtype bf16 --cols 4"
