@@ -80,6 +80,8 @@
  *                                         (tests: a broken rollback)
  *   LFM2_TEST_CHAIN_STALL                 LFM2_CHAIN: the first link waits for one that never runs
  *                                         (tests: the wait gives up, the step fails, no hang)
+ *   LFM2_TEST_CHAIN_SELFTEST_FAIL         LFM2_CHAIN: the device's self-test fails the same way
+ *                                         (engine.c; tests: its steps run with barriers)
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
  *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
  *                                         spills) to stderr when made (tuning runs) */
@@ -133,6 +135,7 @@ struct tuning {
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
     bool test_chain_stall;
+    bool test_chain_selftest_fail;
     bool validation;
     bool pipeline_stats;
 };

@@ -2,6 +2,7 @@
 #include "engine.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,49 @@
 
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 #define CHAIN_BYTES 256 /* chain.glsl's counters: done, err, 2 pad, groups[PLAN_MAX_SIBS] */
+
+/* LFM2_CHAIN's self-test, once a device, before its first chained step: CHAIN_PROBE_LINKS links of
+ * CHAIN_PROBE_GROUPS workgroups (more than a GPU holds at once) of chain_probe.comp, each checking
+ * the stores of the one before. *ok: every link done, no wait gave up, every word seen. A device
+ * that fails it runs its steps with barriers (LFM2_TEST_CHAIN_SELFTEST_FAIL: the first wait waits
+ * for a link that never runs, as LFM2_TEST_CHAIN_STALL does in a step). */
+#define CHAIN_PROBE_LINKS 6
+#define CHAIN_PROBE_GROUPS 4096
+static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *ok, struct err *e)
+{
+    struct gpu_buf words, host;
+    uint64_t wbytes = 4ull * CHAIN_PROBE_LINKS * CHAIN_PROBE_GROUPS;
+    int st = gpu_alloc(g, wbytes + 256, GPU_MEM_DEVICE, &words, e);
+    if (!st) st = gpu_alloc(g, CHAIN_BYTES + 4, GPU_MEM_HOST, &host, e);
+    struct plan p = {.kind = PLAN_BATCH};
+    bool fail = tuning()->test_chain_selftest_fail; /* (64 workgroups a link: every wait gives up) */
+    for (int i = 0; !st && i < CHAIN_PROBE_LINKS; i++)
+        st = k_chain_probe(g, &p, words.addr, words.addr + wbytes, i, fail ? 64 : CHAIN_PROBE_GROUPS, e);
+    if (!st) st = gpu_cmd_begin(g, e);
+    if (!st) {
+        gpu_cmd_fill(g, counters, 0, CHAIN_BYTES, 0);
+        gpu_cmd_fill(g, &words, 0, wbytes + 256, 0);
+        gpu_cmd_barrier(g);
+        struct plan_chain ch = {counters->addr, fail ? 2 : 1};
+        plan_record_chained(g, &p, -1, 1, 0, &ch);
+        gpu_cmd_copy(g, counters, 0, &host, 0, CHAIN_BYTES);
+        gpu_cmd_copy(g, &words, wbytes, &host, CHAIN_BYTES, 4);
+        st = gpu_submit_wait(g, NULL, e);
+    }
+    plan_free(&p);
+    if (st) return err_wrap(e, st, "LFM2_CHAIN self-test");
+    uint32_t w[4 + PLAN_MAX_SIBS + 1]; /* done, err, pad, pad, groups[], then the probe's flag */
+    memcpy(w, host.host, sizeof w - 4);
+    memcpy(&w[4 + PLAN_MAX_SIBS], (uint8_t *)host.host + CHAIN_BYTES, 4);
+    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !w[4 + PLAN_MAX_SIBS];
+    if (!*ok)
+        fprintf(stderr,
+                "lfm2-profile-stage: LFM2_CHAIN: this device failed the chained-dispatch self-test (%u of %d links "
+                "done%s%s): its steps are recorded with barriers\n",
+                w[0], CHAIN_PROBE_LINKS, w[1] ? ", a wait gave up" : "",
+                w[4 + PLAN_MAX_SIBS] ? ", a link saw the one before unfinished" : "");
+    return ST_OK;
+}
 
 uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
 uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
@@ -135,6 +179,12 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     if (en->chain.addr % 64) /* the chain word keeps a link's stage place in the address's low bits */
         return err_set(e, ST_RUNTIME, "LFM2_CHAIN: the chain counters' device address 0x%llx is not 64-byte aligned",
                        (unsigned long long)en->chain.addr);
+    if (en->chain.size && !g->chain_ok) {
+        bool ok = false;
+        if ((st = chain_selftest(g, &en->chain, &ok, e))) return st;
+        g->chain_ok = ok ? 1 : -1;
+    }
+    if (g->chain_ok < 0) memset(&en->chain, 0, sizeof en->chain); /* no counters: steps keep their barriers */
     return engine_reset(en, e);
 }
 

@@ -188,6 +188,9 @@ cli_test_chain(golden_chain_long 0 "golden: 6/6 checks passed" "" --model ${LT} 
 cli_test_chain(golden_chain_spec_qwen 0 "golden: 6/6 checks passed" "" --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
 cli_test_chain(golden_chain_xmv 0 "golden: 9/9 checks passed" "LFM2_XMV_COLS=4" --model ${LT}/model-q4_0.gguf --full --golden ${LT}/golden-q4_0.safetensors)
 cli_test_chain(cli_chain_stall 1 "a wait gave up" "LFM2_TEST_CHAIN_STALL=1" --model ${LT} --full --cols 4 --logits --gap-probe)
+# a device that fails the chain's self-test (here made to: its first wait waits for a link that never
+# runs) says so and runs its steps with barriers: the golden passes (exit 0, not 4)
+cli_test_chain(cli_chain_selftest_fallback 0 "failed the chained-dispatch self-test" "LFM2_TEST_CHAIN_SELFTEST_FAIL=1" --model ${LT} --full --golden ${LT}/golden.safetensors)
 # the wide plan chained too (bench/29: gemm and its prep, the wide convolutions, attn.prep, tiled
 # prefill attention, dn.chunk): every family and format, the long goldens (288-column prefill steps),
 # the chunked DeltaNet
