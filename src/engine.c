@@ -44,7 +44,9 @@ static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *o
     uint32_t w[4 + PLAN_MAX_SIBS + 1]; /* done, err, pad, pad, groups[], then the probe's flag */
     memcpy(w, host.host, sizeof w - 4);
     memcpy(&w[4 + PLAN_MAX_SIBS], (uint8_t *)host.host + CHAIN_BYTES, 4);
-    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !w[4 + PLAN_MAX_SIBS];
+    uint32_t groups = 0; /* every link's workgroup counter back at 0 */
+    for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= w[4 + i];
+    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !groups && !w[4 + PLAN_MAX_SIBS];
     if (!*ok)
         fprintf(stderr,
                 "lfm2-profile-stage: LFM2_CHAIN: this device failed the chained-dispatch self-test (%u of %d links "
