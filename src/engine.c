@@ -11,32 +11,45 @@
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 #define CHAIN_BYTES 256 /* chain.glsl's counters: done, err, 2 pad, groups[PLAN_MAX_SIBS] */
 
-/* LFM2_CHAIN's self-test, once a device, before its first chained step: CHAIN_PROBE_LINKS links of
- * CHAIN_PROBE_GROUPS workgroups (more than a GPU holds at once) of chain_probe.comp, each checking
- * the stores of the one before. *ok: every link done, no wait gave up, every word seen. A device
- * that fails it runs its steps with barriers (LFM2_TEST_CHAIN_SELFTEST_FAIL: the first wait waits
- * for a link that never runs, as LFM2_TEST_CHAIN_STALL does in a step). */
+/* LFM2_CHAIN's self-test, once a device, before its first chained step: chain_probe.comp links of
+ * CHAIN_PROBE_GROUPS workgroups (more than a GPU holds at once) in the stages A | B C | D E | F (B
+ * and C read A's words and write their own, side by side; D reads B's, E reads C's; F reads D's),
+ * each checking the stores of the stage before. *ok: every link done, every workgroup counter back
+ * at 0, no wait gave up, every word seen. A device that fails it runs its steps with barriers
+ * (LFM2_TEST_CHAIN_SELFTEST_FAIL: the first wait waits for a link that never runs, as
+ * LFM2_TEST_CHAIN_STALL does in a step). */
 #define CHAIN_PROBE_LINKS 6
 #define CHAIN_PROBE_GROUPS 4096
 static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *ok, struct err *e)
 {
-    struct gpu_buf words, host;
-    uint64_t wbytes = 4ull * CHAIN_PROBE_LINKS * CHAIN_PROBE_GROUPS;
-    int st = gpu_alloc(g, wbytes + 256, GPU_MEM_DEVICE, &words, e);
-    if (!st) st = gpu_alloc(g, CHAIN_BYTES + 4, GPU_MEM_HOST, &host, e);
-    struct plan p = {.kind = PLAN_BATCH};
+    static const int src_of[CHAIN_PROBE_LINKS] = {-1, 0, 0, 1, 2, 3}; /* the link whose words each reads */
     bool fail = tuning()->test_chain_selftest_fail; /* (64 workgroups a link: every wait gives up) */
-    for (int i = 0; !st && i < CHAIN_PROBE_LINKS; i++)
-        st = k_chain_probe(g, &p, words.addr, words.addr + wbytes, i, fail ? 64 : CHAIN_PROBE_GROUPS, e);
+    int groups = fail ? 64 : CHAIN_PROBE_GROUPS;
+    uint64_t part = 4ull * CHAIN_PROBE_GROUPS; /* one link's words */
+    struct gpu_buf words, host;
+    int st = gpu_alloc(g, CHAIN_PROBE_LINKS * part + 256, GPU_MEM_DEVICE, &words, e);
+    if (!st) st = gpu_alloc(g, CHAIN_BYTES + 4, GPU_MEM_HOST, &host, e);
+    /* each link's words a buffer of their own, so that plan_barriers sees B, C and D, E as stages */
+    struct plan_bufs bufs = {CHAIN_PROBE_LINKS, {0}, {0}};
+    for (int i = 0; i < CHAIN_PROBE_LINKS; i++) {
+        bufs.lo[i] = words.addr + (uint64_t)i * part;
+        bufs.hi[i] = bufs.lo[i] + part;
+    }
+    uint64_t flag = words.addr + CHAIN_PROBE_LINKS * part;
+    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
+    for (int i = 0; !st && i < CHAIN_PROBE_LINKS; i++) {
+        int s = src_of[i];
+        st = k_chain_probe(g, &p, s < 0 ? 0 : bufs.lo[s], bufs.lo[i], flag, (float)(s + 1), (float)(i + 1), groups, e);
+    }
     if (!st) st = gpu_cmd_begin(g, e);
     if (!st) {
         gpu_cmd_fill(g, counters, 0, CHAIN_BYTES, 0);
-        gpu_cmd_fill(g, &words, 0, wbytes + 256, 0);
+        gpu_cmd_fill(g, &words, 0, words.size, 0);
         gpu_cmd_barrier(g);
         struct plan_chain ch = {counters->addr, fail ? 2 : 1};
         plan_record_chained(g, &p, -1, 1, 0, &ch);
         gpu_cmd_copy(g, counters, 0, &host, 0, CHAIN_BYTES);
-        gpu_cmd_copy(g, &words, wbytes, &host, CHAIN_BYTES, 4);
+        gpu_cmd_copy(g, &words, flag - words.addr, &host, CHAIN_BYTES, 4);
         st = gpu_submit_wait(g, NULL, e);
     }
     plan_free(&p);
@@ -44,15 +57,15 @@ static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *o
     uint32_t w[4 + PLAN_MAX_SIBS + 1]; /* done, err, pad, pad, groups[], then the probe's flag */
     memcpy(w, host.host, sizeof w - 4);
     memcpy(&w[4 + PLAN_MAX_SIBS], (uint8_t *)host.host + CHAIN_BYTES, 4);
-    uint32_t groups = 0; /* every link's workgroup counter back at 0 */
-    for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= w[4 + i];
-    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !groups && !w[4 + PLAN_MAX_SIBS];
+    uint32_t counts = 0; /* every link's workgroup counter back at 0 */
+    for (int i = 0; i < PLAN_MAX_SIBS; i++) counts |= w[4 + i];
+    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !counts && !w[4 + PLAN_MAX_SIBS];
     if (!*ok)
         fprintf(stderr,
                 "lfm2-profile-stage: LFM2_CHAIN: this device failed the chained-dispatch self-test (%u of %d links "
                 "done%s%s): its steps are recorded with barriers\n",
                 w[0], CHAIN_PROBE_LINKS, w[1] ? ", a wait gave up" : "",
-                w[4 + PLAN_MAX_SIBS] ? ", a link saw the one before unfinished" : "");
+                w[4 + PLAN_MAX_SIBS] ? ", a link saw the stage before unfinished" : "");
     return ST_OK;
 }
 

@@ -117,21 +117,23 @@ static int check_gain(const struct gpu_weight *w, int64_t n, const char *what, s
 /* ---- chain_probe: the chained-dispatch self-test's links (shaders/chain_probe.comp) */
 
 struct push_chain_probe {
-    uint64_t words, flag;
-    uint32_t link, groups;
+    uint64_t src, dst, flag;
+    float expect, value;
+    uint32_t groups;
 };
 
-int k_chain_probe(struct gpu *g, struct plan *p, uint64_t words, uint64_t flag, int link, int groups, struct err *e)
+int k_chain_probe(struct gpu *g, struct plan *p, uint64_t src, uint64_t dst, uint64_t flag, float expect, float value,
+                  int groups, struct err *e)
 {
-    if (link < 0 || groups < 1 || groups > (int)MAX_GROUPS)
-        return err_set(e, ST_USAGE, "chain_probe: link %d of %d workgroups", link, groups);
+    if (groups < 1 || groups > (int)MAX_GROUPS) return err_set(e, ST_USAGE, "chain_probe: %d workgroups", groups);
     const struct gpu_pipeline *pipe;
     const uint32_t chain = 1; /* CHAIN: only ever a link */
     int rc = gpu_pipeline(g, "chain_probe", &chain, 1, &pipe, e);
     if (rc) return rc;
-    struct push_chain_probe pc = {words, flag, (uint32_t)link, (uint32_t)groups};
+    struct push_chain_probe pc = {src, dst, flag, expect, value, (uint32_t)groups};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)groups, 1, "chain_probe", -1, "chain_probe", 0);
-    dispatch_outputs(d, 2, offsetof(struct push_chain_probe, words), offsetof(struct push_chain_probe, flag));
+    /* (the flag, which every link may raise atomically, is no output: links of a stage share it) */
+    dispatch_outputs(d, 1, offsetof(struct push_chain_probe, dst));
     d->chain = true;
     return ST_OK;
 }
