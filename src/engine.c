@@ -19,7 +19,7 @@
  * (LFM2_TEST_CHAIN_SELFTEST_FAIL: the first wait waits for a link that never runs, as
  * LFM2_TEST_CHAIN_STALL does in a step). */
 #define CHAIN_PROBE_LINKS 6
-#define CHAIN_PROBE_GROUPS 4096
+#define CHAIN_PROBE_GROUPS 8192 /* an H200 holds 132 x 32 workgroups at most */
 static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *ok, struct err *e)
 {
     static const int src_of[CHAIN_PROBE_LINKS] = {-1, 0, 0, 1, 2, 3}; /* the link whose words each reads */
