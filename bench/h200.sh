@@ -231,6 +231,9 @@ chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained
             'BEGIN { printf "%-5s %-30s %10.0f %10.0f %12.0f %7.0f%% %7.0f%% %14s\n", dt, a, w1, wc, w0,
                             100 * (wc - w1) / w1, 100 * (w0 - w1) / w1, ls }'
     done
+    # the mechanism alone (bench/29): µs a dependent dispatch with a barrier / chained / none
+    local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} a
+    for a in "256 1" "256 1024"; do echo "\$ gemm_bench chain $a"; "$G" chain $a; done
 }
 
 goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N
