@@ -704,9 +704,9 @@ static bool chain_sentence(char *buf, size_t n, const struct gap_probe *g)
     if (!g->links) return false;
     snprintf(buf, n,
              "chained dispatches (LFM2_CHAIN): in the probe's plan %d of %d dispatches are links in %d stages, "
-             "each waiting on a flag the stage before raises, %d barriers stay; the timestamped steps keep a "
+             "each waiting on a flag the stage before raises, %d barrier%s stay%s; the timestamped steps keep a "
              "barrier after every dispatch",
-             g->links, g->dispatches, g->stages, g->barriers);
+             g->links, g->dispatches, g->stages, g->barriers, g->barriers == 1 ? "" : "s", g->barriers == 1 ? "s" : "");
     return true;
 }
 
