@@ -103,8 +103,8 @@ static void check_scanner(void)
         const char *why = "";
         int rc = scan(w, n, &bad, &why);
         T_CHECK(rc == (decorated ? 0 : 1) && (decorated || bad == 5),
-                "scanner on a hand-made module (%s): %d undecorated (id %u), expected %d", decorated ? "decorated" : "undecorated",
-                rc, bad, decorated ? 0 : 1);
+                "scanner on a hand-made module (%s): %d undecorated (id %u), expected %d",
+                decorated ? "decorated" : "undecorated", rc, bad, decorated ? 0 : 1);
         /* cut short: an instruction past the end is refused, not read */
         T_CHECK(scan(w, n - 2, &bad, &why) == -1, "scanner on a truncated module: refused");
     }
@@ -120,7 +120,8 @@ int main(void)
         T_CHECK(b->size % 4 == 0, "%s: %zu bytes, not whole words", b->name, b->size);
         int rc = scan(b->code, b->size / 4, &bad, &why);
         T_CHECK(rc >= 0, "%s: %s", b->name, why);
-        T_CHECK(rc <= 0, "%s: %d variables hold a buffer reference with no AliasedPointer/RestrictPointer (first: %%%u)",
+        T_CHECK(rc <= 0,
+                "%s: %d variables hold a buffer reference with no AliasedPointer/RestrictPointer (first: %%%u)",
                 b->name, rc, bad);
     }
     T_CHECK(n > 80, "%d embedded kernels, expected every variant (more than 80)", n);
