@@ -37,7 +37,7 @@ g() { echo "$*: $(env "$@" 2>&1 | grep -E 'golden: |failed|error' | tail -1)"; }
 cat $OUT/29_tests.txt
 { for a in "256 1" "256 132" "256 1024" "64 4096"; do $T $D/gemm_bench chain $a; done; } > $OUT/29_link_cost.txt 2>&1
 cat $OUT/29_link_cost.txt
-w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|error' | head -2 | tr '\n' ' ')"; }
+w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|self-test|error' | head -3 | tr '\n' ' ')"; }
 M="--full --logits --gap-probe --reps 5 --pos 64"
 rows=("lfm2-1.2b --dtype bf16 --cols 1" "lfm2-1.2b --dtype q4_0 --cols 1" "lfm2-1.2b --dtype bf16 --cols 4"
       "lfm2-1.2b --dtype bf16 --cols 16" "lfm2-1.2b --dtype bf16 --wide --cols 16" "lfm2-1.2b --dtype q4_0 --wide --cols 16"

@@ -5,7 +5,7 @@
 # column and wide 16 (what the coherent loads cost the kernels). Set up as run 1 (.dev-29/run.sh).
 D=.dev-29; export BIN=$D/lfm2-profile-stage
 T="timeout 120"
-w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|error' | head -2 | tr '\n' ' ')"; }
+w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|self-test|error' | head -3 | tr '\n' ' ')"; }
 M="--full --logits --gap-probe --reps 5 --pos 64"
 rows=("lfm2-1.2b --dtype bf16 --cols 1" "lfm2-1.2b --dtype q4_0 --cols 1" "lfm2-1.2b --dtype bf16 --cols 4"
       "lfm2-1.2b --dtype bf16 --cols 16" "lfm2-1.2b --dtype bf16 --wide --cols 16" "lfm2-1.2b --dtype q4_0 --wide --cols 16"
