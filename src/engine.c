@@ -11,6 +11,19 @@
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 #define CHAIN_BYTES 256 /* chain.glsl's counters: done, err, 2 pad, groups[PLAN_MAX_SIBS] */
 
+/* The chain counters as copied back (chain.glsl: done, err, 2 pad, groups[]): true when `links`
+ * links are done, none gave up waiting and every workgroup counter is back at 0; *done, *gave_up
+ * for the message. */
+static bool chain_counters_ok(const void *host, uint32_t links, uint32_t *done, bool *gave_up)
+{
+    uint32_t w[4 + PLAN_MAX_SIBS], groups = 0;
+    memcpy(w, host, sizeof w);
+    for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= w[4 + i];
+    *done = w[0];
+    *gave_up = w[1] != 0;
+    return w[0] == links && !w[1] && !groups;
+}
+
 /* LFM2_CHAIN's self-test, once a device, before its first chained step: chain_probe.comp links of
  * CHAIN_PROBE_GROUPS workgroups (more than a GPU holds at once) in the stages A | B C | D E | F (B
  * and C read A's words and write their own, side by side; D reads B's, E reads C's; F reads D's),
@@ -54,18 +67,16 @@ static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *o
     }
     plan_free(&p);
     if (st) return err_wrap(e, st, "LFM2_CHAIN self-test");
-    uint32_t w[4 + PLAN_MAX_SIBS + 1]; /* done, err, pad, pad, groups[], then the probe's flag */
-    memcpy(w, host.host, sizeof w - 4);
-    memcpy(&w[4 + PLAN_MAX_SIBS], (uint8_t *)host.host + CHAIN_BYTES, 4);
-    uint32_t counts = 0; /* every link's workgroup counter back at 0 */
-    for (int i = 0; i < PLAN_MAX_SIBS; i++) counts |= w[4 + i];
-    *ok = w[0] == CHAIN_PROBE_LINKS && !w[1] && !counts && !w[4 + PLAN_MAX_SIBS];
+    uint32_t done, unseen; /* the probe's flag */
+    bool gave_up;
+    memcpy(&unseen, (uint8_t *)host.host + CHAIN_BYTES, 4);
+    *ok = chain_counters_ok(host.host, CHAIN_PROBE_LINKS, &done, &gave_up) && !unseen;
     if (!*ok)
         fprintf(stderr,
                 "lfm2-profile-stage: LFM2_CHAIN: this device failed the chained-dispatch self-test (%u of %d links "
                 "done%s%s): its steps are recorded with barriers\n",
-                w[0], CHAIN_PROBE_LINKS, w[1] ? ", a wait gave up" : "",
-                w[4 + PLAN_MAX_SIBS] ? ", a link saw the stage before unfinished" : "");
+                done, CHAIN_PROBE_LINKS, gave_up ? ", a wait gave up" : "",
+                unseen ? ", a link saw the stage before unfinished" : "");
     return ST_OK;
 }
 
@@ -308,15 +319,12 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
     if ((st = gpu_submit_wait(g, wall_us, e))) return st;
-    if (ch && chain.next > first_link) { /* the counters: every link done, none gave up waiting */
-        uint32_t words[4 + PLAN_MAX_SIBS], groups = 0;
-        memcpy(words, up + en->up_chain, sizeof words);
-        for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= words[4 + i];
-        if (words[1] || words[0] != chain.next - 1 || groups)
-            return err_set(e, ST_RUNTIME,
-                           "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN", words[0],
-                           chain.next - 1, words[1] ? ", a wait gave up" : "");
-    }
+    uint32_t done;
+    bool gave_up;
+    if (ch && chain.next > first_link && /* the counters: every link done, none gave up waiting */
+        !chain_counters_ok(up + en->up_chain, chain.next - 1, &done, &gave_up))
+        return err_set(e, ST_RUNTIME, "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN",
+                       done, chain.next - 1, gave_up ? ", a wait gave up" : "");
     for (int r = 0; r < shape->n_runs; r++) {
         struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];
         sm->draft = spec ? io->runs[r].n_cols : 0;

@@ -124,23 +124,18 @@ uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bo
                        uint32_t *sib)
 {
     plan_barriers(p, timed, after);
-    /* siblings: consecutive links with no data between them (no barrier in plan_barriers' plan)
-     * share a stage, at most PLAN_MAX_SIBS of them; each then waits for the stage before, not for
-     * the sibling before */
-    bool *same_stage = malloc((size_t)(p->n ? p->n : 1) * sizeof *same_stage);
-    CHECK(same_stage);
-    for (int i = 0; i < p->n; i++) same_stage[i] = i > 0 && !after[i - 1];
-    if (tuning()->bench_no_barriers && !timed) /* wrong results: how much the chain costs (bench/26) */
-        for (int i = 0; i + 1 < p->n; i++) after[i] = false;
-    /* links: chainable dispatches of an untimed recording, while link numbers last */
+    /* links: chainable dispatches of an untimed recording, while link numbers last; siblings:
+     * consecutive links with no data between them (no barrier after the first in plan_barriers'
+     * plan) share a stage, at most PLAN_MAX_SIBS of them, and each waits for the stage before */
     uint32_t next = first_link, s = 0;
     for (int i = 0; i < p->n; i++) {
         bool is_link = first_link && !timed && p->d[i].chain && next <= PLAN_MAX_LINKS;
         link[i] = is_link ? next++ : 0;
-        s = is_link && i > 0 && link[i - 1] && same_stage[i] && s + 1 < PLAN_MAX_SIBS ? s + 1 : 0;
+        s = is_link && i > 0 && link[i - 1] && !after[i - 1] && s + 1 < PLAN_MAX_SIBS ? s + 1 : 0;
         if (sib) sib[i] = s;
     }
-    free(same_stage);
+    if (tuning()->bench_no_barriers && !timed) /* wrong results: how much the chain costs (bench/26) */
+        for (int i = 0; i + 1 < p->n; i++) after[i] = false;
     /* inside a run of links no barrier (each waits for the stage before); one on both sides of it */
     for (int i = 0; i + 1 < p->n; i++)
         after[i] = link[i] && link[i + 1] ? false : after[i] || link[i] || link[i + 1];
