@@ -43,6 +43,8 @@
  *                                         flag wait in place of each barrier between them (plan.h,
  *                                         shaders/chain.glsl; bench/28); 2: plain (not coherent)
  *                                         activation loads, outside Vulkan's promises (bench/)
+ *   LFM2_CHAIN_BACKOFF=1..7               a chained wait pauses 4 << N dependent integer steps
+ *                                         between two reads of the counters (bench/29)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
  *                                         layout fits (bench/24)
@@ -116,6 +118,7 @@ struct tuning {
     bool full_stage_barriers;
     bool bench_no_barriers;
     int chain; /* 0 off; 1 chained links, coherent activations; 2 plain activation loads */
+    int chain_backoff; /* 0 none; b: a chained wait pauses 4 << b integer steps between reads */
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */

@@ -4,7 +4,9 @@
 // An untimed plan may record a run of consecutive dispatches with no barrier between them. Each
 // carries in its push block, at byte CHAIN_AT, the 64-bit word `chain`: 0 when it is not chained
 // (a barrier orders it), else the device address of the step's chain counters (bits 6..47, the
-// counters 64-byte aligned), its place s in its stage (bits 0..2) and `need` (bits 48..63): the
+// counters 64-byte aligned), its place s in its stage (bits 0..2), the waiting thread's pause b
+// between two reads (bits 3..5: 0 none, else 4 << b dependent integer steps; LFM2_CHAIN_BACKOFF,
+// a bench/29 experiment on what the polling costs the running link) and `need` (bits 48..63): the
 // links of the stages before its own. A stage is one link, or up to CHAIN_SIBS consecutive links
 // with no data between them (products of one input), which run side by side. A link
 //   1. issues the loads that depend on no earlier dispatch (weights), then
@@ -70,14 +72,21 @@ CHAIN_ACCESSORS(uvec4, UVec4Buf, CUVec4Buf, act_getu4, act_setu4)
 #define chain_buf(chain) ChainBuf((chain) & 0xffffffffffc0UL)
 uint chain_need(uint64_t chain) { return uint(chain >> 48); }
 uint chain_sib(uint64_t chain) { return uint(chain) & (CHAIN_SIBS - 1u); }
+uint chain_pause(uint64_t chain)
+{
+    uint b = (uint(chain) >> 3) & 7u;
+    return b == 0u ? 0u : 4u << b;
+}
 
 // Step 2: every invocation of the workgroup calls it (a workgroup barrier inside).
 void chain_wait(uint64_t chain)
 {
     if (chain == 0UL) return;
     if (gl_LocalInvocationIndex == 0u) {
-        uint need = chain_need(chain);
+        uint need = chain_need(chain), pause = chain_pause(chain), h = need;
         for (uint spins = 0u; spins < CHAIN_MAX_SPINS && chain_buf(chain).done < need; spins++) {
+            for (uint j = 0u; j < pause; j++) h = h * 1664525u + 1013904223u;
+            if (h == 0x9e3779b9u) spins++; // keeps the pause's steps (a rare extra count is harmless)
         }
         if (chain_buf(chain).done < need) atomicOr(chain_buf(chain).err, 1u);
     }

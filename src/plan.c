@@ -159,7 +159,9 @@ void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int s
             uint8_t push[PLAN_PUSH_MAX];
             /* the counters' address (64-byte aligned), the sibling's counter, and the links done
              * before its stage: those numbered from 1 up to its stage's first (chain.glsl) */
-            uint64_t word = link[i] ? ch->addr | sib[i] | (uint64_t)(link[i] - sib[i] - 1) << 48 : 0;
+            uint64_t word = link[i] ? ch->addr | sib[i] | (uint64_t)tuning()->chain_backoff << 3 |
+                                          (uint64_t)(link[i] - sib[i] - 1) << 48
+                                    : 0;
             CHECK(d->push_size <= PLAN_CHAIN_AT);
             memcpy(push, d->push, d->push_size);
             memset(push + d->push_size, 0, PLAN_CHAIN_AT - d->push_size);
