@@ -23,3 +23,21 @@ M="--full --logits --gap-probe --reps 5 --pos 64"
   done
 } > $OUT/29_run0_walls.txt 2>&1
 cat $OUT/29_run0_walls.txt
+# bench/30: quant codes to floats without conversion instructions. old = 71411f9 (I2F), new = this
+# binary; walls alternating and per-op JSONs (barriers, no chain), Q4_0 and Q8_0 one column and 4.
+O=$D/old-lfm2-profile-stage; P=$OUT/pj; mkdir -p $P
+{ $T $D/test_kernels tests/fixtures 2>&1 | tail -1
+  for dt in q4_0 q8_0; do for c in 1 4; do
+    for i in 1 2; do
+      w $T $O --model lfm2-1.2b --dtype $dt --cols $c $M
+      w $T $BIN --model lfm2-1.2b --dtype $dt --cols $c $M
+    done
+    $T $O --model lfm2-1.2b --dtype $dt --cols $c --full --logits --pos 64 --reps 5 --json $P/bf_old_${dt}_$c.json >/dev/null 2>&1
+    $T $BIN --model lfm2-1.2b --dtype $dt --cols $c --full --logits --pos 64 --reps 5 --json $P/bf_new_${dt}_$c.json >/dev/null 2>&1
+  done; done
+  for pl in "--wide --cols 16" "--wide --cols 512 --slots 1"; do
+    w $T $O --model lfm2-1.2b --dtype q4_0 $pl $M; w $T $BIN --model lfm2-1.2b --dtype q4_0 $pl $M
+  done
+  python3 bench/per_op.py $P
+} > $OUT/30_codes.txt 2>&1
+cat $OUT/30_codes.txt
