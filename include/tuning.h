@@ -39,9 +39,10 @@
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
  *                                         results; the step's time with its dispatches free to
  *                                         overlap, against the serial chain's (bench/26)
- *   LFM2_CHAIN=1|2                        untimed plans chain the narrow kernels' dispatches: a
- *                                         flag wait in place of each barrier between them (plan.h,
- *                                         shaders/chain.glsl; bench/28); 2: plain (not coherent)
+ *   LFM2_CHAIN=1|2                        untimed plans chain their dispatches: a flag wait in
+ *                                         place of each barrier between them (plan.h,
+ *                                         shaders/chain.glsl; bench/28; slower than barriers on the
+ *                                         H200, bench/29); 2: plain (not coherent)
  *                                         activation loads, outside Vulkan's promises (bench/)
  *   LFM2_CHAIN_BACKOFF=1..7               a chained wait pauses 4 << N dependent integer steps
  *                                         between two reads of the counters (bench/29)

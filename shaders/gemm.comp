@@ -195,11 +195,11 @@ float unit_w(WRaw r, uint k0, uint j)
     uint u = r.s[j / 8u][(j % 8u) / 2u];
     return j % 2u == 0u ? bf16_lo(u) : bf16_hi(u);
 #elif WTYPE == DT_Q8_0
-    uint q = ((r.s[0][j / 4u] ^ 0x80808080u) >> (8u * (j % 4u))) & 255u;
-    return code1(q, 128.0) * r.sc;
+    int q = int(r.s[0][j / 4u]);
+    return float(bitfieldExtract(q, int(8u * (j % 4u)), 8)) * r.sc;
 #else
     uint q = (r.s[0][j / 4u] >> (8u * (j % 4u) + ((k0 / 16u) % 2u) * 4u)) & 15u;
-    return code1(q, 8.0) * r.sc;
+    return (float(q) - 8.0) * r.sc;
 #endif
 }
 

@@ -18,24 +18,6 @@
 float bf16_lo(uint u) { return uintBitsToFloat(u << 16); }
 float bf16_hi(uint u) { return uintBitsToFloat(u & 0xffff0000u); }
 
-// Quant codes (v < 2^23) to floats, less off, without an integer-to-float conversion (NVIDIA
-// issues those at a quarter of the FMA rate; a Q4_0 slot has 32: bench/30): v in the mantissa of
-// 2^23 is the float 2^23 + v exactly, then one subtraction.
-vec4 codes4(uvec4 v, float off) { return uintBitsToFloat(v | 0x4B000000u) - (8388608.0 + off); }
-float code1(uint v, float off) { return uintBitsToFloat(v | 0x4B000000u) - (8388608.0 + off); }
-// The 4 bytes of a Q8_0 word (int8) as floats: biased to unsigned by flipping their top bits.
-vec4 q8_word(uint q)
-{
-    q ^= 0x80808080u;
-    return codes4(uvec4(q, q >> 8, q >> 16, q >> 24) & 255u, 128.0);
-}
-// Nibbles of a Q4_0 word at bit sh (0 low, 4 high) of each byte, less off.
-vec4 q4_word(uint q, uint sh, float off)
-{
-    q >>= sh;
-    return codes4(uvec4(q, q >> 8, q >> 16, q >> 24) & 15u, off);
-}
-
 // Element (row, i) of a [rows][k] weight of type dt at address base, widened to f32.
 // 64-bit address arithmetic: tensors may exceed 2 GiB.
 float wget(uint64_t base, uint dt, uint rows, uint k, uint row, uint i)

@@ -144,9 +144,12 @@ void main()
                 [[unroll]] for (uint m = 0u; m < NW; m++)
                     [[unroll]] for (uint r = 0u; r < RT; r++) {
 #if WTYPE == DT_Q4_0
-                        vec4 wv = q4_word(raw[u][m][r], 4u * h, 8.0) * sc[u][m][r];
+                        uint q = raw[u][m][r] >> (4u * h);
+                        vec4 wv = (vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u) - 8.0) * sc[u][m][r];
 #else
-                        vec4 wv = q8_word(raw[u][m][r]) * sc[u][m][r];
+                        int q = int(raw[u][m][r]);
+                        vec4 wv = vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
+                                       bitfieldExtract(q, 24, 8)) * sc[u][m][r];
 #endif
                         [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] += dot(wv, xv[c]);
                     }

@@ -30,9 +30,12 @@ vec4 raw4(uvec4 raw, uint j4)
     uvec2 h = j4 == 0u ? raw.xy : raw.zw;
     return vec4(bf16_lo(h.x), bf16_hi(h.x), bf16_lo(h.y), bf16_hi(h.y));
 #elif WTYPE == DT_Q8_0
-    return q8_word(raw[j4]);
+    int q = int(raw[j4]);
+    return vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
+                bitfieldExtract(q, 24, 8));
 #else
-    return q4_word(raw[j4 & 3u], j4 >= 4u ? 4u : 0u, 0.0);
+    uint q = raw[j4 & 3u] >> (j4 >= 4u ? 4u : 0u);
+    return vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u);
 #endif
 }
 
@@ -40,7 +43,7 @@ vec4 raw4(uvec4 raw, uint j4)
 vec4 unpack4(uvec4 raw, float sc, uint j4)
 {
 #if WTYPE == DT_Q4_0
-    return q4_word(raw[j4 & 3u], j4 >= 4u ? 4u : 0u, 8.0) * sc;
+    return (raw4(raw, j4) - 8.0) * sc;
 #elif WTYPE == DT_Q8_0
     return raw4(raw, j4) * sc;
 #else

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/29 run 1 (H200, NOT YET RUN: no device was lent in the session that wrote it; it replaces
+# bench/29 run 1 (H200, never run: run 0 and run 3 decided the question first; it replaces
 # data/28_run1.sh): chained dispatches in every plan, by stage. Copy build/lfm2-profile-stage,
 # build/test_kernels and build/gemm_bench into .dev-29/ beside this script (as run.sh), carry
 # [".gl", ".dev-29"], command:
