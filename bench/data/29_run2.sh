@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bench/29 run 2 (H200, never run: run 0 and run 3 decided the question first): the second
-# round of run 1's walls in the other order (chained first), LFM2_CHAIN=2 (plain activation
-# loads) and the no-barrier bound (LFM2_BENCH_NO_BARRIERS, wrong results) on the LFM2 rows, and the timestamped per-kernel times under 0 and 1 at one
-# column and wide 16 (what the coherent loads cost the kernels). Set up as run 1 (.dev-29/run.sh).
+# bench/29 run 2 (H200, never run: run 0 and run 3 decided the question first): the second round of
+# run 1's walls in the other order (chained first), LFM2_CHAIN=2 (plain activation loads) and the
+# no-barrier bound (LFM2_BENCH_NO_BARRIERS, wrong results) on the LFM2 rows, and the timestamped
+# per-kernel times under 0 and 1 at one column and wide 16 (what the coherent loads cost the
+# kernels). Set up as run 1 (.dev-29/run.sh).
 D=.dev-29; export BIN=$D/lfm2-profile-stage
 T="timeout 120"
 w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|chained dispatches|self-test|error' | head -3 | tr '\n' ' ')"; }
