@@ -99,6 +99,10 @@ struct plan_chain {
 };
 void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase,
                          struct plan_chain *ch);
+/* A link's chain word (chain.glsl): the counters' address addr (64-byte aligned, below 2^48) in
+ * bits 6..47, its place sib (< PLAN_MAX_SIBS) in bits 0..2, the wait's pause (0..7) in bits 3..5,
+ * need (the links of the stages before its own, <= PLAN_MAX_LINKS) in bits 48..63. */
+uint64_t plan_chain_word(uint64_t addr, uint32_t sib, uint32_t pause, uint32_t need);
 /* The schedule such a recording follows: plan_barriers' after[], then with first_link > 0 (and not
  * timed) link[i] = the link number of each chainable dispatch from first_link on (0: not a link;
  * numbers stop at PLAN_MAX_LINKS) and sib[i] its place in its stage (0: the first; sib may be

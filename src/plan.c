@@ -142,6 +142,12 @@ uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bo
     return next - first_link;
 }
 
+uint64_t plan_chain_word(uint64_t addr, uint32_t sib, uint32_t pause, uint32_t need)
+{
+    CHECK(addr % 64 == 0 && addr < (1ull << 48) && sib < PLAN_MAX_SIBS && pause < 8 && need <= PLAN_MAX_LINKS);
+    return addr | sib | (uint64_t)pause << 3 | (uint64_t)need << 48;
+}
+
 void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase,
                          struct plan_chain *ch)
 {
@@ -157,10 +163,9 @@ void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int s
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         if (d->chain) {
             uint8_t push[PLAN_PUSH_MAX];
-            /* the counters' address (64-byte aligned), the sibling's counter, and the links done
-             * before its stage: those numbered from 1 up to its stage's first (chain.glsl) */
-            uint64_t word = link[i] ? ch->addr | sib[i] | (uint64_t)tuning()->chain_backoff << 3 |
-                                          (uint64_t)(link[i] - sib[i] - 1) << 48
+            /* the links done before its stage: those numbered from 1 up to its stage's first */
+            uint64_t word = link[i] ? plan_chain_word(ch->addr, sib[i], (uint32_t)tuning()->chain_backoff,
+                                                      link[i] - sib[i] - 1)
                                     : 0;
             CHECK(d->push_size <= PLAN_CHAIN_AT);
             memcpy(push, d->push, d->push_size);

@@ -691,6 +691,17 @@ static void test_plan_chain(void)
         T_CHECK(link[i] == want_link[i] && after[i] == want_after[i] && sib[i] == want_sib[i],
                 "plan_schedule: dispatch %d link %u after %d place %u, expected %u %d %u", i, link[i], after[i],
                 sib[i], want_link[i], want_after[i], want_sib[i]);
+    /* the chain word, decoded as chain.glsl does (chain_buf, chain_sib, chain_pause, chain_need):
+     * every field comes back whatever the others hold */
+    for (int t = 0; t < 64; t++) {
+        uint64_t addr = ((uint64_t)t_rng_u32(&rng) << 32 | t_rng_u32(&rng)) % (1ull << 42) * 64;
+        uint32_t sb = t_rng_u32(&rng) % PLAN_MAX_SIBS, pause = t_rng_u32(&rng) % 8,
+                 need = t == 0 ? PLAN_MAX_LINKS : t_rng_u32(&rng) % (PLAN_MAX_LINKS + 1);
+        uint64_t w = plan_chain_word(addr, sb, pause, need);
+        T_CHECK((w & 0xffffffffffc0ull) == addr && (w & 7) == sb && (w >> 3 & 7) == pause && w >> 48 == need,
+                "plan_chain_word(%llx, %u, %u, %u) = %llx", (unsigned long long)addr, sb, pause, need,
+                (unsigned long long)w);
+    }
     T_CHECK(plan_schedule(&p, true, 5, after, link, sib) == 0, "plan_schedule timed: no links");
     for (int i = 0; i < N; i++) T_CHECK(!link[i] && after[i] && !sib[i], "plan_schedule timed: dispatch %d", i);
     T_CHECK(plan_schedule(&p, false, 0, after, link, NULL) == 0, "plan_schedule without a chain: no links");
