@@ -39,7 +39,7 @@ static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *o
     bool fail = tuning()->test_chain_selftest_fail; /* (64 workgroups a link: every wait gives up) */
     int groups = fail ? 64 : CHAIN_PROBE_GROUPS;
     uint64_t part = 4ull * CHAIN_PROBE_GROUPS; /* one link's words */
-    struct gpu_buf words, host;
+    struct gpu_buf words = {0}, host = {0}; /* (zeros where an allocation failed: nothing below reads them) */
     int st = gpu_alloc(g, CHAIN_PROBE_LINKS * part + 256, GPU_MEM_DEVICE, &words, e);
     if (!st) st = gpu_alloc(g, CHAIN_BYTES + 4, GPU_MEM_HOST, &host, e);
     /* each link's words a buffer of their own, so that plan_barriers sees B, C and D, E as stages */
