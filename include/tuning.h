@@ -72,6 +72,7 @@
  *                                         (2: the next slice's too; default 2 past 64 columns,
  *                                         else as used; gemm.comp FRAG, bench/19)
  *   LFM2_GEMM_PROBE=1..3                  gemm timing probes, wrong results (gemm.comp, bench/18)
+ *   LFM2_XMV_PROBE=1..3                   xmv timing probes, wrong results (xmv.comp, bench/31)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
  *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
  *                                         has float atomic add (tests: both paths; bench/)
@@ -114,6 +115,7 @@ struct tuning {
     int xmv_cols;         /* 0: automatic (kernels.c k_xmv_serves) */
     int xmv_nsg, xmv_rb, xmv_nb, xmv_xe; /* 0: automatic (kernels.c xmv_geometry) */
     int xmv_ksplit;       /* 0: automatic (kernels.c xmv_ksplits) */
+    int xmv_probe;        /* 0: none (timing probes, xmv.comp) */
     bool qkv_split;
     bool full_barriers;
     bool full_stage_barriers;

@@ -467,7 +467,7 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
 static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
-                       int cols, uint32_t ksplits, const char *op, uint32_t spec[10], uint32_t *n_spec,
+                       int cols, uint32_t ksplits, const char *op, uint32_t spec[11], uint32_t *n_spec,
                        uint32_t *groups, struct err *e)
 {
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
@@ -476,10 +476,10 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
         if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[10] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
-                                 tuning()->chain /* CHAIN (plan.h) */};
+        const uint32_t xs[11] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
+                                 tuning()->chain /* CHAIN (plan.h) */, (uint32_t)tuning()->xmv_probe};
         memcpy(spec, xs, sizeof xs);
-        *n_spec = 10;
+        *n_spec = 11;
         return ST_OK;
     }
     uint32_t rt = 1, kc = 0;
@@ -561,7 +561,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
-        uint32_t spec[10], n_spec = 0, groups = 0;
+        uint32_t spec[11], n_spec = 0, groups = 0;
         int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
         const struct gpu_pipeline *pipe = NULL;
         if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
@@ -572,7 +572,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, ksplits, kind, layer, op, bytes);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
-        d->chain = spec[n_spec - 1] != 0;
+        d->chain = spec[mk == MV_XMV ? 9 : n_spec - 1] != 0; /* CHAIN: xmv's constant 9, the others' last */
     }
     return ST_OK;
 }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# bench/31 run 1 (H200): (a) the wide plan's Q8_0/Q4_0 weights rounded to f16 once in the gemm tile
+# (one weight part, two tensor products instead of three): accuracy (test_kernels gemm, the Q
+# goldens' max_rel, old against new) and speed (gemm_bench, whole steps, alternating);
+# (b) what bounds xmv.comp at one column: its timing probes (LFM2_XMV_PROBE 1 loads only, 2 no
+# scale loads, 3 no loads) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all).
+# NOT YET RUN: the session that wrote it (2026-12-05) was lent no device. To run: build main as
+# "old" (it has the probes), then main with data/31_qround.diff applied as "new"; copy the new
+# build/{lfm2-profile-stage,test_kernels,gemm_bench} into .dev-31/, the old ones as old-*, this
+# script as run.sh; carry [".gl", ".dev-31"]; command as bench/29's (dpkg -x the .gl debs, ldconfig,
+# VK_DRIVER_FILES, bash .dev-31/run.sh). About 4 minutes.
+D=.dev-31; N=$D/lfm2-profile-stage; O=$D/old-lfm2-profile-stage
+T="timeout 150"
+F=tests/fixtures/lfm2-tiny
+{ $T $D/test_kernels tests/fixtures gemm 2>&1 | grep -E "FAIL|passed|gemm" | tail -8
+  for b in old- ""; do
+    for m in "model-q4_0.gguf golden-q4_0.safetensors" "model-q8_0.gguf golden-q8_0.safetensors" \
+             "model-q4_0.gguf golden-q4_0-long.safetensors"; do
+      set -- $m
+      echo "== ${b:-new} $1 $2"
+      $T $D/${b}lfm2-profile-stage --model $F/$1 --full --wide --golden $F/$2 2>&1 | grep -E "^golden" | awk '{print $2, $4, $6, $7}' | sort -k4 -g | tail -3
+    done
+  done
+} > $OUT/31_run1_tests.txt 2>&1
+cat $OUT/31_run1_tests.txt
+w() { echo "== $*: $(env "$@" 2>&1 | grep -E 'wall 1× \+head|error' | head -2 | tr '\n' ' ')"; }
+M="--full --logits --gap-probe --reps 5 --pos 64"
+{ $T $N --model lfm2-1.2b $M --cols 1 >/dev/null 2>&1
+  for r in "--dtype q4_0 --wide --cols 16" "--dtype q4_0 --wide --cols 512 --slots 1" "--dtype q8_0 --wide --cols 64"; do
+    for i in 1 2; do w $T $O --model lfm2-1.2b $r $M; w $T $N --model lfm2-1.2b $r $M; done
+  done
+} > $OUT/31_run1_walls.txt 2>&1
+cat $OUT/31_run1_walls.txt
+s() { echo "== $*"; env "$@" 2>&1 | grep -E "^  (matmul|gemm|sum)"; }
+{ for c in 16 512; do s $T $D/old-gemm_bench q4_0 $c 10; s $T $D/gemm_bench q4_0 $c 10; done
+  for p in 0 1 2 3 0; do s LFM2_XMV_PROBE=$p $T $D/gemm_bench q4_0 1 20; done
+  for p in 0 1 3; do s LFM2_XMV_COLS=1 LFM2_XMV_PROBE=$p $T $D/gemm_bench bf16 1 20; done
+  LFM2_PIPELINE_STATS=1 $T $D/gemm_bench q4_0 1 2 2>&1 | grep -i -E "xmv" | sort -u | head -8
+} > $OUT/31_run1_gemm.txt 2>&1
+cat $OUT/31_run1_gemm.txt
