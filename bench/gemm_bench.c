@@ -6,8 +6,8 @@
  *
  *   gemm_bench DTYPE COLS [REPS [LAYERS]]     e.g.  gemm_bench bf16 512 20
  *   gemm_bench shm                           the product loop's rate from shared memory (bench/25)
- *   gemm_bench chain [N [COLS]]              what one dependent dispatch costs: barrier, chained
- *                                            link, none (bench/29; below)
+ *   gemm_bench chain [N [COLS]]              what one dependent dispatch costs: with a barrier,
+ *                                            with none (bench/29; below)
  * (LAYERS < 16: the first ones only, for a quick look on a CPU device).
  *
  * Prints per kind: dispatches, median µs a step, TFLOP/s (counting one dispatch per product, as the
@@ -202,11 +202,11 @@ struct kind_sum {
     double us, flop, bytes;
 };
 
-/* gemm_bench chain [N [COLS]] (bench/29): N rmsnorm dispatches of COLS columns (H = 2048, one
- * workgroup a column), each reading what the one before wrote, recorded with a barrier after each,
- * as chained links (LFM2_CHAIN's protocol, one link a stage), and with no barriers at all (wrong
- * results: the overlap bound). Prints µs a dispatch from GPU timestamps around the run (median of
- * 9) and checks the chain's counters after each chained run. */
+/* gemm_bench chain [N [COLS]] (bench/29): a chain of N rmsnorm dispatches of COLS columns (H = 2048,
+ * one workgroup a column), each reading what the one before wrote, recorded with a barrier after
+ * each and with no barriers at all (wrong results: the overlap bound). Prints µs a dispatch from GPU
+ * timestamps around the run (median of 9). (bench/29 also timed chained links, flag waits in place
+ * of barriers: slower, and removed since.) */
 static int chain_bench(int n, int cols)
 {
     TRY(gpu_open(&g, -1, &e));
@@ -218,57 +218,40 @@ static int chain_bench(int n, int cols)
     for (int i = 0; i < n; i++)
         TRY(k_rmsnorm(&g, &p, &gain, i % 2 ? x1.addr : x0.addr, i % 2 ? x0.addr : x1.addr, 0, cols, 1e-5f, false, 0,
                       "chain", "", &e));
-    struct gpu_buf counters, host;
-    TRY(gpu_alloc(&g, 256, GPU_MEM_DEVICE, &counters, &e));
-    TRY(gpu_alloc(&g, 256, GPU_MEM_HOST, &host, &e));
-    static const char *const modes[3] = {"barriers", "chained", "no barriers"};
-    int bad = 0;
-    for (int m = 0; m < 3; m++) {
+    static const char *const modes[2] = {"barriers", "no barriers"};
+    for (int m = 0; m < 2; m++) {
         double us[9];
         for (int r = -1; r < 9; r++) { /* one warm-up run */
             uint64_t ticks[2];
             TRY(gpu_cmd_begin(&g, &e));
             TRY(gpu_cmd_reset_timestamps(&g, 0, 2, &e));
-            gpu_cmd_fill(&g, &counters, 0, 256, 0);
             gpu_cmd_barrier(&g);
             gpu_cmd_timestamp(&g, 0);
             if (m == 0) plan_record(&g, &p, -1);
-            if (m == 1) {
-                struct plan_chain ch = {counters.addr, 1};
-                plan_record_chained(&g, &p, -1, 1, 0, &ch);
-            }
-            for (int i = 0; m == 2 && i < p.n; i++) { /* the whole push range, chain word 0 */
+            for (int i = 0; m == 1 && i < p.n; i++) {
                 const struct dispatch *d = &p.d[i];
-                uint8_t push[PLAN_PUSH_MAX] = {0};
-                memcpy(push, d->push, d->push_size);
-                gpu_cmd_dispatch(&g, d->pipe, push, d->chain ? PLAN_PUSH_MAX : d->push_size, d->groups[0],
-                                 d->groups[1], d->groups[2]);
+                gpu_cmd_dispatch(&g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
             }
-            if (m == 2) gpu_cmd_barrier(&g);
+            if (m == 1) gpu_cmd_barrier(&g);
             gpu_cmd_timestamp(&g, 1);
-            gpu_cmd_copy(&g, &counters, 0, &host, 0, 256);
             TRY(gpu_submit_wait(&g, NULL, &e));
             TRY(gpu_read_timestamps(&g, 0, 2, ticks, &e));
             if (r >= 0) us[r] = (double)(ticks[1] - ticks[0]) * g.timestamp_period * 1e-3;
-            const uint32_t *w = host.host; /* chain.glsl: done, err */
-            if (m == 1 && (w[0] != (uint32_t)n || w[1])) bad++;
         }
         qsort(us, 9, sizeof *us, cmp_double);
         printf("  %-12s %8.2f µs a dispatch (%.0f µs for %d; p10-p90 of the run %.0f-%.0f)\n", modes[m],
                us[4] / n, us[4], n, us[1], us[7]);
     }
-    if (bad) printf("  chained: %d of 10 runs failed (a wait gave up or a link did not finish)\n", bad);
     plan_free(&p);
     int rc = gpu_close(&g, &e);
     if (rc) fprintf(stderr, "gemm_bench: %s\n", e.msg);
-    return rc || bad ? 1 : 0;
+    return rc ? 1 : 0;
 }
 
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], "shm")) return shm_sweep();
     if (argc >= 2 && !strcmp(argv[1], "chain")) {
-        setenv("LFM2_CHAIN", "1", 1); /* pipelines made for chained links (read once, tuning.c) */
         int n = argc > 2 ? atoi(argv[2]) : 256, cols = argc > 3 ? atoi(argv[3]) : 1;
         if (n < 1 || n > 60000 || cols < 1 || cols > 4096) {
             fprintf(stderr, "usage: gemm_bench chain [N (1..60000) [COLS (1..4096)]]\n");

@@ -205,14 +205,13 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
     done
 }
 
-chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained (LFM2_CHAIN=1: each
-    # stage waits until the stage before has finished, no barrier between them; results right) and with no
-    # barriers at all (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of links
-    # could win at most). MODEL=... for another model (default lfm2-1.2b; a checkpoint path keeps its
-    # own types: the dtype column then only names the row).
-    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 wc w0 df ls
-    printf '%-5s %-30s %10s %10s %12s %8s %8s %14s\n' dtype step "wall µs" "chained" "no barriers" "chained" "none" \
-        "links/stages"
+chain() { # bench/26, bench/29: each row's step with barriers and with no barriers at all
+    # (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of dependent dispatches
+    # could win at most: the serial chain's cost). (bench/28-29's chained dispatches, flag waits in
+    # place of barriers, measured slower everywhere and were removed.) MODEL=... for another model
+    # (default lfm2-1.2b; a checkpoint path keeps its own types: the dtype column then only names the row).
+    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 w0 df
+    printf '%-5s %-30s %10s %12s %8s\n' dtype step "wall µs" "no barriers" "none"
     for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "q4_0 --cols 4" "bf16 --cols 16" \
         "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide" "bf16 --cols 512 --slots 1 --wide"; do
         set -- $row
@@ -220,18 +219,13 @@ chain() { # bench/26, bench/28, bench/29: each row's step with barriers, chained
         "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1 ||
             { echo "$dt $args: failed"; continue; }
         w1=$(json_num "$J" lm_head wall1_us)
-        LFM2_CHAIN=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
-            --json "$J" >/dev/null 2>&1 || { echo "$dt $args (chained): failed"; continue; }
-        wc=$(json_num "$J" lm_head wall1_us)
-        ls="$(json_num "$J" chained links)/$(json_num "$J" chained stages)"
         LFM2_BENCH_NO_BARRIERS=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
             --json "$J" >/dev/null 2>&1 || { echo "$dt $args (no barriers): failed"; continue; }
         w0=$(json_num "$J" lm_head wall1_us)
-        awk -v dt=$dt -v a="$args" -v w1="$w1" -v wc="$wc" -v w0="$w0" -v ls="$ls" \
-            'BEGIN { printf "%-5s %-30s %10.0f %10.0f %12.0f %7.0f%% %7.0f%% %14s\n", dt, a, w1, wc, w0,
-                            100 * (wc - w1) / w1, 100 * (w0 - w1) / w1, ls }'
+        awk -v dt=$dt -v a="$args" -v w1="$w1" -v w0="$w0" \
+            'BEGIN { printf "%-5s %-30s %10.0f %12.0f %7.0f%%\n", dt, a, w1, w0, 100 * (w0 - w1) / w1 }'
     done
-    # the mechanism alone (bench/29): µs a dependent dispatch with a barrier / chained / none
+    # the mechanism alone (bench/29): µs a dependent dispatch with a barrier / with none
     local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} a
     for a in "256 1" "256 1024"; do echo "\$ gemm_bench chain $a"; "$G" chain $a; done
 }

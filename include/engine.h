@@ -45,10 +45,8 @@ struct engine {
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
     struct plan_bufs bufs;    /* the device buffers above that dispatches write (plan.h) */
-    struct gpu_buf chain;     /* chained dispatches' counters (plan.h plan_chain; size 0: none) */
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
     uint64_t up_slots;        /* offset in `up` of the slot table's host copy (the one the engine edits) */
-    uint64_t up_chain;        /* offset in `up` where a step copies the chain counters back */
     /* Sampled timing (profiler): a timestamped step brackets only dispatches i (layers then head)
      * with i % ts_stride == ts_phase. 0 / 0 (engine_init): every dispatch. */
     int ts_stride, ts_phase;

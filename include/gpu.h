@@ -93,7 +93,6 @@ struct gpu {
 
     struct gpu_buf staging; /* reusable upload/readback staging buffer */
     struct gpu_buf gemm_x;  /* the wide plan's prepared activations (kernels.c gemm_xbuf); size 0: none yet */
-    int chain_ok;           /* LFM2_CHAIN's self-test on this device (engine.c): 0 not run, 1 passed, -1 failed */
 
     struct gpu_pipeline pipelines[GPU_MAX_PIPELINES];
     int n_pipelines;

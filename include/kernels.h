@@ -98,12 +98,6 @@ float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int6
 /* embed: out[c][:] = widen(E[cols[c].token][:]) for c < cols. Kind "embed.<dtype>", layer -1.
  * push (40 B): u64 table, u64 cols (col_meta), u64 out, u32 dim, u32 rows (vocab), u32 dtype,
  * u32 n_cols. */
-/* chain_probe (shaders/chain_probe.comp): a link of the chained-dispatch self-test, `groups`
- * workgroups: checks a word of src (f32 [groups], written by a link of the stage before; 0: none)
- * against `expect`, stores `value` in dst (f32 [groups]), raises the u32 at flag on a mismatch; a
- * pipeline made for chained links only (engine.c). */
-int k_chain_probe(struct gpu *g, struct plan *p, uint64_t src, uint64_t dst, uint64_t flag, float expect, float value,
-                  int groups, struct err *e);
 int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint64_t cols_meta, uint64_t out,
             int cols, struct err *e);
 

@@ -13,9 +13,6 @@
 #include "gpu.h"
 
 #define PLAN_PUSH_MAX 128
-#define PLAN_CHAIN_AT 120 /* chain.glsl's CHAIN_AT */
-#define PLAN_MAX_LINKS 65535 /* link numbers are 16 bits */
-#define PLAN_MAX_SIBS 8      /* links of one stage (chain.glsl's CHAIN_SIBS) */
 #define DISPATCH_MAX_OUTS 5 /* a gemm prep: x' and 4 zeroed outputs */
 
 /* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
@@ -43,9 +40,6 @@ struct dispatch {
      * n_out 0: not declared, so the dispatch cannot be repeated harmlessly. */
     uint8_t n_out;
     uint8_t out_at[DISPATCH_MAX_OUTS];
-    /* Its pipeline can be a chained link (shaders/chain.glsl): the recording pushes the whole
-     * push range with the chain word at PLAN_CHAIN_AT (0: not chained). */
-    bool chain;
 };
 
 /* The buffers (device address ranges) a plan's dispatches may write: an engine's activations,
@@ -85,31 +79,6 @@ void plan_barriers(const struct plan *p, bool timed, bool *after);
  * a barrier either way. */
 void plan_record(struct gpu *g, const struct plan *p, int ts_base);
 
-/* Chained dispatches (shaders/chain.glsl): an untimed recording may put no barrier between
- * consecutive dispatches whose pipelines are made for it (dispatch.chain); each waits on the
- * counters at `addr` (64-byte aligned, zeroed before the first link of a command buffer: next = 1)
- * until every link of the stages before its own is done, so a run of links costs no pipeline
- * barrier, and a barrier stands on both sides of the run. A stage is a link alone or up to
- * PLAN_MAX_SIBS consecutive links with no data between them (no barrier in plan_barriers' plan:
- * the products of one input), which run side by side as they would between two barriers. `next`
- * numbers the links of one command buffer across recordings. */
-struct plan_chain {
-    uint64_t addr;
-    uint32_t next;
-};
-void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase,
-                         struct plan_chain *ch);
-/* A link's chain word (chain.glsl): the counters' address addr (64-byte aligned, below 2^48) in
- * bits 6..47, its place sib (< PLAN_MAX_SIBS) in bits 0..2, the wait's pause (0..7) in bits 3..5,
- * need (the links of the stages before its own, <= PLAN_MAX_LINKS) in bits 48..63. */
-uint64_t plan_chain_word(uint64_t addr, uint32_t sib, uint32_t pause, uint32_t need);
-/* The schedule such a recording follows: plan_barriers' after[], then with first_link > 0 (and not
- * timed) link[i] = the link number of each chainable dispatch from first_link on (0: not a link;
- * numbers stop at PLAN_MAX_LINKS) and sib[i] its place in its stage (0: the first; sib may be
- * NULL), no barrier between two links and one on each side of a run of them. Returns the links
- * numbered. */
-uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bool *after, uint32_t *link,
-                       uint32_t *sib);
 /* The same, timestamping only dispatches i with i % stride == phase (sampled timing; query
  * numbers stay ts_base + 2i and ts_base + 2i + 1). stride 1, phase 0: plan_record. */
 void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase);

@@ -146,10 +146,6 @@ struct gap_probe {
     uint64_t head_bytes_f16;  /* V·H·2 */
     uint64_t head_bytes_q4_0; /* V·H·0.5625 (18 bytes per 32 weights) */
     bool disagree;            /* |head_kernel_sum − lm_head| > 10 % of the larger, beyond noise */
-    /* chained dispatches (LFM2_CHAIN, plan.h): the probe's plan (layers and head) has `links` of
-     * its `dispatches` in `stages` (links that run side by side), each waiting on the stage before,
-     * and `barriers` pipeline barriers; 0 links: recorded with barriers only */
-    int links, stages, dispatches, barriers;
 };
 
 /* Inputs of the gap-probe arithmetic: timings of the probe and the timestamped run (any may be

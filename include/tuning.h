@@ -39,13 +39,6 @@
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
  *                                         results; the step's time with its dispatches free to
  *                                         overlap, against the serial chain's (bench/26)
- *   LFM2_CHAIN=1|2                        untimed plans chain their dispatches: a flag wait in
- *                                         place of each barrier between them (plan.h,
- *                                         shaders/chain.glsl; bench/28; slower than barriers on the
- *                                         H200, bench/29); 2: plain (not coherent)
- *                                         activation loads, outside Vulkan's promises (bench/)
- *   LFM2_CHAIN_BACKOFF=1..7               a chained wait pauses 4 << N dependent integer steps
- *                                         between two reads of the counters (bench/29)
  *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
  *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
  *                                         layout fits (bench/24)
@@ -82,10 +75,6 @@
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
  *                                         (tests: a broken rollback)
- *   LFM2_TEST_CHAIN_STALL                 LFM2_CHAIN: the first link waits for one that never runs
- *                                         (tests: the wait gives up, the step fails, no hang)
- *   LFM2_TEST_CHAIN_SELFTEST_FAIL         LFM2_CHAIN: the device's self-test fails the same way
- *                                         (engine.c; tests: its steps run with barriers)
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
  *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
  *                                         spills) to stderr when made (tuning runs) */
@@ -120,8 +109,6 @@ struct tuning {
     bool full_barriers;
     bool full_stage_barriers;
     bool bench_no_barriers;
-    int chain; /* 0 off; 1 chained links, coherent activations; 2 plain activation loads */
-    int chain_backoff; /* 0 none; b: a chained wait pauses 4 << b integer steps between reads */
     int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
     int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
     int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */
@@ -140,8 +127,6 @@ struct tuning {
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
-    bool test_chain_stall;
-    bool test_chain_selftest_fail;
     bool validation;
     bool pipeline_stats;
 };

@@ -19,11 +19,6 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
 #include "rope.glsl"
-// chain.glsl's CHAIN: a pipeline for chained links; q, k, v, the gate and the output are coherent.
-// With PREP, keys before pos were written by earlier steps and load before the wait; without, this
-// step's keys come from attn_prep (the link before), so every key loads after the wait, coherent.
-#define CHAIN_ID 5
-#include "chain.glsl"
 
 #define MAXE 32 // HD / SG at most: 256 / 8
 
@@ -57,9 +52,7 @@ layout(push_constant) uniform Push {
     float eps;
     float r_hi; // theta^(-2/rope_dims) as hi + lo (rope.glsl)
     float r_lo;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
-
 
 const uint PH = PREP != 0u ? HD : 1u;
 shared float s_q[PH], s_k[PH], s_v[PH], s_qr[PH], s_kr[PH]; // raw q, k, v; q and k normed and rotated
@@ -137,13 +130,6 @@ void load_kv(uint j, uint slot, uint kvh, uint kvw, uint pos, out float kr[MAXE]
     }
     uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
     uint64_t off = 4ul * (row * kvw + kvh * HD);
-    if (PREP == 0u) { // keys of this step among them (attn_prep's)
-        for (uint e = 0u; e < E; e++) {
-            kr[e] = act_get(p.kpool + off, lane + e * SG);
-            vr[e] = act_get(p.vpool + off, lane + e * SG);
-        }
-        return;
-    }
     F32Buf kb = F32Buf(p.kpool + off), vb = F32Buf(p.vpool + off);
     for (uint e = 0u; e < E; e++) {
         kr[e] = kb.v[lane + e * SG];
@@ -159,14 +145,10 @@ void main()
     uint kvh = h / (p.n_h / p.n_kv), kvw = p.n_kv * HD;
     uint qoff = (c * p.n_h + h) * HD * (p.gated != 0u ? 2u : 1u), ooff = (c * p.n_h + h) * HD;
 
-    // the first key's k and v rows load before the prep (the key at pos comes from the prep), and
-    // before a chained link's wait where no key can be this step's (PREP)
+    // the first key's k and v rows load before the prep (the key at pos comes from the prep)
     float kn[MAXE], vn[MAXE];
     uint j = sg;
-    bool early = PREP != 0u ? j < pos : CHAIN == 0u;
-    if (j <= pos && early) load_kv(j, slot, kvh, kvw, pos, kn, vn);
-    chain_wait(CHAIN_WORD);
-    if (PREP == 0u && j <= pos && !early) load_kv(j, slot, kvh, kvw, pos, kn, vn);
+    if (j <= pos && (PREP == 0u || j < pos)) load_kv(j, slot, kvh, kvw, pos, kn, vn);
     if (PREP != 0u) {
         prep(c, h, kvh, pos, qoff, kvw);
         if (j == pos) load_kv(j, slot, kvh, kvw, pos, kn, vn);
@@ -220,5 +202,4 @@ void main()
         if (p.gated != 0u) o /= 1.0 + exp(-act_get(uint64_t(p.q), qoff + HD + d));
         act_set(uint64_t(p.dst), ooff + d, o);
     }
-    chain_signal(CHAIN_WORD);
 }

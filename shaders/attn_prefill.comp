@@ -28,14 +28,11 @@
 // subgroup size of at least 4.
 // Tiles run in reverse order: the grid's first workgroups take the last columns, whose walks are the
 // longest in a prefill, and the short walks fill in at the end (bench/25: 1-1.5 % off the kernel).
-// A chained link (CHAIN, chain.glsl) waits first; q, the pools and out go through coherent pointers.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
 #include "lanes4.glsl" // a row's max and sum over its 4 lanes
-#define CHAIN_ID 4 // chain.glsl: CHAIN, a pipeline for chained links (coherent q, pools, out)
-#include "chain.glsl"
 
 layout(constant_id = 0) const uint HD = 64; // head dim, a multiple of 4
 layout(constant_id = 1) const uint BQ = 32; // query columns a tile
@@ -69,7 +66,6 @@ layout(push_constant) uniform Push {
     uint pad0;
     uint n_cols;
     uint pad;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 s_q[BQ * HD4];
@@ -120,7 +116,6 @@ void main()
     uint kvw = p.n_kv * HD, kvoff = (h / (p.n_h / p.n_kv)) * HD;
     uint qs4 = p.gated != 0u ? 2u * HD4 : HD4, qw4 = p.n_h * qs4, ow4 = p.n_h * HD4; // q rows hold the gates
     uint64_t q = uint64_t(p.q);
-    chain_wait(CHAIN_WORD);
     for (uint e = t; e < BQ * HD4; e += NT) {
         uint r = e / HD4;
         s_q[e] = c0 + r < cend ? act_get4(q, (c0 + r) * qw4 + h * qs4 + e % HD4) * p.scale : vec4(0.0);
@@ -201,5 +196,4 @@ void main()
         if (p.gated != 0u) o /= 1.0 + exp(-act_get4(q, (c0 + r) * qw4 + h * qs4 + HD4 + d4));
         act_set4(uint64_t(p.dst), (c0 + r) * ow4 + h * HD4 + d4, o);
     }
-    chain_signal(CHAIN_WORD);
 }

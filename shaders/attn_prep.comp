@@ -13,13 +13,9 @@
 // 256 threads, a head taking LPH = hd/4 lanes of one vec4 each (HPW = 256 / LPH heads a group: LFM2's
 // 48 heads of 64 are 3 groups a column). The column's rotary sines and cosines (rope_dims/2 angles)
 // are computed once a workgroup, not once a lane of every head (bench/25).
-// A chained link (CHAIN, chain.glsl): the angles before its wait, q, k, v and the pools through
-// coherent pointers.
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 #include "rope.glsl"
-#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links
-#include "chain.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -48,7 +44,6 @@ layout(push_constant) uniform Push {
     float eps;
     float r_hi; // theta^(-2/rope_dims) as a float-float pair (hi + lo), so that inv_freq_i = r^i
     float r_lo; // comes out correctly rounded in f32 (pow in f32 is off by several ulps)
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 hv[256];   // the group's heads after the norm, a vec4 a lane
@@ -89,7 +84,6 @@ void main()
     uint qstride = (p.flags & FLAG_GATED) != 0u ? 2u * hd : hd; // floats between q heads
     uint src = is_q ? (c * p.n_h + j) * qstride : c * kvw + j * hd;
     uint64_t srcb = uint64_t(is_q ? p.q : is_v ? p.v : p.k) + 4ul * src;
-    chain_wait(CHAIN_WORD);
     vec4 x = live ? act_get4(srcb, l) : vec4(0.0);
     if (live && is_v) act_set4(uint64_t(p.vpool) + pool_off + 4ul * j * hd, l, x); // v: into the pool
     red[t] = live && !is_v ? dot(x, x) : 0.0;
@@ -104,5 +98,4 @@ void main()
     hv[t] = x;
     barrier();
     if (live && !is_v) rotate(x, hs, l, half_rd, is_q ? srcb : uint64_t(p.kpool) + pool_off + 4ul * j * hd);
-    chain_signal(CHAIN_WORD);
 }

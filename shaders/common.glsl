@@ -40,4 +40,12 @@ layout(buffer_reference, std430, buffer_reference_align = 2) buffer U16Buf { uin
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer F16Buf { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 1) buffer U8Buf { uint8_t v[]; };
 
+// Accessors for activations (what earlier dispatches of the step write): element i of the array at base.
+float act_get(uint64_t base, uint i) { return F32Buf(base).v[i]; }
+void act_set(uint64_t base, uint i, float v) { F32Buf(base).v[i] = v; }
+vec4 act_get4(uint64_t base, uint i) { return Vec4Buf(base).v[i]; }
+void act_set4(uint64_t base, uint i, vec4 v) { Vec4Buf(base).v[i] = v; }
+uvec4 act_getu4(uint64_t base, uint i) { return UVec4Buf(base).v[i]; }
+void act_setu4(uint64_t base, uint i, uvec4 v) { UVec4Buf(base).v[i] = v; }
+
 #endif

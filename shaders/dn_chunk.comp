@@ -23,10 +23,6 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
 #include "lanes4.glsl" // lanes_add: a sum over 4 consecutive lanes
-// A chained link (CHAIN, chain.glsl): the head's A and dt load before its wait; qkv, b, a, the
-// state and o go through coherent pointers.
-#define CHAIN_ID 3 // chain.glsl: CHAIN, a pipeline for chained links
-#include "chain.glsl"
 
 layout(constant_id = 0) const uint DK = 128; // key head dim, a multiple of 4
 layout(constant_id = 1) const uint DV = 128; // value head dim
@@ -57,7 +53,6 @@ layout(push_constant) uniform Push { // dn_recurrent.comp's block
     uint dtdtype;
     uint adtype;
     float scale;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float s_L[BT * BT];
@@ -79,7 +74,6 @@ void main()
     float A = wget1(p.A, p.adtype, vh);
     if ((p.flags & FLAG_NEG_A) == 0u) A = -exp(A);
     float dt = wget1(p.dt, p.dtdtype, vh);
-    chain_wait(CHAIN_WORD);
 
     uint sbase = slot * p.slot_stride + vh * DK * DV + j0; // S[d][j0 + col] at sbase + d·DV + col
     for (uint e = t; e < DK * TV; e += NT) s_S[e] = act_get(uint64_t(p.state), sbase + (e / TV) * DV + e % TV);
@@ -241,5 +235,4 @@ void main()
         barrier();
     }
     for (uint e = t; e < DK * TV; e += NT) act_set(uint64_t(p.state), sbase + (e / TV) * DV + e % TV, s_S[e]);
-    chain_signal(CHAIN_WORD);
 }

@@ -29,8 +29,6 @@
 #endif
 
 #define KMAX 8
-#define CHAIN_ID 1 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y, window)
-#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -49,7 +47,6 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode;
     uint pad;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 // Channel ch of the window of entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
@@ -64,7 +61,7 @@ layout(constant_id = 0) const uint J = 8;
 
 float silu(float v) { return v / (1.0 + exp(-v)); }
 
-// Columns j0 .. j0+J-1 of run r, channel ch, with the taps w (after the wait).
+// Columns j0 .. j0+J-1 of run r, channel ch, with the taps w.
 void conv_wide(uint ch, uint r, uint j0, float w[KMAX])
 {
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
@@ -105,27 +102,16 @@ void conv_wide(uint ch, uint r, uint j0, float w[KMAX])
 void main()
 {
     uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
-    bool live = ch < p.C && r < p.n_runs;
-    float w[KMAX]; // the taps load before a chained link's wait
-    [[unroll]] for (uint i = 0u; i < KMAX; i++) w[i] = live && i < p.K ? wget(p.w, p.wdtype, p.C, p.K, ch, i) : 0.0;
-    chain_wait(CHAIN_WORD); // (every invocation: a workgroup barrier inside)
-    if (live) conv_wide(ch, r, j0, w);
-    chain_signal(CHAIN_WORD);
+    if (ch >= p.C || r >= p.n_runs) return;
+    float w[KMAX];
+    [[unroll]] for (uint i = 0u; i < KMAX; i++) w[i] = i < p.K ? wget(p.w, p.wdtype, p.C, p.K, ch, i) : 0.0;
+    conv_wide(ch, r, j0, w);
 }
 #else
-void conv(uint ch, uint r);
-
 void main()
 {
-    chain_wait(CHAIN_WORD);
     uint ch = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
-    if (ch < p.C && r < p.n_runs) conv(ch, r);
-    chain_signal(CHAIN_WORD);
-}
-
-// Channel ch of run r.
-void conv(uint ch, uint r)
-{
+    if (ch >= p.C || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
     uint K = p.K;

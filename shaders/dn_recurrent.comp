@@ -22,8 +22,6 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #include "kern_common.glsl"
 #include "lanes4.glsl" // lanes_add: the sum over the DKS = 4 lanes of one state column
-#define CHAIN_ID 3 // chain.glsl: CHAIN, a pipeline for chained links (coherent qkv, b, a, state, o)
-#include "chain.glsl"
 
 layout(constant_id = 0) const uint DK = 128; // key head dim
 layout(constant_id = 1) const uint DV = 128; // value head dim
@@ -55,7 +53,6 @@ layout(push_constant) uniform Push {
     float scale; // DK^-1/2
     uint n_snap;
     uint mode;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 // State entry e of a slot (64-bit: a ring of big states may pass 4 G floats).
@@ -64,16 +61,7 @@ uint64_t entry(uint slot, uint e)
     return p.state + 4ul * uint64_t(slot * p.n_snap + e) * uint64_t(p.stride);
 }
 
-void run();
-
 void main()
-{
-    chain_wait(CHAIN_WORD);
-    run();
-    chain_signal(CHAIN_WORD);
-}
-
-void run()
 {
     uint t = gl_LocalInvocationIndex, ks = t % DKS, tile = gl_WorkGroupSize.x / DKS, tiles = DV / tile;
     uint vh = gl_WorkGroupID.x / tiles, j = (gl_WorkGroupID.x % tiles) * tile + t / DKS;

@@ -3,8 +3,6 @@
 // E: [rows][dim] of any weight type (repacked for Q types), dst: f32 [n_cols][dim].
 // Grid: x over dim (256 a group), y = column.
 #include "kern_common.glsl"
-#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links
-#include "chain.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -16,16 +14,11 @@ layout(push_constant) uniform Push {
     uint rows;      // vocabulary size
     uint dtype;
     uint n_cols;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 void main()
 {
     uint i = gl_GlobalInvocationID.x, c = gl_WorkGroupID.y;
-    bool in_range = i < p.dim && c < p.n_cols;
-    // the table's element loads before a chained link's wait (the column table is the step's upload)
-    float v = in_range ? wget(p.table, p.dtype, p.rows, p.dim, p.cols.v[4u * c], i) : 0.0;
-    chain_wait(CHAIN_WORD);
-    if (in_range) act_set(uint64_t(p.dst), c * p.dim + i, v);
-    chain_signal(CHAIN_WORD);
+    if (i >= p.dim || c >= p.n_cols) return;
+    act_set(uint64_t(p.dst), c * p.dim + i, wget(p.table, p.dtype, p.rows, p.dim, p.cols.v[4u * c], i));
 }

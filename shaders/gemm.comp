@@ -35,14 +35,9 @@
 // compare-and-swap loop); y holds 0 (or the residual) before. Not with SWIGLU (its epilogue is
 // not linear).
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
-// A chained link (CHAIN, chain.glsl) issues the weight loads of the k steps it fetches ahead before
-// its wait and reads x and the residual through coherent pointers; the split sums' atomics need
-// nothing more.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 11 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
-#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -117,7 +112,6 @@ layout(push_constant) uniform Push {
     uint plus1;       // gain is (1 + g)
     uint cols;
     uint kper;        // k per split (a multiple of BK) when gl_NumWorkGroups.z > 1
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 // ---- staging: units per thread and k step
@@ -208,9 +202,8 @@ float unit_w(WRaw r, uint k0, uint j)
 WRaw ra[2][NUA];
 uvec4 rx[2][NUX][2];
 
-// Issues the global loads of step kb into register set s: the weight units, then the x units (a
-// chained link issues its first step's weight loads before its wait, its x loads after).
-void fetch_w_step(uint s, uint row0, uint kb)
+// Issues the global loads of step kb into register set s: the weight units, then the x units.
+void fetch(uint s, uint row0, uint col0, uint kb)
 {
     [[unroll]] for (uint i = 0u; i < NUA; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
@@ -219,9 +212,6 @@ void fetch_w_step(uint s, uint row0, uint kb)
             ra[s][i] = fetch_w(m, min(row0 + r, p.rows - 1u), kb + (u % AU) * 16u);
         }
     }
-}
-void fetch_x_step(uint s, uint col0, uint kb)
-{
     [[unroll]] for (uint i = 0u; i < NUX; i++) {
         uint u = gl_LocalInvocationIndex + i * NT;
         uint c = col0 + u / XU, k0 = kb + (u % XU) * 8u;
@@ -229,11 +219,6 @@ void fetch_x_step(uint s, uint col0, uint kb)
             rx[s][i][j] = u < BN * XU && c < p.cols && k0 + 4u * j < p.k ? act_getu4(p.x, (c * p.k + k0) / 4u + j)
                                                                            : uvec4(0u);
     }
-}
-void fetch(uint s, uint row0, uint col0, uint kb)
-{
-    fetch_w_step(s, row0, kb);
-    fetch_x_step(s, col0, kb);
 }
 
 #if COOPMAT
@@ -524,14 +509,7 @@ void main()
     // in flight (two register sets, the loop unrolled by 2). Two buffers: the next step is
     // fetched, the products read buffer b while the staging of the next step writes the other
     // one, and one barrier a step orders both.
-    // a chained link: the weights of the steps fetched ahead (one, or two with PF = 2) in flight
-    // before its wait, their x after it
-    bool first = kbeg < kend && PF != 0u, second = CHAIN != 0u && PF == 2u && NBUF == 1u && kbeg + BK < kend;
-    if (first) fetch_w_step(0u, row0, kbeg);
-    if (second) fetch_w_step(1u, row0, kbeg + BK);
-    chain_wait(CHAIN_WORD); // what follows reads activations
-    if (first) fetch_x_step(0u, col0, kbeg);
-    if (second) fetch_x_step(1u, col0, kbeg + BK);
+    if (kbeg < kend && PF != 0u) fetch(0u, row0, col0, kbeg);
     if (PF == 0u && NBUF == 1u) {
         for (uint kb = kbeg; kb < kend; kb += BK) {
             barrier(); // the last step's products are done with the tiles
@@ -541,7 +519,7 @@ void main()
             products(0u);
         }
     } else if (PF == 2u && NBUF == 1u) {
-        if (CHAIN == 0u && kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK); // (chained: above)
+        if (kbeg + BK < kend) fetch(1u, row0, col0, kbeg + BK);
         for (uint kb = kbeg; kb < kend; kb += 2u * BK) {
             barrier(); // the last step's products are done with the tiles
             stage(0u, 0u, kb);
@@ -611,5 +589,4 @@ void main()
         [[unroll]] for (uint j = 0u; j < TN; j++)
             put(row0 + tr + 16u * i, col0 + tc + 16u * j, acc[0][i][j], NM > 1u ? acc[NM - 1u][i][j] : 0.0);
 #endif
-    chain_signal(CHAIN_WORD);
 }

@@ -10,11 +10,8 @@
 // product adds its partial sums into y, so y starts at 0 unless the product accumulates): one prep
 // serves up to 4 products of the same x (kernels.c gemm_multi), zeroing the outputs of all of them.
 // x f32 [cols][k], k a multiple of 4; g [k] F32/F16/BF16. Grid: one workgroup per column.
-// A chained link (CHAIN, chain.glsl) waits first and reads x, writes x' and y through coherent pointers.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links
-#include "chain.glsl"
 
 #ifndef SPLIT
 #define SPLIT 1
@@ -32,7 +29,6 @@ layout(push_constant) uniform Push {
     float eps;
     uint plus1;
     uint rows[4];
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float partial[256];
@@ -50,7 +46,6 @@ void main()
     uint64_t xr = p.x + 4ul * uint64_t(c) * p.k, xo = p.xo + 16ul * uint64_t(c) * k4;
     bool norm = p.gain != 0ul;
     float inv = 1.0;
-    chain_wait(CHAIN_WORD);
     if (norm) {
         float ss = 0.0;
         for (uint i = t; i < k4; i += 256u) {
@@ -81,5 +76,4 @@ void main()
         uint64_t yc = p.y[o] + 4ul * uint64_t(c) * p.rows[o];
         for (uint i = t; i < p.rows[o]; i += 256u) act_set(yc, i, 0.0);
     }
-    chain_signal(CHAIN_WORD);
 }

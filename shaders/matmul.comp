@@ -27,8 +27,6 @@
 // Grid: x = ceil(H / NRG).
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
-#define CHAIN_ID 6 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y and conv state)
-#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -83,7 +81,6 @@ layout(push_constant) uniform Push {
     U32Buf slots;
     uint H;
     uint wdtype_snap; // taps dtype | n_snap << 8
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float red[(NACC + NSS) * NT]; // [value][thread]
@@ -139,7 +136,6 @@ void main()
                 raw[m][r] = W[m].v[slot0[r] + s];
                 sc[m][r] = block_scale(S[m], slot0[r] + s);
             }
-    chain_wait(CHAIN_WORD); // the first weights are in flight; what follows reads activations
     for (; s < row_slots; s += KSL) {
         uvec4 cur[NW][RT] = raw;
         float csc[NW][RT] = sc;
@@ -218,5 +214,4 @@ void main()
         if (p.accumulate != 0u) v += act_get(uint64_t(p.y), oi);
         act_set(uint64_t(p.y), oi, v);
     }
-    chain_signal(CHAIN_WORD);
 }

@@ -19,8 +19,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 6 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
-#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_BF16
@@ -69,7 +67,6 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 void main()
@@ -97,8 +94,6 @@ void main()
             S[m][r] = p.ws[sm];
         }
     }
-
-    chain_wait(CHAIN_WORD); // what follows reads x
 
     float acc[NW][RT][COLS];
     float ss[COLS];
@@ -206,5 +201,4 @@ void main()
             }
         }
     }
-    chain_signal(CHAIN_WORD);
 }

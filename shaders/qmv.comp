@@ -20,8 +20,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 7 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
-#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_Q4_0
@@ -57,7 +55,6 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 xs[COLS * XSC];
@@ -112,9 +109,7 @@ void main()
                     sc[u][m][r] = block_scale(S[m][r], base[r] + s);
                 }
         }
-        // the last chunk's readers are done; before the first chunk, a chained link's wait for x
-        if (k0 == 0u) chain_wait(CHAIN_WORD);
-        else barrier();
+        if (k0 > 0u) barrier(); // the last chunk's readers are done
         [[unroll]] for (uint c = 0u; c < COLS; c++)
             for (uint i = tid; i < n4; i += NT) {
                 vec4 xr = act_get4(p.x, c * kv4 + k0 / 4u + i);
@@ -181,5 +176,4 @@ void main()
             }
         }
     }
-    chain_signal(CHAIN_WORD);
 }

@@ -7,8 +7,6 @@
 // z f32 rows of dim like y (x may be y: each element is read before it is written).
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links (coherent x, y, z)
-#include "chain.glsl"
 
 #ifndef GATED
 #define GATED 0
@@ -28,7 +26,6 @@ layout(push_constant) uniform Push {
 #if GATED
     F32Buf z;
 #endif
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared float partial[256];
@@ -36,7 +33,6 @@ shared float partial[256];
 void main()
 {
     uint r = gl_WorkGroupID.x, t = gl_LocalInvocationIndex;
-    chain_wait(CHAIN_WORD);
     uint src = uint64_t(p.idx) != 0ul ? p.idx.v[r] : r;
     F32Buf xr = F32Buf(uint64_t(p.x) + 4ul * uint64_t(src) * p.dim);
     F32Buf yr = F32Buf(uint64_t(p.y) + 4ul * uint64_t(r) * p.dim);
@@ -61,5 +57,4 @@ void main()
 #endif
         act_set(uint64_t(yr), i, acc ? act_get(uint64_t(yr), i) + v : v);
     }
-    chain_signal(CHAIN_WORD);
 }

@@ -14,8 +14,6 @@
 // mode 2: no state write (test hook LFM2_TEST_SKIP_SNAPSHOT: a broken snapshot).
 // Grid: x over channels (64 a group), y = run. One invocation owns (run, channel): race-free.
 #include "kern_common.glsl"
-#define CHAIN_ID 0 // chain.glsl: CHAIN, a pipeline for chained links (coherent bcx, y, state)
-#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -32,22 +30,12 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode;
     uint pad;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
-
-void conv(uint h, uint r);
 
 void main()
 {
-    chain_wait(CHAIN_WORD);
     uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y;
-    if (h < p.H && r < p.n_runs) conv(h, r);
-    chain_signal(CHAIN_WORD);
-}
-
-// Channel h of run r.
-void conv(uint h, uint r)
-{
+    if (h >= p.H || r >= p.n_runs) return;
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
     float w0 = wget(p.w, p.wdtype, p.H, 3u, h, 0u);

@@ -16,12 +16,8 @@
 // (struct slot_meta, 16 bytes a slot; slots = 0: entry 0) holds the committed state; y: f32 [cols][H].
 // Grid: x over channels (64 a group), y = run, z = block of J columns of the run; the z extent
 // covers the longest run the step can hold (cols - n_runs + 1), groups past their run's end exit.
-// A chained link (CHAIN, chain.glsl): the taps load before its wait; bcx, y and the state go
-// through coherent pointers.
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
-#define CHAIN_ID 1 // chain.glsl: CHAIN, a pipeline for chained links
-#include "chain.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -40,7 +36,6 @@ layout(push_constant) uniform Push {
     uint n_snap;
     uint mode; // 0 (the only one served here)
     uint pad;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 float u_at(uint c, uint h)
@@ -56,7 +51,7 @@ void put_y(uint c, uint h, vec3 w, float u2, float u1, float u)
     act_set(uint64_t(p.y), c * p.H + h, cv * (w.x * u2 + w.y * u1 + w.z * u));
 }
 
-// The columns j0 .. j0+J-1 of run r, channel h (after the wait).
+// The columns j0 .. j0+J-1 of run r, channel h, with the taps w.
 void conv(uint h, uint r, uint j0, vec3 w)
 {
     uint slot = p.runs.v[4u * r], c0 = p.runs.v[4u * r + 1u], n = p.runs.v[4u * r + 2u];
@@ -89,12 +84,8 @@ void conv(uint h, uint r, uint j0, vec3 w)
 void main()
 {
     uint h = gl_GlobalInvocationID.x, r = gl_WorkGroupID.y, j0 = gl_WorkGroupID.z * J;
-    bool live = h < p.H && r < p.n_runs;
-    vec3 w = vec3(0.0);
-    if (live)
-        w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
-                 wget(p.w, p.wdtype, p.H, 3u, h, 2u));
-    chain_wait(CHAIN_WORD); // (every invocation: a workgroup barrier inside)
-    if (live) conv(h, r, j0, w);
-    chain_signal(CHAIN_WORD);
+    if (h >= p.H || r >= p.n_runs) return;
+    vec3 w = vec3(wget(p.w, p.wdtype, p.H, 3u, h, 0u), wget(p.w, p.wdtype, p.H, 3u, h, 1u),
+                  wget(p.w, p.wdtype, p.H, 3u, h, 2u));
+    conv(h, r, j0, w);
 }

@@ -32,8 +32,6 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
-#define CHAIN_ID 9 // chain.glsl: CHAIN, a pipeline for chained links (coherent x and y)
-#include "chain.glsl"
 
 #ifndef WTYPE
 #define WTYPE DT_Q4_0
@@ -61,7 +59,7 @@ layout(constant_id = 8) const uint COLS = 1;  // columns
 // Timing probes (gemm_bench, bench/31; results are garbage): 1 the weights loaded, not multiplied
 // (a slot's words folded into one float); 2 no scale loads (scale 1); 3 no weight or scale loads
 // (slots made from their index), the full math.
-layout(constant_id = 10) const uint PROBE = 0;
+layout(constant_id = 9) const uint PROBE = 0;
 
 // Slots are read as stored (wslot.glsl raw4): the block scale and Q4_0's offset 8 are applied once
 // a slot, not once an element, s·Σ(q - 8)·x = s·(Σ q·x - 8·Σx), with Σx of the slot's x computed
@@ -90,7 +88,6 @@ layout(push_constant) uniform Push {
     uint k;
     uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
     float eps;
-    layout(offset = CHAIN_AT) uint64_t chain; // chain.glsl (CHAIN pipelines only)
 } p;
 
 shared vec4 xs[COLS * XV];
@@ -118,15 +115,14 @@ void store(uint gr, uint c, float v, float v3, float f)
 #endif
     uint rows_s = p.rows_end[seg] - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
     uint oi = c * rows_s + lrow;
-    bool split = false;
 #if FADD
-    split = gl_NumWorkGroups.y > 1u;
-    if (split) atomicAdd(F32Buf(p.y[seg]).v[oi], v); // an atomic is coherent either way
-#endif
-    if (!split) {
-        if ((p.flags & 1u) != 0u) v += act_get(p.y[seg], oi);
-        act_set(p.y[seg], oi, v);
+    if (gl_NumWorkGroups.y > 1u) {
+        atomicAdd(F32Buf(p.y[seg]).v[oi], v);
+        return;
     }
+#endif
+    if ((p.flags & 1u) != 0u) v += act_get(p.y[seg], oi);
+    act_set(p.y[seg], oi, v);
 }
 
 // Loads batch r0's RB rows of weight slots (and scales) this lane owns.
@@ -165,14 +161,6 @@ void main()
     bool norm = p.gain != 0ul;
     float one = (p.flags & 2u) != 0u ? 1.0 : 0.0;
     uint gdtype = p.flags >> 2;
-
-    // a chained link: the first batch's weights in flight before the wait for x (unchained, each
-    // batch loads after the staging, as measured in bench/22-24)
-    uvec4 raw[RB][NW][SPL];
-    float sc[RB][NW][SPL];
-    bool early = CHAIN != 0u;
-    if (early && wrow0 + rg * RB < total) load_rows(wrow0 + rg * RB, total, row_slots, slots, slot0, kg, lane, raw, sc);
-    chain_wait(CHAIN_WORD);
 
     // x' staged once: the norm's gain applied, Σx² from the same loads
     [[unroll]] for (uint c = 0u; c < COLS; c++) {
@@ -217,7 +205,10 @@ void main()
     for (uint b = 0u; b < NB; b++) {
         uint r0 = wrow0 + (b * RG + rg) * RB;
         if (r0 >= total) break;
-        if (b > 0u || !early) load_rows(r0, total, row_slots, slots, slot0, kg, lane, raw, sc);
+        // each batch's weights load after the staging (as measured in bench/22-24)
+        uvec4 raw[RB][NW][SPL];
+        float sc[RB][NW][SPL];
+        load_rows(r0, total, row_slots, slots, slot0, kg, lane, raw, sc);
         [[unroll]] for (uint r = 0u; r < RB; r++) {
             float acc[NW][COLS];
             [[unroll]] for (uint m = 0u; m < NW; m++) {
@@ -265,5 +256,4 @@ void main()
             store(gr, c, v[0], v[NW - 1u], f[c]);
         }
     }
-    chain_signal(CHAIN_WORD);
 }

@@ -246,12 +246,6 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
                 "be the "
                 "device's, not the code's\n",
                 bw_change, base->device.copy_gbps, cur->device.copy_gbps);
-    /* LFM2_CHAIN records the gap probe's walls with chained dispatches: not the same plan's time */
-    if (base->gap_probe.ran && cur->gap_probe.ran && (base->gap_probe.links > 0) != (cur->gap_probe.links > 0))
-        fprintf(out,
-                "WARNING: the gap probe's walls were recorded with chained dispatches (LFM2_CHAIN) in the %s "
-                "run only: its walls and gaps differ by that, not by the code\n",
-                base->gap_probe.links ? "base" : "current");
     if (base->timing != cur->timing)
         fprintf(out,
                 "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "

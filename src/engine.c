@@ -9,76 +9,6 @@
 #include "tuning.h"
 
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
-#define CHAIN_BYTES 256 /* chain.glsl's counters: done, err, 2 pad, groups[PLAN_MAX_SIBS] */
-
-/* The chain counters as copied back (chain.glsl: done, err, 2 pad, groups[]): true when `links`
- * links are done, none gave up waiting and every workgroup counter is back at 0; *done, *gave_up
- * for the message. */
-static bool chain_counters_ok(const void *host, uint32_t links, uint32_t *done, bool *gave_up)
-{
-    uint32_t w[4 + PLAN_MAX_SIBS], groups = 0;
-    memcpy(w, host, sizeof w);
-    for (int i = 0; i < PLAN_MAX_SIBS; i++) groups |= w[4 + i];
-    *done = w[0];
-    *gave_up = w[1] != 0;
-    return w[0] == links && !w[1] && !groups;
-}
-
-/* LFM2_CHAIN's self-test, once a device, before its first chained step: chain_probe.comp links of
- * CHAIN_PROBE_GROUPS workgroups (more than a GPU holds at once) in the stages A | B C | D E | F (B
- * and C read A's words and write their own, side by side; D reads B's, E reads C's; F reads D's),
- * each checking the stores of the stage before. *ok: every link done, every workgroup counter back
- * at 0, no wait gave up, every word seen. A device that fails it runs its steps with barriers
- * (LFM2_TEST_CHAIN_SELFTEST_FAIL: the first wait waits for a link that never runs, as
- * LFM2_TEST_CHAIN_STALL does in a step). */
-#define CHAIN_PROBE_LINKS 6
-#define CHAIN_PROBE_GROUPS 8192 /* an H200 holds 132 x 32 workgroups at most */
-static int chain_selftest(struct gpu *g, const struct gpu_buf *counters, bool *ok, struct err *e)
-{
-    static const int src_of[CHAIN_PROBE_LINKS] = {-1, 0, 0, 1, 2, 3}; /* the link whose words each reads */
-    bool fail = tuning()->test_chain_selftest_fail; /* (64 workgroups a link: every wait gives up) */
-    int groups = fail ? 64 : CHAIN_PROBE_GROUPS;
-    uint64_t part = 4ull * CHAIN_PROBE_GROUPS; /* one link's words */
-    struct gpu_buf words = {0}, host = {0}; /* (zeros where an allocation failed: nothing below reads them) */
-    int st = gpu_alloc(g, CHAIN_PROBE_LINKS * part + 256, GPU_MEM_DEVICE, &words, e);
-    if (!st) st = gpu_alloc(g, CHAIN_BYTES + 4, GPU_MEM_HOST, &host, e);
-    /* each link's words a buffer of their own, so that plan_barriers sees B, C and D, E as stages */
-    struct plan_bufs bufs = {CHAIN_PROBE_LINKS, {0}, {0}};
-    for (int i = 0; i < CHAIN_PROBE_LINKS; i++) {
-        bufs.lo[i] = words.addr + (uint64_t)i * part;
-        bufs.hi[i] = bufs.lo[i] + part;
-    }
-    uint64_t flag = words.addr + CHAIN_PROBE_LINKS * part;
-    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
-    for (int i = 0; !st && i < CHAIN_PROBE_LINKS; i++) {
-        int s = src_of[i];
-        st = k_chain_probe(g, &p, s < 0 ? 0 : bufs.lo[s], bufs.lo[i], flag, (float)(s + 1), (float)(i + 1), groups, e);
-    }
-    if (!st) st = gpu_cmd_begin(g, e);
-    if (!st) {
-        gpu_cmd_fill(g, counters, 0, CHAIN_BYTES, 0);
-        gpu_cmd_fill(g, &words, 0, words.size, 0);
-        gpu_cmd_barrier(g);
-        struct plan_chain ch = {counters->addr, fail ? 2 : 1};
-        plan_record_chained(g, &p, -1, 1, 0, &ch);
-        gpu_cmd_copy(g, counters, 0, &host, 0, CHAIN_BYTES);
-        gpu_cmd_copy(g, &words, flag - words.addr, &host, CHAIN_BYTES, 4);
-        st = gpu_submit_wait(g, NULL, e);
-    }
-    plan_free(&p);
-    if (st) return err_wrap(e, st, "LFM2_CHAIN self-test");
-    uint32_t done, unseen; /* the probe's flag */
-    bool gave_up;
-    memcpy(&unseen, (uint8_t *)host.host + CHAIN_BYTES, 4);
-    *ok = chain_counters_ok(host.host, CHAIN_PROBE_LINKS, &done, &gave_up) && !unseen;
-    if (!*ok)
-        fprintf(stderr,
-                "lfm2-profile-stage: LFM2_CHAIN: this device failed the chained-dispatch self-test (%u of %d links "
-                "done%s%s): its steps are recorded with barriers\n",
-                done, CHAIN_PROBE_LINKS, gave_up ? ", a wait gave up" : "",
-                unseen ? ", a link saw the stage before unfinished" : "");
-    return ST_OK;
-}
 
 uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
 uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
@@ -195,22 +125,11 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     en->up_idx = en->up_runs + ALIGN256(C * sizeof(struct run_meta));
     en->up_hidden = en->up_idx + ALIGN256((uint64_t)MAX(max_logits, 1) * 4);
     en->up_slots = ALIGN256(en->up_hidden + C * H * 4);
-    en->up_chain = ALIGN256(en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta));
-    uint64_t up = en->up_chain + CHAIN_BYTES;
+    uint64_t up = en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta);
     uint64_t down = MAX(C * H * 4, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4);
     int st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
     if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
-    if (!st && tuning()->chain) st = gpu_alloc(g, CHAIN_BYTES, GPU_MEM_DEVICE, &en->chain, e);
     if (st) return err_wrap(e, st, "engine host buffers");
-    if (en->chain.addr % 64) /* the chain word keeps a link's stage place in the address's low bits */
-        return err_set(e, ST_RUNTIME, "LFM2_CHAIN: the chain counters' device address 0x%llx is not 64-byte aligned",
-                       (unsigned long long)en->chain.addr);
-    if (en->chain.size && !g->chain_ok) {
-        bool ok = false;
-        if ((st = chain_selftest(g, &en->chain, &ok, e))) return st;
-        g->chain_ok = ok ? 1 : -1;
-    }
-    if (g->chain_ok < 0) memset(&en->chain, 0, sizeof en->chain); /* no counters: steps keep their barriers */
     return engine_reset(en, e);
 }
 
@@ -302,29 +221,17 @@ int engine_step(struct engine *en, const struct step_shape *shape, const struct 
     if (shape->n_logits) gpu_cmd_copy(g, &en->up, en->up_idx, &en->logit_idx, 0, (uint64_t)shape->n_logits * 4);
     if (!en->s->first) gpu_cmd_copy(g, &en->up, en->up_hidden, &en->hidden, 0, (uint64_t)shape->cols * H * 4);
     gpu_cmd_copy(g, &en->up, en->up_slots, &en->slot_tab, 0, (uint64_t)en->n_slots * sizeof(struct slot_meta));
-    /* LFM2_TEST_CHAIN_STALL: the first link waits for a link 1 that never runs (the error path) */
-    struct plan_chain chain = {en->chain.addr, tuning()->test_chain_stall ? 2 : 1};
-    struct plan_chain *ch = en->chain.size ? &chain : NULL;
-    uint32_t first_link = chain.next;
-    if (ch) gpu_cmd_fill(g, &en->chain, 0, CHAIN_BYTES, 0);
     gpu_cmd_barrier(g);
     int stride = en->ts_stride > 0 ? en->ts_stride : 1, phase = en->ts_phase % stride;
     for (int r = 0; r < repeat; r++) {
-        plan_record_chained(g, layers, timestamps ? 0 : -1, stride, phase, ch);
+        plan_record_sampled(g, layers, timestamps ? 0 : -1, stride, phase);
         if (head)
-            plan_record_chained(g, head, timestamps ? 2 * layers->n : -1, stride,
-                                ((phase - layers->n) % stride + stride) % stride, ch);
+            plan_record_sampled(g, head, timestamps ? 2 * layers->n : -1, stride,
+                                ((phase - layers->n) % stride + stride) % stride);
     }
-    if (ch) gpu_cmd_copy(g, &en->chain, 0, &en->up, en->up_chain, CHAIN_BYTES);
     if (want_logits) gpu_cmd_copy(g, &en->logits, 0, &en->down, 0, (uint64_t)shape->n_logits * V * 4);
     else if (want_hidden) gpu_cmd_copy(g, &en->hidden, 0, &en->down, 0, (uint64_t)shape->cols * H * 4);
     if ((st = gpu_submit_wait(g, wall_us, e))) return st;
-    uint32_t done;
-    bool gave_up;
-    if (ch && chain.next > first_link && /* the counters: every link done, none gave up waiting */
-        !chain_counters_ok(up + en->up_chain, chain.next - 1, &done, &gave_up))
-        return err_set(e, ST_RUNTIME, "step: chained dispatches failed (%u of %u links done%s); run without LFM2_CHAIN",
-                       done, chain.next - 1, gave_up ? ", a wait gave up" : "");
     for (int r = 0; r < shape->n_runs; r++) {
         struct slot_meta *sm = &slot_table(en)[io->runs[r].slot];
         sm->draft = spec ? io->runs[r].n_cols : 0;

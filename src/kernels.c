@@ -114,30 +114,6 @@ static int check_gain(const struct gpu_weight *w, int64_t n, const char *what, s
     return ST_OK;
 }
 
-/* ---- chain_probe: the chained-dispatch self-test's links (shaders/chain_probe.comp) */
-
-struct push_chain_probe {
-    uint64_t src, dst, flag;
-    float expect, value;
-    uint32_t groups;
-};
-
-int k_chain_probe(struct gpu *g, struct plan *p, uint64_t src, uint64_t dst, uint64_t flag, float expect, float value,
-                  int groups, struct err *e)
-{
-    if (groups < 1 || groups > (int)MAX_GROUPS) return err_set(e, ST_USAGE, "chain_probe: %d workgroups", groups);
-    const struct gpu_pipeline *pipe;
-    const uint32_t chain = 1; /* CHAIN: only ever a link */
-    int rc = gpu_pipeline(g, "chain_probe", &chain, 1, &pipe, e);
-    if (rc) return rc;
-    struct push_chain_probe pc = {src, dst, flag, expect, value, (uint32_t)groups};
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)groups, 1, "chain_probe", -1, "chain_probe", 0);
-    /* (the flag, which every link may raise atomically, is no output: links of a stage share it) */
-    dispatch_outputs(d, 1, offsetof(struct push_chain_probe, dst));
-    d->chain = true;
-    return ST_OK;
-}
-
 /* ---- embed */
 
 struct push_embed {
@@ -153,8 +129,7 @@ int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint6
         return err_set(e, ST_USAGE, "embed: table type %s, %d columns: expected a weight type and 1..65535 columns",
                        dtype_name(table->dtype), cols);
     const struct gpu_pipeline *pipe;
-    uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
-    int rc = gpu_pipeline(g, "embed", &chain, 1, &pipe, e);
+    int rc = gpu_pipeline(g, "embed", NULL, 0, &pipe, e);
     if (rc) return rc;
     struct push_embed pc = {table->addr, cols_meta, out, (uint32_t)table->k, (uint32_t)table->rows,
                             (uint32_t)table->dtype, (uint32_t)cols};
@@ -163,7 +138,6 @@ int k_embed(struct gpu *g, struct plan *p, const struct gpu_weight *table, uint6
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)table->k, 256), (uint32_t)cols, kind, -1,
                              "embed", weight_bytes(table->dtype, cols, table->k));
     dispatch_outputs(d, 1, offsetof(struct push_embed, dst));
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -186,13 +160,11 @@ static int rmsnorm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w
     if (n_rows < 1 || n_rows > (int)MAX_GROUPS)
         return err_set(e, ST_USAGE, "%s %s: %d rows, expected 1..65535", kind, op, n_rows);
     const struct gpu_pipeline *pipe;
-    uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
-    if ((rc = gpu_pipeline(g, "rmsnorm", &chain, 1, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, "rmsnorm", NULL, 0, &pipe, e))) return rc;
     struct push_rmsnorm pc = {x, y, w->addr, idx, (uint32_t)(w->rows * w->k), (uint32_t)w->dtype, eps,
                               (plus1 ? 1u : 0u) | (accumulate ? 2u : 0u)};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)n_rows, 1, kind, layer, op, w->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_rmsnorm, y));
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -245,7 +217,7 @@ static uint64_t scale_addr(const struct gpu_weight *w)
  * many columns need), more slices mean more workgroups and more loads in flight (what a matrix
  * with few rows, or a step of few columns, needs to reach the memory bandwidth). */
 #define MATMUL_THREADS 128u
-#define MATMUL_SPECS 7
+#define MATMUL_SPECS 6
 static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[MATMUL_SPECS])
 {
     uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
@@ -260,7 +232,6 @@ static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t
     spec[3] = cols;
     spec[4] = MATMUL_THREADS;
     spec[5] = 0; /* CONV (k_conv_step) */
-    spec[6] = tuning()->chain; /* CHAIN: a pipeline for chained links (plan.h) */
 }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
@@ -467,7 +438,7 @@ static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int col
  * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
  * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
 static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
-                       int cols, uint32_t ksplits, const char *op, uint32_t spec[11], uint32_t *n_spec,
+                       int cols, uint32_t ksplits, const char *op, uint32_t spec[10], uint32_t *n_spec,
                        uint32_t *groups, struct err *e)
 {
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
@@ -476,10 +447,10 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
         if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[11] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
-                                 tuning()->chain /* CHAIN (plan.h) */, (uint32_t)tuning()->xmv_probe};
+        const uint32_t xs[10] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
+                                 (uint32_t)tuning()->xmv_probe};
         memcpy(spec, xs, sizeof xs);
-        *n_spec = 11;
+        *n_spec = 10;
         return ST_OK;
     }
     uint32_t rt = 1, kc = 0;
@@ -513,7 +484,6 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
     const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
     memcpy(spec, ms, sizeof ms);
     *n_spec = qmv ? 7 : 6;
-    spec[(*n_spec)++] = tuning()->chain; /* CHAIN (plan.h): constant 6 of matvec, 7 of qmv */
     return ST_OK;
 }
 
@@ -561,7 +531,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
-        uint32_t spec[11], n_spec = 0, groups = 0;
+        uint32_t spec[10], n_spec = 0, groups = 0;
         int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
         const struct gpu_pipeline *pipe = NULL;
         if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
@@ -572,7 +542,6 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         struct dispatch *d = add(p, pipe, &pp, sizeof pp, groups, ksplits, kind, layer, op, bytes);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
-        d->chain = spec[mk == MV_XMV ? 9 : n_spec - 1] != 0; /* CHAIN: xmv's constant 9, the others' last */
     }
     return ST_OK;
 }
@@ -635,7 +604,6 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
                                             y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
         struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
         dispatch_outputs(d, 1, offsetof(struct push_matmul, y));
-        d->chain = spec[6] != 0;
     }
     return ST_OK;
 }
@@ -892,8 +860,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
      * alone 3.9 %); no change at 16 and 64 (bench/19) */
     uint32_t frag = !cm ? 0 : tu->gemm_frag >= 0 ? (uint32_t)tu->gemm_frag : cols > 64 ? 2 : 0;
-    uint32_t spec[12] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag, tu->chain /* CHAIN (plan.h) */};
-    int rc = gpu_pipeline(g, name, spec, 12, &c->pipe, e);
+    uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
+    int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;
@@ -922,8 +890,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    const uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
-    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", &chain, 1, &pp, e))) return rc;
+    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,
@@ -943,7 +910,6 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
     struct dispatch *d = add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
     dispatch_outputs(d, n_out, out[0], out[1], out[2], out[3], out[4]);
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -954,7 +920,6 @@ static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, 
     struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
     dispatch_tag(d, c->kind, layer, op, c->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
-    d->chain = tuning()->chain != 0;
 }
 
 /* One product through the gemm: its prep (when needed), then the product. */
@@ -1032,10 +997,8 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
      * run possible */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    /* spec: the batch kernel's CHAIN (plan.h); the wide kernel's columns an invocation and CHAIN */
-    const uint32_t chain = tuning()->chain, spec_wide[2] = {K_WIDE_CONV_COLS, chain};
-    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", wide ? spec_wide : &chain, wide ? 2 : 1, &pipe,
-                           e)))
+    const uint32_t spec_wide[1] = {K_WIDE_CONV_COLS}; /* the wide kernel's columns an invocation */
+    if ((rc = gpu_pipeline(g, wide ? "shortconv_wide" : "shortconv", wide ? spec_wide : NULL, wide ? 1 : 0, &pipe, e)))
         return rc;
     struct push_shortconv pc = {bcx, conv_w->addr, state->addr, y, runs, state->slots, (uint32_t)conv_w->rows,
                                 (uint32_t)n_runs, (uint32_t)conv_w->dtype, state->n_snap, mode, 0};
@@ -1043,7 +1006,6 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
                                   wide ? div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -1054,7 +1016,7 @@ struct push_matmul_conv {
     uint64_t state, conv_w, colmeta, slots;
     uint32_t H, wdtype_snap; /* taps dtype | n_snap << 8 */
 };
-_Static_assert(sizeof(struct push_matmul_conv) == PLAN_CHAIN_AT, "push_matmul_conv layout");
+_Static_assert(sizeof(struct push_matmul_conv) == 120, "push_matmul_conv layout");
 
 int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
                 const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
@@ -1088,7 +1050,6 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up(H, MATMUL_THREADS / spec[1]), 1, kind, layer,
                              "conv.in_proj", w_in->bytes + conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
-    d->chain = spec[6] != 0;
     return ST_OK;
 }
 
@@ -1156,8 +1117,7 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
     if (!rc) rc = prep_params(a, q_norm, k_norm, &pp, e);
     if (rc) return rc;
     const struct gpu_pipeline *pipe;
-    const uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
-    if ((rc = gpu_pipeline(g, "attn_prep", &chain, 1, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, "attn_prep", NULL, 0, &pipe, e))) return rc;
     struct push_attn_prep pc = {
         q, k, v, pp.qn, pp.kn, kpool, vpool, btab, cols_meta,
         (uint32_t)a->n_h, (uint32_t)a->n_kv, (uint32_t)a->hd, (uint32_t)a->rope_dims, (uint32_t)a->max_blocks,
@@ -1169,7 +1129,6 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                              "attn.prep", layer, "attn.prep", pp.bytes);
     dispatch_outputs(d, 3, offsetof(struct push_attn_prep, q), offsetof(struct push_attn_prep, kpool),
                      offsetof(struct push_attn_prep, vpool));
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -1188,7 +1147,7 @@ struct push_attn_decode {
     uint32_t pflags; /* prep flags | gains' dtype << 4 | rope_dims << 8 */
     float eps, r_hi, r_lo;
 };
-_Static_assert(sizeof(struct push_attn_decode) == PLAN_CHAIN_AT, "push_attn_decode layout");
+_Static_assert(sizeof(struct push_attn_decode) == 120, "push_attn_decode layout");
 
 /* ---- attention tiled over queries × keys (the wide plan's prefill) */
 
@@ -1241,15 +1200,14 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     /* keys and values in two buffers where they fit at that tile (the next block's loads then
      * overlap the scores too), else in one */
     uint32_t kv2 = attn_prefill_shared(hd, bq, 2) <= g->shared_mem;
-    uint32_t spec[5] = {hd, bq, nt, kv2, tuning()->chain /* CHAIN (plan.h) */};
+    uint32_t spec[4] = {hd, bq, nt, kv2};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "attn_prefill", spec, 5, &pipe, e);
+    int rc = gpu_pipeline(g, "attn_prefill", spec, 4, &pipe, e);
     if (rc) return rc;
     struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
                              a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0);
     dispatch_outputs(d, 1, offsetof(struct push_attention, dst));
-    d->chain = spec[4] != 0;
     return ST_OK;
 }
 
@@ -1263,15 +1221,14 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
      * fit the shared memory: hd 256 at a subgroup of 8 would take 33 KiB of lavapipe's 32 */
     uint64_t hd = (uint64_t)a->hd, fixed = 4 * (fused ? 6 * hd : 7);
     while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
-    uint32_t spec[6] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused, (uint32_t)tuning()->chain /* CHAIN (plan.h) */};
+    uint32_t spec[5] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused};
     const struct gpu_pipeline *pipe;
-    int rc = gpu_pipeline(g, "attention", spec, 6, &pipe, e);
+    int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
     if (rc) return rc;
     const char *kind = fused ? (a->gated ? "attn.gated.decode_prep" : "attn.decode_prep")
                              : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                         : (prefill ? "attn.prefill" : "attn.decode");
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
-    d->chain = spec[5] != 0;
     if (fused)
         dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
                          offsetof(struct push_attn_decode, a.vpool));

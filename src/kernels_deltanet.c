@@ -78,9 +78,8 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
      * invocation */
     bool wide = p->kind == PLAN_WIDE;
     const struct gpu_pipeline *pipe;
-    /* spec: the wide kernel's columns an invocation, CHAIN (plan.h) */
-    const uint32_t spec[2] = {K_WIDE_CONV_COLS, (uint32_t)tuning()->chain};
-    if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", spec, 2, &pipe, e))) return rc;
+    const uint32_t spec[1] = {K_WIDE_CONV_COLS}; /* the wide kernel's columns an invocation */
+    if ((rc = gpu_pipeline(g, wide ? "dn_conv_wide" : "dn_conv", spec, 1, &pipe, e))) return rc;
     struct push_dn_conv pc = {x, conv_w->addr, state->addr + k_dn_window_offset(dn), y, runs, state->slots,
                               (uint32_t)C, (uint32_t)dn->conv, (uint32_t)n_runs, (uint32_t)conv_w->dtype,
                               (uint32_t)(k_dn_state_bytes(dn) / 4), state->n_snap, mode, 0};
@@ -89,7 +88,6 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
     dispatch_tag(d, p->kind == PLAN_SPEC ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv", layer, "dn.conv",
                  conv_w->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_conv, y), offsetof(struct push_dn_conv, window));
-    d->chain = spec[1] != 0;
     return ST_OK;
 }
 
@@ -130,9 +128,9 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
         return err_set(e, ST_USAGE, "dn.recurrent: key head dim %d and subgroup size %u must be multiples of %d",
                        dn->dk, sg, DN_LANES);
     while (tile > 1 && dn->dv % (int)tile) tile /= 2;
-    uint32_t spec[4] = {(uint32_t)dn->dk, (uint32_t)dn->dv, DN_LANES * tile, tuning()->chain /* CHAIN (plan.h) */};
+    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, DN_LANES * tile};
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "dn_recurrent", spec, 4, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, "dn_recurrent", spec, 3, &pipe, e))) return rc;
     struct push_dn_recurrent pc = {
         qkv, b, a, dt->addr, a_log->addr, state->addr, o, runs, state->slots, (uint32_t)dn->nk, (uint32_t)dn->nv,
         (uint32_t)n_runs, (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype,
@@ -143,7 +141,6 @@ int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
                              p->kind == PLAN_SPEC ? "dn.recurrent.snap" : "dn.recurrent", layer, "dn.delta_rule",
                              dt->bytes + a_log->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_recurrent, o), offsetof(struct push_dn_recurrent, state));
-    d->chain = spec[3] != 0;
     return ST_OK;
 }
 
@@ -168,13 +165,11 @@ int k_dn_norm_gate(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
     if (cols < 1 || rows > 65535)
         return err_set(e, ST_USAGE, "dn.norm_gate: %d columns x %d heads, expected 1..65535 rows", cols, dn->nv);
     const struct gpu_pipeline *pipe;
-    uint32_t chain = tuning()->chain; /* CHAIN (plan.h) */
-    int rc = gpu_pipeline(g, "rmsnorm_gated", &chain, 1, &pipe, e);
+    int rc = gpu_pipeline(g, "rmsnorm_gated", NULL, 0, &pipe, e);
     if (rc) return rc;
     struct push_dn_norm_gate pc = {o, o, w->addr, 0, (uint32_t)dn->dv, (uint32_t)w->dtype, eps, 0, z};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)rows, 1, "dn.norm_gate", layer, "dn.norm_gate", w->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_dn_norm_gate, y));
-    d->chain = chain != 0;
     return ST_OK;
 }
 
@@ -224,9 +219,9 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
         return err_set(e, ST_USAGE, "dn.chunk: value head dim %d, key head dim %d: no tile of 4..32 state columns "
                        "divides it and fits %u bytes of shared memory (4 columns need %llu)", dn->dv, dn->dk,
                        g->shared_mem, (unsigned long long)dn_chunk_shared((uint32_t)dn->dk, 4));
-    uint32_t spec[4] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tv, (uint32_t)tuning()->chain /* CHAIN (plan.h) */};
+    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tv};
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "dn_chunk", spec, 4, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, "dn_chunk", spec, 3, &pipe, e))) return rc;
     struct push_dn_chunk pc = {
         qkv, b, a, dt->addr, a_log->addr, state->addr, o, runs, (uint32_t)dn->nk, (uint32_t)dn->nv, (uint32_t)n_runs,
         (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype, (uint32_t)a_log->dtype,
@@ -236,7 +231,6 @@ int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const 
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, gx, (uint32_t)n_runs, "dn.chunk", layer, "dn.delta_rule",
                              dt->bytes + a_log->bytes);
     dispatch_outputs(d, 2, offsetof(struct push_dn_chunk, o), offsetof(struct push_dn_chunk, state));
-    d->chain = spec[3] != 0;
     return ST_OK;
 }
 

@@ -120,74 +120,26 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
     if (p->n > 0) after[p->n - 1] = true;
 }
 
-uint32_t plan_schedule(const struct plan *p, bool timed, uint32_t first_link, bool *after, uint32_t *link,
-                       uint32_t *sib)
+void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
 {
+    bool *after = malloc((size_t)(p->n ? p->n : 1) * sizeof *after);
+    CHECK(after);
+    bool timed = ts_base >= 0;
     plan_barriers(p, timed, after);
-    /* links: chainable dispatches of an untimed recording, while link numbers last; siblings:
-     * consecutive links with no data between them (no barrier after the first in plan_barriers'
-     * plan) share a stage, at most PLAN_MAX_SIBS of them, and each waits for the stage before */
-    uint32_t next = first_link, s = 0;
-    for (int i = 0; i < p->n; i++) {
-        bool is_link = first_link && !timed && p->d[i].chain && next <= PLAN_MAX_LINKS;
-        link[i] = is_link ? next++ : 0;
-        s = is_link && i > 0 && link[i - 1] && !after[i - 1] && s + 1 < PLAN_MAX_SIBS ? s + 1 : 0;
-        if (sib) sib[i] = s;
-    }
-    if (tuning()->bench_no_barriers && !timed) /* wrong results: how much the chain costs (bench/26) */
+    if (tuning()->bench_no_barriers && !timed) /* wrong results: what the barriers cost (bench/26) */
         for (int i = 0; i + 1 < p->n; i++) after[i] = false;
-    /* inside a run of links no barrier (each waits for the stage before); one on both sides of it */
-    for (int i = 0; i + 1 < p->n; i++)
-        after[i] = link[i] && link[i + 1] ? false : after[i] || link[i] || link[i + 1];
-    return next - first_link;
-}
-
-uint64_t plan_chain_word(uint64_t addr, uint32_t sib, uint32_t pause, uint32_t need)
-{
-    CHECK(addr % 64 == 0 && addr < (1ull << 48) && sib < PLAN_MAX_SIBS && pause < 8 && need <= PLAN_MAX_LINKS);
-    return addr | sib | (uint64_t)pause << 3 | (uint64_t)need << 48;
-}
-
-void plan_record_chained(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase,
-                         struct plan_chain *ch)
-{
-    size_t n = (size_t)(p->n ? p->n : 1);
-    bool *after = malloc(n * sizeof *after);
-    uint32_t *link = malloc(n * sizeof *link), *sib = malloc(n * sizeof *sib);
-    CHECK(after && link && sib);
-    uint32_t links = plan_schedule(p, ts_base >= 0, ch ? ch->next : 0, after, link, sib);
-    if (ch) ch->next += links;
     for (int i = 0; i < p->n; i++) {
         const struct dispatch *d = &p->d[i];
-        bool ts = ts_base >= 0 && i % stride == phase;
+        bool ts = timed && i % stride == phase;
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
-        if (d->chain) {
-            uint8_t push[PLAN_PUSH_MAX];
-            /* the links done before its stage: those numbered from 1 up to its stage's first */
-            uint64_t word = link[i] ? plan_chain_word(ch->addr, sib[i], (uint32_t)tuning()->chain_backoff,
-                                                      link[i] - sib[i] - 1)
-                                    : 0;
-            CHECK(d->push_size <= PLAN_CHAIN_AT);
-            memcpy(push, d->push, d->push_size);
-            memset(push + d->push_size, 0, PLAN_CHAIN_AT - d->push_size);
-            memcpy(push + PLAN_CHAIN_AT, &word, 8);
-            gpu_cmd_dispatch(g, d->pipe, push, PLAN_PUSH_MAX, d->groups[0], d->groups[1], d->groups[2]);
-        } else
-            gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
         /* between two dispatches a compute-only barrier; after the plan's last one the full
          * barrier, since a copy may follow (LFM2_FULL_STAGE_BARRIERS: the full one everywhere) */
         if (after[i] && i + 1 < p->n && !tuning()->full_stage_barriers) gpu_cmd_barrier_compute(g);
         else if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }
-    free(sib);
-    free(link);
     free(after);
-}
-
-void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
-{
-    plan_record_chained(g, p, ts_base, stride, phase, NULL);
 }
 
 void plan_record(struct gpu *g, const struct plan *p, int ts_base) { plan_record_sampled(g, p, ts_base, 1, 0); }

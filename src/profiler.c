@@ -274,24 +274,6 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
             .hidden = (uint64_t)c->en->d->hidden,
         };
         gap_probe_compute_reps(&p->gap_probe, &in);
-        if (c->en->chain.size) { /* the schedule the probe's recordings followed (plan.h) */
-            const struct plan *pl[2] = {c->layers, c->head};
-            for (int k = 0; k < 2 && pl[k]; k++) {
-                bool *after = calloc((size_t)(pl[k]->n + 1), sizeof *after);
-                uint32_t *link = calloc((size_t)(pl[k]->n + 1), sizeof *link);
-                uint32_t *sib = calloc((size_t)(pl[k]->n + 1), sizeof *sib);
-                CHECK(after && link && sib);
-                p->gap_probe.links += (int)plan_schedule(pl[k], false, 1, after, link, sib);
-                p->gap_probe.dispatches += pl[k]->n;
-                for (int i = 0; i < pl[k]->n; i++) {
-                    p->gap_probe.barriers += after[i];
-                    p->gap_probe.stages += link[i] && !sib[i];
-                }
-                free(sib);
-                free(link);
-                free(after);
-            }
-        }
         for (int k = 0; k < 4; k++)
             timing_free(&t[k]);
     }

@@ -698,26 +698,12 @@ static void text_wall_line(FILE *out, const char *name, const struct timing *t)
     fprintf(out, "  %-19s%9.0f µs   (median; %s)\n", name, t->median, fmt_spread(sp, sizeof sp, t));
 }
 
-/* With chained dispatches (LFM2_CHAIN): how the probe's plan was recorded, in buf; false without. */
-static bool chain_sentence(char *buf, size_t n, const struct gap_probe *g)
-{
-    if (!g->links) return false;
-    snprintf(buf, n,
-             "chained dispatches (LFM2_CHAIN): in the probe's plan %d of %d dispatches are links in %d stages, "
-             "each waiting on a flag the stage before raises, %d barrier%s stay%s; the timestamped steps keep a "
-             "barrier after every dispatch",
-             g->links, g->dispatches, g->stages, g->barriers, g->barriers == 1 ? "" : "s", g->barriers == 1 ? "s" : "");
-    return true;
-}
-
 static void text_gap_probe(FILE *out, const struct profile *p)
 {
     const struct gap_probe *g = &p->gap_probe;
     bool ts = g->verdict != VERDICT_UNKNOWN;
     char er[64];
     fprintf(out, "-- gap probe (1× vs 2× plan in ONE pass; poll/submit cancel in the delta) --\n");
-    char chained[256];
-    if (chain_sentence(chained, sizeof chained, g)) fprintf(out, "  (%s)\n", chained);
     if (g->n_reps > 0) {
         fprintf(out,
                 "  (medians of %d reps on both sides of every subtraction; ± is the standard error "
@@ -936,8 +922,6 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
         "MADs.\n\n",
         g->n_reps);
-    char chained[256];
-    if (chain_sentence(chained, sizeof chained, g)) fprintf(out, "C%s.\n\n", chained + 1);
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
     fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
             g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");

@@ -4,8 +4,9 @@
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
  * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes,
  * bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
- * <figure>_within_noise, timestamps_add, timestamp_pair_us, chained (null, or LFM2_CHAIN's links,
- * stages, dispatches, barriers)}, lm_head (null when the head was not
+ * <figure>_within_noise, timestamps_add, timestamp_pair_us, chained (always null: chained dispatches,
+ * a bench/28-29 experiment, were removed; files of that time may hold an object, read as ignored)},
+ * lm_head (null when the head was not
  * probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
  * attribution (null unless --attribution). The reader needs only the DESIGN.md fields. */
 #include "profile.h"
@@ -94,15 +95,7 @@ static cJSON *gap_probe_json(const struct profile *p)
     add_est(o, "fixed", g->fixed);
     add_est(o, "timestamps_add", g->ts_add);
     add_num(o, "timestamp_pair_us", g->ts_pair_us);
-    if (g->links) { /* LFM2_CHAIN: how the walls' plan was recorded */
-        cJSON *c = cJSON_CreateObject();
-        add_num(c, "links", g->links);
-        add_num(c, "stages", g->stages);
-        add_num(c, "dispatches", g->dispatches);
-        add_num(c, "barriers", g->barriers);
-        cJSON_AddItemToObject(o, "chained", c);
-    } else
-        cJSON_AddNullToObject(o, "chained");
+    cJSON_AddNullToObject(o, "chained"); /* kept for scripts (header) */
     return o;
 }
 
@@ -486,17 +479,6 @@ static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *
         g->per_dispatch = strcmp(verdict, "per-dispatch") == 0;
         for (int v = VERDICT_UNKNOWN; v <= VERDICT_INCONCLUSIVE; v++)
             if (!strcmp(verdict, verdict_name((enum verdict)v))) g->verdict = (enum verdict)v;
-        const cJSON *c = opt(o, "chained"); /* absent in files written before bench/29 */
-        g->links = g->stages = g->dispatches = g->barriers = 0;
-        if (c) {
-            if (!cJSON_IsObject(c)) bad(r, "gap_probe", "chained", "null or an object");
-            else {
-                g->links = (int)get_int(r, c, "gap_probe.chained", "links", 0, 1e9);
-                g->stages = (int)get_int(r, c, "gap_probe.chained", "stages", 0, 1e9);
-                g->dispatches = (int)get_int(r, c, "gap_probe.chained", "dispatches", 0, 1e9);
-                g->barriers = (int)get_int(r, c, "gap_probe.chained", "barriers", 0, 1e9);
-            }
-        }
     }
     const cJSON *h = field(r, root, "", "lm_head");
     if (!h || cJSON_IsNull(h)) return;

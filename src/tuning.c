@@ -75,10 +75,6 @@ const struct tuning *tuning(void)
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.full_stage_barriers = env_flag("LFM2_FULL_STAGE_BARRIERS");
     t.bench_no_barriers = env_flag("LFM2_BENCH_NO_BARRIERS");
-    t.chain = env_int("LFM2_CHAIN", 1, 2);
-    t.chain_backoff = env_int("LFM2_CHAIN_BACKOFF", 1, 7);
-    t.test_chain_stall = env_flag("LFM2_TEST_CHAIN_STALL");
-    t.test_chain_selftest_fail = env_flag("LFM2_TEST_CHAIN_SELFTEST_FAIL");
     t.attn_bq = env_int("LFM2_ATTN_BQ", 8, 64);
     t.attn_nt = env_int("LFM2_ATTN_NT", 32, 1024);
     t.attn_unfused = env_flag("LFM2_ATTN_UNFUSED");

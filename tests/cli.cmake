@@ -84,12 +84,6 @@ function(golden_every_format prefix envs)
     endforeach()
   endforeach()
 endfunction()
-# a test with LFM2_CHAIN=1 and more environment (envs: "A=1;B=2" or "")
-function(cli_test_chain name code text envs)
-  add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
-  set_tests_properties(${name} PROPERTIES LABELS golden TIMEOUT 900
-    ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_CHAIN=1;${envs}")
-endfunction()
 function(golden_tests prefix dir k n checks)
   foreach(v ${ARGN})
     string(REPLACE ":" ";" parts ${v})
@@ -177,33 +171,6 @@ foreach(t "full" "0:2" "2:4")
   endif()
   cli_test(golden_wide_qwen_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf ${l} --wide --golden ${QT}/golden-q4_0-long.safetensors)
 endforeach()
-# chained dispatches (LFM2_CHAIN=1, plan.h, bench/28): untimed steps record runs of flag-waiting
-# links with no barrier between them; every family and format, split shards, the spec plan and the
-# 3-column steps on xmv, and the error path: a link waiting for one that never runs gives up, the
-# step fails (exit 1), nothing hangs
-golden_every_format(golden_chain_ "LFM2_CHAIN=1")
-cli_test_chain(golden_chain_glm 0 "golden: 9/9 checks passed" "" --model ${FIXTURES}/glm-ocr-tiny --full --golden ${FIXTURES}/glm-ocr-tiny/golden.safetensors)
-cli_test_chain(golden_chain_split 0 "golden: 9/9 checks passed" "" --model ${LT} --layers 3:6 --golden ${LT}/golden.safetensors)
-cli_test_chain(golden_chain_long 0 "golden: 6/6 checks passed" "" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
-cli_test_chain(golden_chain_spec_qwen 0 "golden: 6/6 checks passed" "" --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
-cli_test_chain(golden_chain_xmv 0 "golden: 9/9 checks passed" "LFM2_XMV_COLS=4" --model ${LT}/model-q4_0.gguf --full --golden ${LT}/golden-q4_0.safetensors)
-# the wait's pause in bits 3..5 of the chain word (LFM2_CHAIN_BACKOFF, bench/29) leaves the counters'
-# address and the stage places alone (Qwen3.5 has stages of several links)
-cli_test_chain(golden_chain_backoff 0 "golden: 9/9 checks passed" "LFM2_CHAIN_BACKOFF=7" --model ${QT} --full --golden ${QT}/golden.safetensors)
-cli_test_chain(cli_chain_stall 1 "a wait gave up" "LFM2_TEST_CHAIN_STALL=1" --model ${LT} --full --cols 4 --logits --gap-probe)
-# a device that fails the chain's self-test (here made to: its first wait waits for a link that never
-# runs) says so and runs its steps with barriers: the golden passes (exit 0, not 4)
-cli_test_chain(cli_chain_selftest_fallback 0 "failed the chained-dispatch self-test" "LFM2_TEST_CHAIN_SELFTEST_FAIL=1" --model ${LT} --full --golden ${LT}/golden.safetensors)
-# the wide plan chained too (bench/29: gemm and its prep, the wide convolutions, attn.prep, tiled
-# prefill attention, dn.chunk): every family and format, the long goldens (288-column prefill steps),
-# the chunked DeltaNet
-set(GOLDEN_EXTRA --wide)
-golden_every_format(golden_chain_wide_ "LFM2_CHAIN=1")
-unset(GOLDEN_EXTRA)
-cli_test_chain(golden_chain_wide_glm 0 "golden: 9/9 checks passed" "" --model ${GT} --full --wide --golden ${GT}/golden.safetensors)
-cli_test_chain(golden_chain_wide_long 0 "golden: 6/6 checks passed" "" --model ${LT} --full --wide --golden ${LT}/golden-long.safetensors)
-cli_test_chain(golden_chain_wide_chunk_qwen_long 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
-
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900

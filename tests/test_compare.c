@@ -153,19 +153,6 @@ static void test_identity(void)
     T_CHECK(st == ST_OK, "driver change: %d\n%s", st, out);
     T_CHECK(strstr(out, "WARNING: driver differs") && strstr(out, "synthdrv 2.0.0"), "warning\n%s",
             out);
-    T_CHECK(!strstr(out, "chained"), "no chain warning when neither run chained\n%s", out);
-    free(out);
-    /* the gap probe's walls chained in one run only (LFM2_CHAIN, read back from JSON): a warning */
-    cur.gap_probe.links = cur.gap_probe.stages = cur.gap_probe.dispatches = 13;
-    cur.gap_probe.barriers = 2;
-    st = compare_files(&base, &cur, 10.0, &out, &e);
-    T_CHECK(st == ST_OK && strstr(out, "WARNING: the gap probe's walls were recorded with chained dispatches") &&
-                strstr(out, "in the current run only"),
-            "chained in one run: %d\n%s", st, out);
-    free(out);
-    base.gap_probe.links = base.gap_probe.stages = base.gap_probe.dispatches = 13;
-    st = compare_files(&base, &cur, 10.0, &out, &e);
-    T_CHECK(st == ST_OK && !strstr(out, "chained"), "chained in both runs: no warning\n%s", out);
     free(out);
     profile_free(&base);
     profile_free(&cur);

@@ -654,87 +654,6 @@ static void test_plan_barriers(void)
     plan_free(&p);
 }
 
-/* Chained dispatches' schedule (plan_schedule): chainable dispatches of an untimed recording get
- * consecutive link numbers from the first one given and no barrier between two links, a barrier on
- * each side of a run of links whatever the data flow, plan_barriers' schedule elsewhere; links with
- * no data between them share a stage (their places 0, 1, ..., at most PLAN_MAX_SIBS a stage); a
- * timed recording or first link 0 chains nothing; numbers stop at PLAN_MAX_LINKS. */
-static void test_plan_chain(void)
-{
-    struct plan_bufs bufs = {4, {0x1000, 0x2000, 0x3000, 0x4000}, {0x1100, 0x2100, 0x3100, 0x4100}};
-    const uint64_t A = 0x1000, B = 0x2000, C = 0x3000, D = 0x4000;
-    const uint64_t io[][2] = {{A, B}, {B, C}, {C, A}, {D, B}, {D, C}, {A, D}, {B, C}, {A, B}};
-    const bool chain[] = {false, true, true, false, false, true, true, true};
-    enum { N = sizeof chain / sizeof chain[0] };
-    /* plan_barriers alone: RAW after 0 and 1, none after 2 (2 and 3 are independent), WAR after 3
-     * (4 writes C, read by 2) and 4 (5 writes D), none after 5, WAR after 6 (7 writes B, read by 6);
-     * chained: none inside the runs 1-2 and 5-7 (after 6 dropped), one at each edge (after 0, after 2
-     * although 2 and 3 are independent, after 4); 5 and 6 share a stage (no barrier between them in
-     * plan_barriers' plan), 1 and 2 do not (2 reads what 1 writes), nor 6 and 7 (7 writes what 6 reads) */
-    const uint32_t want_link[N] = {0, 5, 6, 0, 0, 7, 8, 9}, want_sib[N] = {0, 0, 0, 0, 0, 0, 1, 0};
-    const bool want_plain[N] = {true, true, false, true, true, false, true, true};
-    const bool want_after[N] = {true, false, true, true, true, false, false, true};
-    struct plan p = {.kind = PLAN_BATCH, .bufs = &bufs};
-    for (int i = 0; i < N; i++) {
-        struct dispatch *d = plan_add(&p, NULL, io[i], sizeof io[i], 1, 1, 1);
-        dispatch_outputs(d, 1, (size_t)8);
-        d->chain = chain[i];
-    }
-    bool after[N];
-    uint32_t link[N], sib[N];
-    plan_barriers(&p, false, after);
-    for (int i = 0; i < N; i++)
-        T_CHECK(after[i] == want_plain[i], "plan_chain's plan: barrier after %d %d, expected %d", i, after[i],
-                want_plain[i]);
-    T_CHECK(plan_schedule(&p, false, 5, after, link, sib) == 5, "plan_schedule: 5 links");
-    for (int i = 0; i < N; i++)
-        T_CHECK(link[i] == want_link[i] && after[i] == want_after[i] && sib[i] == want_sib[i],
-                "plan_schedule: dispatch %d link %u after %d place %u, expected %u %d %u", i, link[i], after[i],
-                sib[i], want_link[i], want_after[i], want_sib[i]);
-    /* the chain word, decoded as chain.glsl does (chain_buf, chain_sib, chain_pause, chain_need):
-     * every field comes back whatever the others hold */
-    for (int t = 0; t < 64; t++) {
-        uint64_t addr = ((uint64_t)t_rng_u32(&rng) << 32 | t_rng_u32(&rng)) % (1ull << 42) * 64;
-        uint32_t sb = t_rng_u32(&rng) % PLAN_MAX_SIBS, pause = t_rng_u32(&rng) % 8,
-                 need = t == 0 ? PLAN_MAX_LINKS : t_rng_u32(&rng) % (PLAN_MAX_LINKS + 1);
-        uint64_t w = plan_chain_word(addr, sb, pause, need);
-        T_CHECK((w & 0xffffffffffc0ull) == addr && (w & 7) == sb && (w >> 3 & 7) == pause && w >> 48 == need,
-                "plan_chain_word(%llx, %u, %u, %u) = %llx", (unsigned long long)addr, sb, pause, need,
-                (unsigned long long)w);
-    }
-    T_CHECK(plan_schedule(&p, true, 5, after, link, sib) == 0, "plan_schedule timed: no links");
-    for (int i = 0; i < N; i++) T_CHECK(!link[i] && after[i] && !sib[i], "plan_schedule timed: dispatch %d", i);
-    T_CHECK(plan_schedule(&p, false, 0, after, link, NULL) == 0, "plan_schedule without a chain: no links");
-    /* past the last number: plan_barriers' schedule again */
-    T_CHECK(plan_schedule(&p, false, PLAN_MAX_LINKS - 1, after, link, NULL) == 2 && link[1] == PLAN_MAX_LINKS - 1 &&
-                link[2] == PLAN_MAX_LINKS && !link[5] && !link[7] && !after[1] && after[2] && !after[5] && after[6],
-            "plan_schedule: link numbers stop at %d", PLAN_MAX_LINKS);
-    plan_free(&p);
-
-    /* 2·PLAN_MAX_SIBS + 2 independent links (each writes its own buffer, reads nothing known): stages
-     * of PLAN_MAX_SIBS, then 2 */
-    enum { NS = 2 * PLAN_MAX_SIBS + 2 };
-    struct plan_bufs many = {NS, {0}, {0}};
-    for (int i = 0; i < NS; i++) {
-        many.lo[i] = 0x10000 * (uint64_t)(i + 1);
-        many.hi[i] = many.lo[i] + 0x100;
-    }
-    struct plan q = {.kind = PLAN_BATCH, .bufs = &many};
-    for (int i = 0; i < NS; i++) {
-        struct dispatch *d = plan_add(&q, NULL, &many.lo[i], 8, 1, 1, 1);
-        dispatch_outputs(d, 1, (size_t)0);
-        d->chain = true;
-    }
-    bool qa[NS];
-    uint32_t ql[NS], qs[NS];
-    T_CHECK(plan_schedule(&q, false, 1, qa, ql, qs) == NS, "plan_schedule: %d independent links", NS);
-    for (int i = 0; i < NS; i++)
-        T_CHECK(ql[i] == (uint32_t)i + 1 && qs[i] == (uint32_t)(i % PLAN_MAX_SIBS) && qa[i] == (i == NS - 1),
-                "plan_schedule independent: dispatch %d link %u place %u after %d, expected %d %d", i, ql[i], qs[i],
-                qa[i], i + 1, i % PLAN_MAX_SIBS);
-    plan_free(&q);
-}
-
 /* A fused [gate | up] stack (GLM's gate_up_proj [2F, H]) goes through weights_upload as two
  * weights (weights_part) in every type; the fused SwiGLU reads the halves and matches
  * silu(gate x')·(up x') decoded from the FILE layout. F·(H/32) = 210 is not a multiple of 8, so
@@ -1848,7 +1767,6 @@ int main(int argc, char **argv)
     test_qmv();
     test_xmv();
     test_plan_barriers();
-    test_plan_chain();
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     test_gemm();
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
