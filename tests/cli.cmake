@@ -140,8 +140,6 @@ set_tests_properties(golden_spec_broken_snapshot_fails PROPERTIES LABELS golden 
 # Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms); the long
 # goldens (prefill runs of 144 tokens) whole and split, so the DeltaNet state crosses the shards
 golden_tests(qwen_ ${QT} 2 4 9 ${FORMATS})
-cli_test(golden_qwen_long_full golden 0 "golden: 6/6 checks passed" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
-cli_test(golden_qwen_q4_0_long_full golden 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf --full --golden ${QT}/golden-q4_0-long.safetensors)
 # Qwen3.5 under --spec (issue 10, bench/14): DeltaNet snapshots (conv window and delta-rule state)
 # after every draft column; a broken snapshot must fail every rollback check
 set(GOLDEN_EXTRA --spec)
