@@ -3,12 +3,15 @@
 # (one weight part, two tensor products instead of three): accuracy (test_kernels gemm, the Q
 # goldens' max_rel, old against new) and speed (gemm_bench, whole steps, alternating);
 # (b) what bounds xmv.comp at one column: its timing probes (LFM2_XMV_PROBE 1 loads only, 2 no
-# scale loads, 3 no loads) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all).
-# NOT YET RUN: the session that wrote it (2026-12-05) was lent no device. To run: build main as
-# "old" (it has the probes), then main with data/31_qround.diff applied as "new"; copy the new
-# build/{lfm2-profile-stage,test_kernels,gemm_bench} into .dev-31/, the old ones as old-*, this
-# script as run.sh; carry [".gl", ".dev-31"]; command as bench/29's (dpkg -x the .gl debs, ldconfig,
-# VK_DRIVER_FILES, bash .dev-31/run.sh). About 4 minutes.
+# scale loads, 3 no loads) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all);
+# (c) the removal of chained dispatches (1630c74) left the barrier path's speed alone: walls of
+# main before it (cebea82, "base-") against main after it, alternating.
+# NOT YET RUN: the session that wrote it (2026-12-05) was lent no device. To run: build cebea82 as
+# base-*, main as old-* (it has the probes), and main with data/31_qround.diff applied as the new
+# binaries; copy build/{lfm2-profile-stage,test_kernels,gemm_bench} of each into .dev-31/ under
+# those prefixes (the new ones without one), this script as run.sh; carry [".gl", ".dev-31"];
+# command as bench/29's (dpkg -x the .gl debs, ldconfig, VK_DRIVER_FILES, bash .dev-31/run.sh).
+# About 5 minutes.
 D=.dev-31; N=$D/lfm2-profile-stage; O=$D/old-lfm2-profile-stage
 T="timeout 150"
 F=tests/fixtures/lfm2-tiny
@@ -38,3 +41,11 @@ s() { echo "== $*"; env "$@" 2>&1 | grep -E "^  (matmul|gemm|sum)"; }
   LFM2_PIPELINE_STATS=1 $T $D/gemm_bench q4_0 1 2 2>&1 | grep -i -E "xmv" | sort -u | head -8
 } > $OUT/31_run1_gemm.txt 2>&1
 cat $OUT/31_run1_gemm.txt
+# (c): the barrier path before and after the removal of chained dispatches
+{ for r in "--dtype bf16 --cols 1" "--dtype q4_0 --cols 1" "--dtype bf16 --wide --cols 16" \
+           "--dtype bf16 --wide --cols 512 --slots 1" "qwen3.5-0.8b --cols 1"; do
+    set -- $r; m=lfm2-1.2b; case $1 in qwen*) m=$1; shift;; esac
+    for i in 1 2; do w $T $D/base-lfm2-profile-stage --model $m "$@" $M; w $T $O --model $m "$@" $M; done
+  done
+} > $OUT/31_run1_removal.txt 2>&1
+cat $OUT/31_run1_removal.txt
