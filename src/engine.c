@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tuning.h"
-
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 
 uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
