@@ -58,7 +58,7 @@ layout(constant_id = 7) const uint XV = 576;  // shared vec4 a column of x: > k/
 layout(constant_id = 8) const uint COLS = 1;  // columns
 // Timing probes (gemm_bench, bench/31; results are garbage): 1 the weights loaded, not multiplied
 // (a slot's words folded into one float); 2 no scale loads (scale 1); 3 no weight or scale loads
-// (slots made from their index), the full math.
+// (slots made from their index), the full math; 4 x not staged (no x loads: shared x as found).
 layout(constant_id = 9) const uint PROBE = 0;
 
 // Slots are read as stored (wslot.glsl raw4): the block scale and Q4_0's offset 8 are applied once
@@ -165,7 +165,7 @@ void main()
     // x' staged once: the norm's gain applied, Σx² from the same loads
     [[unroll]] for (uint c = 0u; c < COLS; c++) {
         float ss = 0.0;
-        for (uint i = tid; i < kv4; i += SG * NSG) {
+        for (uint i = tid; i < kv4 && PROBE != 4u; i += SG * NSG) {
             uint xi = (c * p.k + kz) / 4u + i;
             vec4 xr = act_get4(p.x, xi);
             if (norm) {

@@ -70,7 +70,7 @@ const struct tuning *tuning(void)
     t.xmv_nb = env_int("LFM2_XMV_NB", 1, 64);
     t.xmv_xe = env_int("LFM2_XMV_XE", 4, 256);
     t.xmv_ksplit = env_int("LFM2_XMV_KSPLIT", 1, 64);
-    t.xmv_probe = env_int("LFM2_XMV_PROBE", 1, 3);
+    t.xmv_probe = env_int("LFM2_XMV_PROBE", 1, 4);
     t.qkv_split = env_flag("LFM2_QKV_SPLIT");
     t.full_barriers = env_flag("LFM2_FULL_BARRIERS");
     t.full_stage_barriers = env_flag("LFM2_FULL_STAGE_BARRIERS");

@@ -3,7 +3,7 @@
 # (one weight part, two tensor products instead of three): accuracy (test_kernels gemm, the Q
 # goldens' max_rel, old against new) and speed (gemm_bench, whole steps, alternating);
 # (b) what bounds xmv.comp at one column: its timing probes (LFM2_XMV_PROBE 1 loads only, 2 no
-# scale loads, 3 no loads) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all);
+# scale loads, 3 no loads, 4 no x staging) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all);
 # (c) the removal of chained dispatches (1630c74) left the barrier path's speed alone: walls of
 # main before it (cebea82, "base-") against main after it, alternating.
 # NOT YET RUN: the session that wrote it (2026-12-05) was lent no device. To run: build cebea82 as
@@ -36,7 +36,7 @@ M="--full --logits --gap-probe --reps 5 --pos 64"
 cat $OUT/31_run1_walls.txt
 s() { echo "== $*"; env "$@" 2>&1 | grep -E "^  (matmul|gemm|sum)"; }
 { for c in 16 512; do s $T $D/old-gemm_bench q4_0 $c 10; s $T $D/gemm_bench q4_0 $c 10; done
-  for p in 0 1 2 3 0; do s LFM2_XMV_PROBE=$p $T $D/gemm_bench q4_0 1 20; done
+  for p in 0 1 2 3 4 0; do s LFM2_XMV_PROBE=$p $T $D/gemm_bench q4_0 1 20; done
   for p in 0 1 3; do s LFM2_XMV_COLS=1 LFM2_XMV_PROBE=$p $T $D/gemm_bench bf16 1 20; done
   LFM2_PIPELINE_STATS=1 $T $D/gemm_bench q4_0 1 2 2>&1 | grep -i -E "xmv" | sort -u | head -8
 } > $OUT/31_run1_gemm.txt 2>&1
