@@ -29,6 +29,7 @@ struct options {
     int sample_stride;       /* --sample-stride N (0: the profiler picks) */
     int attribution;         /* --attribution: 1 by kind, --attribution-ops: 2 by kind and op */
     bool wide, spec, logits, all_logits, gap_probe;
+    bool shape_set;        /* --cols, --slots, --pos, --logits or --all-logits given (--golden ignores them) */
     int reps;
     int device;            /* -1: default */
     bool list_devices, list_models, load_only, markdown, help, version;

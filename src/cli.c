@@ -210,6 +210,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             st = parse_layers(v, o, e);
         } else if (!strcmp(a, "--cols")) {
             st = parse_cols(v, o, e);
+            o->shape_set = true;
         } else if (!strcmp(a, "--plans")) {
             st = parse_plans(v, o, e);
         } else if (!strcmp(a, "--timing")) {
@@ -221,8 +222,10 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->sample_stride = (int)x;
         } else if (!strcmp(a, "--pos")) {
             if (!(st = parse_int(a, v, 0, 1 << 20, &x, e))) o->pos = (int)x;
+            o->shape_set = true;
         } else if (!strcmp(a, "--slots")) {
             if (!(st = parse_int(a, v, 1, 4096, &x, e))) o->slots = (int)x;
+            o->shape_set = true;
         } else if (!strcmp(a, "--reps")) {
             if (!(st = parse_int(a, v, 1, 100000, &x, e))) o->reps = (int)x;
         } else if (!strcmp(a, "--device")) {
@@ -275,6 +278,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         if (takes) i++;
     }
     if (o->all_logits) o->logits = true;
+    if (o->logits) o->shape_set = true;
+    if (o->golden) { /* the golden's own shapes run: the step-shape flags are ignored (DESIGN.md) */
+        o->n_cols = 1;
+        o->slots = 0;
+    }
     if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
     if (o->spec && !o->slots && !o->golden) {
         for (int i = 0; i < o->n_cols; i++)

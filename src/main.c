@@ -187,6 +187,8 @@ static int run(const struct options *o, struct err *e)
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
     if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
+    if (!st && o->golden && o->shape_set)
+        fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
     if (!st && o->json) st = output_check("--json", o->json, e);
     if (!st && o->trace) st = output_check("--trace", o->trace, e);
     if (!st) {

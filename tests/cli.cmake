@@ -37,6 +37,9 @@ cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
 cli_test(cli_cols_list_garbage cli 2 "--cols 1,,4" --model ${LT} --full --cols 1,,4)
 cli_test(cli_cols_list_json cli 2 "--json takes one width" --model ${LT} --full --cols 1,4 --json x.json)
+# --golden runs the golden's own shapes: the step-shape flags are ignored (DESIGN.md), with a note,
+# even where they would be refused without it (--slots 3 divides no width here, a list of widths)
+cli_test(cli_golden_ignores_shape golden 0 "--cols, --slots, --pos and --logits are ignored" --model ${LT} --full --golden ${LT}/golden.safetensors --cols 1,16 --slots 3 --pos 5 --logits)
 cli_test(cli_plans_unknown cli 2 "--plans batch,fast" --model ${LT} --full --plans batch,fast)
 cli_test(cli_plans_and_wide cli 2 "--plans and --wide" --model ${LT} --full --plans batch --wide)
 cli_test(cli_timing_unknown cli 2 "--timing some" --model ${LT} --full --timing some)
