@@ -289,6 +289,10 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
 {
     struct golden gd;
     int st = golden_open(&gd, path, d, s, e);
+    if (!st) /* the report's header line (DESIGN.md: stdout starts with the device and driver) */
+        fprintf(out, "lfm2-profile-stage %s  device: %s  driver: %s  golden %s: %d sequences of %d tokens, layers %d:%d, "
+                     "%s plan\n", LFM2_VERSION, g->props.deviceName, g->driver_name, path, gd.S, gd.T, s->a, s->b,
+                plan_kind_name(plan));
     struct engine en;
     float *res = NULL;
     if (!st)

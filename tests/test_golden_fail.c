@@ -46,6 +46,12 @@ static void one_logit_changed(const char *fx, const char *model)
     }
     T_CHECK(strstr(out, "golden decode seq 0 logits") && strstr(out, "golden: 6/9 checks passed"), "%s: others pass\n%s",
             model, out);
+    /* stdout's header line before the checks: the device and driver that ran them, the golden's shape
+     * (out holds stderr's error line too, where the shell put it) */
+    const char *hdr = strstr(out, "lfm2-profile-stage " LFM2_VERSION "  device: "), *first = strstr(out, "golden decode seq 0");
+    T_CHECK(hdr && first && hdr < first && strstr(hdr, "  device: ") && strstr(hdr, "  driver: ") &&
+                strstr(hdr, ": 3 sequences of 16 tokens, layers 0:") && strstr(hdr, ", batch plan\n"),
+            "%s: golden header\n%s", model, out);
 }
 
 int main(int argc, char **argv)
