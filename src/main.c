@@ -71,7 +71,11 @@ static void unload_model(struct loaded *m)
 static void print_load(const struct gpu *g, const struct loaded *m, const struct dev_weights *w)
 {
     const struct model_desc *d = &m->d;
-    printf("device   %s (%s)\n", g->props.deviceName, g->driver_name);
+    if (g->timestamp_valid_bits)
+        printf("device   %s (%s), timestamps: period %.3f ns, %u valid bits\n", g->props.deviceName, g->driver_name,
+               g->timestamp_period, g->timestamp_valid_bits);
+    else
+        printf("device   %s (%s), timestamps: not supported\n", g->props.deviceName, g->driver_name);
     printf("model    %s: %s, %d layers, H %d, vocab %d, ffn %d, heads %d/%d x %d\n", d->source, family_name(d->family),
            d->n_layers, d->hidden, d->vocab, d->ffn, d->n_heads, d->n_kv_heads, d->head_dim);
     printf("shard    layers %d:%d%s%s\n", m->s.a, m->s.b, m->s.first ? " + embedding" : "",
