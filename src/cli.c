@@ -21,7 +21,7 @@ void cli_usage(FILE *out)
             "                    built-in name (--list-models)\n"
             "  --layers a:b      load layers a..b-1 (+ embedding if a = 0, + final norm and head if b = N)\n"
             "  --full            load every layer\n"
-            "  --dtype T         built-in models: bf16 (default), f16, q8_0, q4_0\n"
+            "  --dtype T         built-in models: bf16 (default), f16, q8_0, q4_0, f32\n"
             "  --seed N          built-in models: weight seed (default 0)\n"
             "  --load-only       load the shard, report what was uploaded, exit\n"
             "step shape:\n"
