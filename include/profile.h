@@ -146,6 +146,10 @@ struct gap_probe {
     uint64_t head_bytes_f16;  /* V·H·2 */
     uint64_t head_bytes_q4_0; /* V·H·0.5625 (18 bytes per 32 weights) */
     bool disagree;            /* |head_kernel_sum − lm_head| > 10 % of the larger, beyond noise */
+    /* the walls' plan (layers, no head): its dispatches and the pipeline barriers of its untimed
+     * recording (plan_barriers: only where data flows, and one after the last), i.e. its dependent
+     * stages, whose serial latency bounds narrow steps (bench/26); 0 / 0 where unknown (older files) */
+    int dispatches, barriers;
 };
 
 /* Inputs of the gap-probe arithmetic: timings of the probe and the timestamped run (any may be

@@ -274,6 +274,12 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
             .hidden = (uint64_t)c->en->d->hidden,
         };
         gap_probe_compute_reps(&p->gap_probe, &in);
+        bool *after = malloc((size_t)(c->layers->n ? c->layers->n : 1) * sizeof *after);
+        CHECK(after);
+        plan_barriers(c->layers, false, after);
+        p->gap_probe.dispatches = c->layers->n;
+        for (int i = 0; i < c->layers->n; i++) p->gap_probe.barriers += after[i];
+        free(after);
         for (int k = 0; k < 4; k++)
             timing_free(&t[k]);
     }

@@ -717,6 +717,9 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     }
     fprintf(out, "  marginal pass      %9.0f µs %s  = kernels + inter-dispatch cost\n",
             g->marginal_us, fmt_err(er, sizeof er, g->marginal));
+    if (g->dispatches > 0)
+        fprintf(out, "  (the plan: %d dispatches in %d stages, a barrier after each stage, only where data flows: "
+                     "each stage waits for the one before)\n", g->dispatches, g->barriers);
     if (ts) {
         fprintf(out,
                 "  kernel-time sum    %9.0f µs   (profiled above, median; excludes the LM head)\n",
@@ -922,6 +925,9 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
         "MADs.\n\n",
         g->n_reps);
+    if (g->dispatches > 0)
+        fprintf(out, "The plan: %d dispatches in %d stages, a barrier after each stage, only where data flows: each "
+                     "stage waits for the one before.\n\n", g->dispatches, g->barriers);
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
     fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
             g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");

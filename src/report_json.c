@@ -4,7 +4,7 @@
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
  * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes,
  * bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
- * <figure>_within_noise, timestamps_add, timestamp_pair_us, chained (always null: chained dispatches,
+ * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers, chained (always null: chained dispatches,
  * a bench/28-29 experiment, were removed; files of that time may hold an object, read as ignored)},
  * lm_head (null when the head was not
  * probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
@@ -96,6 +96,8 @@ static cJSON *gap_probe_json(const struct profile *p)
     add_est(o, "timestamps_add", g->ts_add);
     add_num(o, "timestamp_pair_us", g->ts_pair_us);
     cJSON_AddNullToObject(o, "chained"); /* kept for scripts (header) */
+    add_num(o, "dispatches", g->dispatches);
+    add_num(o, "barriers", g->barriers);
     return o;
 }
 
@@ -479,6 +481,8 @@ static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *
         g->per_dispatch = strcmp(verdict, "per-dispatch") == 0;
         for (int v = VERDICT_UNKNOWN; v <= VERDICT_INCONCLUSIVE; v++)
             if (!strcmp(verdict, verdict_name((enum verdict)v))) g->verdict = (enum verdict)v;
+        g->dispatches = (int)opt_int(r, o, "gap_probe", "dispatches", INT32_MAX); /* absent before bench/31 */
+        g->barriers = (int)opt_int(r, o, "gap_probe", "barriers", INT32_MAX);
     }
     const cJSON *h = field(r, root, "", "lm_head");
     if (!h || cJSON_IsNull(h)) return;

@@ -68,6 +68,8 @@ static inline void synth_derive(struct profile *p)
     gap_probe_compute(&p->gap_probe, 300.0 + marginal, 300.0 + 2 * marginal, p->busy_us.min, true,
                       300.0 + marginal + lm, 300.0 + 2 * (marginal + lm), p->head_us.min,
                       synth_plan[SYNTH_N - 1].bytes, SYNTH_VOCAB, SYNTH_HIDDEN);
+    p->gap_probe.dispatches = 13; /* the walls' plan: stages fewer than dispatches, as with products side by side */
+    p->gap_probe.barriers = 9;
 }
 
 static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)

@@ -75,6 +75,12 @@ int main(int argc, char **argv)
          * layers x 5 (q/k/v as one product at 4 columns, the prep fused into attention) = 27 layer
          * dispatches, + 2 head */
         T_CHECK(n_disp == 29, "%d dispatches, expected 29", n_disp);
+        /* the gap probe's plan (layers, no head): 27 dispatches, each one stage here (every dispatch of a
+         * one-sequence LFM2 step reads what the one before wrote) */
+        const cJSON *gd = t_json_at(j, "gap_probe.dispatches"), *gb = t_json_at(j, "gap_probe.barriers");
+        T_CHECK(gd && gb && gd->valueint == 27 && gb->valueint == 27, "gap probe plan: %d dispatches, %d barriers",
+                gd ? gd->valueint : -1, gb ? gb->valueint : -1);
+        T_CHECK(strstr(out, "(the plan: 27 dispatches in 27 stages"), "gap probe plan line\n%s", out);
         const cJSON *e;
         cJSON_ArrayForEach(e, d)
         {

@@ -422,6 +422,8 @@ static void test_text(struct profile *p)
     for (const char *s = txt; (s = strstr(s, "  step[")); s++)
         steps++;
     T_CHECK(steps == 8, "top dispatches %d lines", steps);
+    T_CHECK(strstr(txt, "  (the plan: 13 dispatches in 9 stages, a barrier after each stage"), "the probe's plan line\n%s",
+            txt);
     free(txt);
 
     /* the other verdict and the disagreement warning */
@@ -459,6 +461,7 @@ static void test_markdown(const struct profile *p)
     T_CHECK(rows >= p->n_kinds + 2 + 10 + 8, "markdown rows %d", rows);
     T_CHECK(strstr(md, "|---|---:|---:|---:|---:|---:|---:|") != NULL, "by-kind separator row");
     T_CHECK(strstr(md, "| `matmul.bf16` | 4 |") != NULL, "matmul row");
+    T_CHECK(strstr(md, "The plan: 13 dispatches in 9 stages") != NULL, "the probe's plan sentence");
     T_CHECK(strstr(md, "### top single dispatches") != NULL && strstr(md, "### by kernel") != NULL,
             "markdown headings");
     T_CHECK(strstr(md, "**VERDICT:**") != NULL, "markdown verdict");
@@ -612,7 +615,7 @@ static void test_json(const struct profile *p, const char *dir)
                 h->marginal_us == g->marginal_us && h->fixed_us == g->fixed_us &&
                 h->gaps_share == g->gaps_share && h->lm_head_us == g->lm_head_us &&
                 h->head_gbps_q4_0 == g->head_gbps_q4_0 && h->head_bytes_f16 == g->head_bytes_f16 &&
-                h->disagree == g->disagree,
+                h->disagree == g->disagree && h->dispatches == g->dispatches && h->barriers == g->barriers,
             "gap probe round-trip");
     profile_free(&q);
 
