@@ -251,6 +251,11 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
                 "WARNING: timing differs: base %s, current %s (the timestamps perturb the figures "
                 "differently)\n",
                 timing_mode_name(base->timing), timing_mode_name(cur->timing));
+    /* the probe's plan changed shape: fewer stages (a fusion) or more explain a narrow step's change */
+    const struct gap_probe *gb = &base->gap_probe, *gc = &cur->gap_probe;
+    if (gb->dispatches > 0 && gc->dispatches > 0 && (gb->dispatches != gc->dispatches || gb->barriers != gc->barriers))
+        fprintf(out, "NOTE: the plan differs: base %d dispatches in %d stages, current %d in %d\n", gb->dispatches,
+                gb->barriers, gc->dispatches, gc->barriers);
     if (markdown) {
         fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
         fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");

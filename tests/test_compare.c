@@ -153,6 +153,14 @@ static void test_identity(void)
     T_CHECK(st == ST_OK, "driver change: %d\n%s", st, out);
     T_CHECK(strstr(out, "WARNING: driver differs") && strstr(out, "synthdrv 2.0.0"), "warning\n%s",
             out);
+    T_CHECK(!strstr(out, "the plan differs"), "the same plan: no note\n%s", out);
+    free(out);
+    /* the probe's plan changed shape (a fusion): a note with both shapes */
+    cur.gap_probe.dispatches = 12;
+    cur.gap_probe.barriers = 8;
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st == ST_OK && strstr(out, "NOTE: the plan differs: base 13 dispatches in 9 stages, current 12 in 8"),
+            "plan note: %d\n%s", st, out);
     free(out);
     profile_free(&base);
     profile_free(&cur);
