@@ -117,6 +117,8 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
             read |= touch;
         }
     }
+    if (tuning()->bench_no_barriers && !timed) /* wrong results: what the barriers cost (bench/26) */
+        for (int i = 0; i + 1 < p->n; i++) after[i] = false;
     if (p->n > 0) after[p->n - 1] = true;
 }
 
@@ -126,8 +128,6 @@ void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int s
     CHECK(after);
     bool timed = ts_base >= 0;
     plan_barriers(p, timed, after);
-    if (tuning()->bench_no_barriers && !timed) /* wrong results: what the barriers cost (bench/26) */
-        for (int i = 0; i + 1 < p->n; i++) after[i] = false;
     for (int i = 0; i < p->n; i++) {
         const struct dispatch *d = &p->d[i];
         bool ts = timed && i % stride == phase;

@@ -718,8 +718,9 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "  marginal pass      %9.0f µs %s  = kernels + inter-dispatch cost\n",
             g->marginal_us, fmt_err(er, sizeof er, g->marginal));
     if (g->dispatches > 0)
-        fprintf(out, "  (the plan: %d dispatches in %d stages, a barrier after each stage, only where data flows: "
-                     "each stage waits for the one before)\n", g->dispatches, g->barriers);
+        fprintf(out, "  (the plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: "
+                     "each stage waits for the one before)\n", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
+                g->barriers == 1 ? "" : "s");
     if (ts) {
         fprintf(out,
                 "  kernel-time sum    %9.0f µs   (profiled above, median; excludes the LM head)\n",
@@ -926,8 +927,9 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         "MADs.\n\n",
         g->n_reps);
     if (g->dispatches > 0)
-        fprintf(out, "The plan: %d dispatches in %d stages, a barrier after each stage, only where data flows: each "
-                     "stage waits for the one before.\n\n", g->dispatches, g->barriers);
+        fprintf(out, "The plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: each "
+                     "stage waits for the one before.\n\n", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
+                g->barriers == 1 ? "" : "s");
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
     fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
             g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");
