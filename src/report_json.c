@@ -4,10 +4,10 @@
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
  * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes,
  * bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
- * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers, chained (always null: chained dispatches,
- * a bench/28-29 experiment, were removed; files of that time may hold an object, read as ignored)},
- * lm_head (null when the head was not
- * probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
+ * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers (the walls' plan;
+ * optional on read), chained (always null: chained dispatches, a bench/28-29 experiment, were
+ * removed; files of that time may hold an object, read as ignored)}, lm_head (null when the head
+ * was not probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
  * attribution (null unless --attribution). The reader needs only the DESIGN.md fields. */
 #include "profile.h"
 
