@@ -698,8 +698,18 @@ static void text_wall_line(FILE *out, const char *name, const struct timing *t)
     fprintf(out, "  %-19s%9.0f µs   (median; %s)\n", name, t->median, fmt_spread(sp, sizeof sp, t));
 }
 
+/* The gap probe's plan in words (text and markdown): its dispatches and dependent stages. */
+static const char *plan_sentence(char *buf, size_t n, const struct gap_probe *g)
+{
+    snprintf(buf, n, "the plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: each "
+                     "stage waits for the one before", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
+             g->barriers == 1 ? "" : "s");
+    return buf;
+}
+
 static void text_gap_probe(FILE *out, const struct profile *p)
 {
+    char pl[192];
     const struct gap_probe *g = &p->gap_probe;
     bool ts = g->verdict != VERDICT_UNKNOWN;
     char er[64];
@@ -718,9 +728,7 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "  marginal pass      %9.0f µs %s  = kernels + inter-dispatch cost\n",
             g->marginal_us, fmt_err(er, sizeof er, g->marginal));
     if (g->dispatches > 0)
-        fprintf(out, "  (the plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: "
-                     "each stage waits for the one before)\n", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
-                g->barriers == 1 ? "" : "s");
+        fprintf(out, "  (%s)\n", plan_sentence(pl, sizeof pl, g));
     if (ts) {
         fprintf(out,
                 "  kernel-time sum    %9.0f µs   (profiled above, median; excludes the LM head)\n",
@@ -917,6 +925,7 @@ static void md_row(FILE *out, const char *name, struct est x, const char *note)
 
 static void md_gap_probe(FILE *out, const struct profile *p)
 {
+    char pl[192];
     const struct gap_probe *g = &p->gap_probe;
     bool ts = g->verdict != VERDICT_UNKNOWN;
     char a[32], b[32], c[32], d[32], sp[128];
@@ -926,10 +935,11 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         "Medians of %d reps on both sides of every subtraction; ± is the standard error from the "
         "MADs.\n\n",
         g->n_reps);
-    if (g->dispatches > 0)
-        fprintf(out, "The plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: each "
-                     "stage waits for the one before.\n\n", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
-                g->barriers == 1 ? "" : "s");
+    if (g->dispatches > 0) {
+        plan_sentence(pl, sizeof pl, g);
+        pl[0] = 'T';
+        fprintf(out, "%s.\n\n", pl);
+    }
     fprintf(out, "| term | µs | ± | |\n|---|---:|---|---|\n");
     fprintf(out, "| wall 1× | %.0f | | %s |\n", g->wall1_us,
             g->n_reps ? fmt_spread(sp, sizeof sp, &g->w1) : "");
