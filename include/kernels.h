@@ -215,13 +215,19 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
                 const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer,
                 const char *op, struct err *e);
 
+/* Whether a conv rides in the epilogue of its in_proj of `cols` columns in n_runs runs
+ * (k_conv_step, k_dn_conv_step): where every slot holds one column (n_runs == cols: decode)
+ * outside the spec plan and matmul.comp serves the in_proj (at most K_MATMUL_MAX_COLS columns).
+ * LFM2_CONV_UNFUSED (tuning.h): never. */
+bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs);
+
 /* LFM2's conv.in_proj (x' = rms(x)·gain) and its short conv: k_matmul_norm into bcx then
- * k_shortconv into y, or, where every slot holds one column (n_runs == cols: decode) outside the
- * spec plan and matmul.comp serves in_proj (at most K_MATMUL_MAX_COLS columns), one dispatch of
- * matmul.comp CONV: a row group owns one channel's three rows and its epilogue runs the conv and
+ * k_shortconv into y, or, where k_conv_fuses (and the taps are plain), one dispatch of
+ * matmul.comp CONV 1: a row group owns one channel's three rows and its epilogue runs the conv and
  * writes y [cols][H] and the state (bcx is then not written). Kind "matmul_shortconv.<dtype>", op
  * conv.in_proj, bytes in_proj's and the taps'. One dispatch fewer a conv layer (bench/27).
- * LFM2_CONV_UNFUSED (tuning.h): always the two. cols_meta: struct col_meta [cols] (the slots). */
+ * cols_meta: struct col_meta [cols] (the slots). push (128 B): matmul.comp's block, then u64
+ * state, conv_w, colmeta, slots; u32 H, wdtype | n_snap << 8, K, stride (CONV 2 only). */
 int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
                 const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
                 uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e);
@@ -315,6 +321,16 @@ uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an ent
  * push (80 B): u64 x, w, window, y, runs, slots; u32 C, K, n_runs, wdtype, stride, n_snap, mode, pad. */
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
               const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e);
+
+/* Qwen3.5's dn.in_proj_qkv (x' = rms(x)·gain) with the DeltaNet's conv in its epilogue, where
+ * k_conv_fuses (else ST_USAGE: the plan then runs the product and k_dn_conv): matmul.comp CONV 2,
+ * whose output (channel, column) goes through dn.conv's batch mode, so y [cols][C] is the conv's
+ * output and each slot's window moves on by the column. Kind "matmul_dn_conv.<dtype>", op
+ * dn.in_proj_qkv, bytes the product's and the taps'. One dispatch fewer a DeltaNet layer (bench/32).
+ * cols_meta: struct col_meta [cols] (the slots). */
+int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *w_qkv,
+                   const struct k_norm *norm, uint64_t x, const struct gpu_weight *conv_w, const struct k_state *state,
+                   uint64_t y, uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e);
 
 /* dn.recurrent: the gated delta rule over each run's columns in order (shaders/dn_recurrent.comp):
  * l2-normed q (times dk^-1/2) and k of the value head's key head, β = σ(b), g = A·softplus(a + dt),

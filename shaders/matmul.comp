@@ -25,6 +25,11 @@
 // y[c][h] = C·(w0·u_{t-2} + w1·u_{t-1} + w2·u) from the slot's state entry (shortconv.comp's math,
 // batch mode) and writes y [COLS][H] and the state; each (channel, slot) has one owner.
 // Grid: x = ceil(H / NRG).
+// CONV = 2 (Qwen3.5's dn.in_proj_qkv with the DeltaNet's conv fused, kernels.h k_dn_conv_step;
+// decode steps, one column a slot): row n of the product is conv channel n, so the epilogue of
+// output (n, c) runs dn_conv.comp's batch mode for it: y = silu(Σ_{j<K-1} w[n][j]·win[j][n] +
+// w[n][K-1]·v) from the slot's window (its K-1 pre-conv rows, oldest first), which then drops its
+// oldest row and takes v. y [COLS][rows]; each (channel, slot) has one owner.
 #extension GL_EXT_control_flow_attributes : require
 #include "kern_common.glsl"
 
@@ -48,7 +53,7 @@ layout(constant_id = 1) const uint KSL = 8;  // k-slices (threads) per row group
 layout(constant_id = 2) const uint RT = 2;   // rows per row group (per matrix)
 layout(constant_id = 3) const uint COLS = 1; // columns of this pass (<= 16)
 layout(local_size_x_id = 4) in;              // NT = 128
-layout(constant_id = 5) const uint CONV = 0; // 1: the short conv fused (above; RT = 3)
+layout(constant_id = 5) const uint CONV = 0; // 1: LFM2's short conv fused (RT = 3); 2: the DeltaNet's conv (above)
 
 const uint NRG = NT / KSL;           // row groups per workgroup
 #if SWIGLU
@@ -73,14 +78,17 @@ layout(push_constant) uniform Push {
     uint gdtype;      // gain dtype
     float eps;
     uint plus1;       // gain is (1 + g)
-    // CONV only: the conv state (entries [slots][n_snap][2][H]), taps [H][3] of type wdtype, the
-    // columns' struct col_meta (their slots) and struct slot_meta (entry cur; 0: entry 0)
+    // CONV only: the conv state (CONV 1: entries [slots][n_snap][2][H]; CONV 2: the window of
+    // entry 0 of slot 0, entries `stride` floats apart), taps [H][K] of type wdtype, the columns'
+    // struct col_meta (their slots) and struct slot_meta (entry cur; 0: entry 0)
     F32Buf state;
     uint64_t conv_w;
     U32Buf colmeta;
     U32Buf slots;
     uint H;
     uint wdtype_snap; // taps dtype | n_snap << 8
+    uint K;           // CONV 2: taps
+    uint stride;      // CONV 2: floats between two state entries
 } p;
 
 shared float red[(NACC + NSS) * NT]; // [value][thread]
@@ -104,6 +112,24 @@ float norm_factor(uint c)
     return inversesqrt(sq / float(p.k) + p.eps);
 }
 
+// CONV 2: output v of channel ch in column c through the DeltaNet's conv (dn_conv.comp, batch mode),
+// the slot's window moved on by one row.
+float dn_conv(uint ch, uint c, float v)
+{
+    uint slot = p.colmeta.v[4u * c + 2u];
+    uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
+    uint wdt = p.wdtype_snap & 255u, n_snap = p.wdtype_snap >> 8;
+    uint64_t win = uint64_t(p.state) + 4ul * (uint64_t(slot * n_snap + cur) * uint64_t(p.stride) + uint64_t(ch));
+    float acc = wget(p.conv_w, wdt, p.H, p.K, ch, p.K - 1u) * v, next = v;
+    for (uint j = p.K - 1u; j-- > 0u;) { // row j of the window becomes its row j + 1 (the last: v)
+        float h = act_get(win, j * p.H);
+        acc += wget(p.conv_w, wdt, p.H, p.K, ch, j) * h;
+        act_set(win, j * p.H, next);
+        next = h;
+    }
+    return acc / (1.0 + exp(-acc));
+}
+
 void main()
 {
     uint tid = gl_LocalInvocationIndex, ks = tid % KSL, rg = tid / KSL;
@@ -118,9 +144,9 @@ void main()
     float acc[NW][RT][COLS];
     float ss[NSS];
     uint slot0[RT]; // first slot of each row (rows past the end read the last row)
-    uint ch = CONV != 0u ? min(gl_WorkGroupID.x * NRG + rg, p.H - 1u) : 0u; // this row group's channel
+    uint ch = CONV == 1u ? min(gl_WorkGroupID.x * NRG + rg, p.H - 1u) : 0u; // this row group's channel
     [[unroll]] for (uint r = 0u; r < RT; r++) {
-        slot0[r] = (CONV != 0u ? r * p.H + ch : min(row0 + r, p.rows - 1u)) * row_slots;
+        slot0[r] = (CONV == 1u ? r * p.H + ch : min(row0 + r, p.rows - 1u)) * row_slots;
         [[unroll]] for (uint m = 0u; m < NW; m++)
             [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] = 0.0;
     }
@@ -179,7 +205,7 @@ void main()
     barrier();
 
     // CONV: one (channel, column) per iteration: its three sums, then the short conv
-    for (uint o = tid; CONV != 0u && o < NRG * COLS; o += NT) {
+    for (uint o = tid; CONV == 1u && o < NRG * COLS; o += NT) {
         uint c = o % COLS, g = o / COLS, h = gl_WorkGroupID.x * NRG + g;
         if (h >= p.H) continue;
         float f = norm ? norm_factor(c) : 1.0, v[3];
@@ -197,7 +223,7 @@ void main()
     }
 
     // one output (row, column) per iteration: sum its KSL slices
-    for (uint o = tid; CONV == 0u && o < NRG * RT * COLS; o += NT) {
+    for (uint o = tid; CONV != 1u && o < NRG * RT * COLS; o += NT) {
         uint c = o % COLS, rl = o / COLS, g = rl / RT, r = rl % RT;
         uint row = gl_WorkGroupID.x * (NRG * RT) + rl;
         if (row >= p.rows) continue;
@@ -210,6 +236,7 @@ void main()
 #if SWIGLU
         v = v / (1.0 + exp(-v)) * v3;
 #endif
+        if (CONV == 2u) v = dn_conv(row, c, v);
         uint oi = c * p.rows + row;
         if (p.accumulate != 0u) v += act_get(uint64_t(p.y), oi);
         act_set(uint64_t(p.y), oi, v);

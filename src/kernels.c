@@ -1009,48 +1009,95 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
     return ST_OK;
 }
 
-/* ---- conv.in_proj with its short conv (LFM2, decode): matmul.comp CONV */
+/* ---- an in_proj with its conv in the epilogue (decode): matmul.comp CONV 1 (LFM2's short conv)
+ * and CONV 2 (Qwen3.5's DeltaNet conv) */
 
 struct push_matmul_conv {
     struct push_matmul m;
     uint64_t state, conv_w, colmeta, slots;
     uint32_t H, wdtype_snap; /* taps dtype | n_snap << 8 */
+    uint32_t K, stride;      /* CONV 2: taps, floats between two state entries */
 };
-_Static_assert(sizeof(struct push_matmul_conv) == 120, "push_matmul_conv layout");
+_Static_assert(sizeof(struct push_matmul_conv) == 128, "push_matmul_conv layout");
+
+bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs)
+{
+    return p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && cols <= K_MATMUL_MAX_COLS &&
+           mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
+}
+
+/* One dispatch of matmul.comp CONV `conv` over w_in: the push's conv fields beyond m set by the
+ * caller (pc), the row groups of one channel's three rows (CONV 1: `groups` over the H channels) or
+ * of the usual rows (CONV 2); the epilogue writes y and the state. */
+static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct gpu_weight *conv_w,
+                       const struct k_state *state, uint32_t conv, struct push_matmul_conv *pc, int cols, int layer,
+                       const char *op, const char *what, struct err *e)
+{
+    uint32_t mode = 0;
+    int rc = k_state_mode(p, state, what, &mode, e);
+    if (rc) return rc;
+    CHECK(mode == K_STATE_COMMIT); /* the epilogue writes the state back into entry cur */
+    CHECK(state->n_snap < (1u << 24));
+    uint32_t spec[MATMUL_SPECS];
+    matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
+    if (conv == 1) spec[2] = 3; /* a row group: one channel's B, C and X rows */
+    spec[5] = conv;
+    uint64_t rows = conv == 1 ? (uint64_t)conv_w->rows : (uint64_t)w_in->rows;
+    uint32_t groups = div_up(rows, (MATMUL_THREADS / spec[1]) * (conv == 1 ? 1 : spec[2]));
+    if (groups > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "%s: %llu rows need %u workgroups, more than 65535", what,
+                       (unsigned long long)rows, groups);
+    char name[40], kind[48];
+    snprintf(name, sizeof name, "matmul_%s", kind_dtype(w_in->dtype));
+    snprintf(kind, sizeof kind, "matmul_%s.%s", conv == 1 ? "shortconv" : "dn_conv", kind_dtype(w_in->dtype));
+    const struct gpu_pipeline *pipe;
+    if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
+    pc->state = state->addr + pc->state; /* the caller's offset into an entry */
+    pc->slots = state->slots;
+    pc->wdtype_snap = (uint32_t)conv_w->dtype | state->n_snap << 8;
+    struct dispatch *d = add(p, pipe, pc, sizeof *pc, groups, 1, kind, layer, op, w_in->bytes + conv_w->bytes);
+    dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
+    return ST_OK;
+}
 
 int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct k_norm *norm, uint64_t x,
                 const struct gpu_weight *conv_w, const struct k_state *state, uint64_t bcx, uint64_t y, uint64_t runs,
                 uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e)
 {
-    /* fused where matmul.comp serves in_proj (matmul_any's routing) and every slot holds one column */
-    bool fuse = p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && is_plain_type(conv_w->dtype) &&
-                conv_w->k == 3 && w_in->rows == 3 * conv_w->rows && cols <= K_MATMUL_MAX_COLS &&
-                mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
+    bool fuse = k_conv_fuses(g, p, w_in, cols, n_runs) && is_plain_type(conv_w->dtype) && conv_w->k == 3 &&
+                w_in->rows == 3 * conv_w->rows;
     int rc;
     if (!fuse) {
         if ((rc = k_matmul_norm(g, p, w_in, norm, x, bcx, cols, false, layer, "conv.in_proj", "", e))) return rc;
         return k_shortconv(g, p, conv_w, bcx, state, y, runs, cols, n_runs, layer, "conv.conv", e);
     }
     if ((rc = matmul_check(w_in, NULL, norm, cols, "conv.in_proj", e))) return rc;
-    uint32_t mode = 0;
-    if ((rc = k_state_mode(p, state, "shortconv conv.conv", &mode, e))) return rc;
-    CHECK(mode == K_STATE_COMMIT); /* the epilogue writes the state back into entry cur */
-    uint32_t H = (uint32_t)conv_w->rows, spec[MATMUL_SPECS];
-    matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
-    spec[2] = 3; /* a row group: one channel's B, C and X rows */
-    spec[5] = 1;
-    char name[40], kind[40];
-    snprintf(name, sizeof name, "matmul_%s", kind_dtype(w_in->dtype));
-    snprintf(kind, sizeof kind, "matmul_shortconv.%s", kind_dtype(w_in->dtype));
-    const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
-    CHECK(state->n_snap < (1u << 24));
-    struct push_matmul_conv pc = {matmul_push(w_in, NULL, norm, x, y, false), state->addr, conv_w->addr, cols_meta,
-                                  state->slots, H, (uint32_t)conv_w->dtype | state->n_snap << 8};
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up(H, MATMUL_THREADS / spec[1]), 1, kind, layer,
-                             "conv.in_proj", w_in->bytes + conv_w->bytes);
-    dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
-    return ST_OK;
+    struct push_matmul_conv pc = {.m = matmul_push(w_in, NULL, norm, x, y, false), .conv_w = conv_w->addr,
+                                  .colmeta = cols_meta, .H = (uint32_t)conv_w->rows};
+    return matmul_conv(g, p, w_in, conv_w, state, 1, &pc, cols, layer, "conv.in_proj", "shortconv conv.conv", e);
+}
+
+int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *w_qkv,
+                   const struct k_norm *norm, uint64_t x, const struct gpu_weight *conv_w, const struct k_state *state,
+                   uint64_t y, uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e)
+{
+    int64_t C = 2 * (int64_t)dn->nk * dn->dk + (int64_t)dn->nv * dn->dv;
+    if (!k_conv_fuses(g, p, w_qkv, cols, n_runs))
+        return err_set(e, ST_USAGE, "dn.in_proj_qkv: the conv does not fuse into %d columns in %d runs here", cols,
+                       n_runs);
+    if (!is_plain_type(conv_w->dtype) || conv_w->rows != C || conv_w->k != dn->conv || dn->conv < 1 ||
+        dn->conv > 8 || w_qkv->rows != C)
+        return err_set(e, ST_USAGE, "dn.in_proj_qkv: %lld rows, conv weight [%lld, %lld] %s, expected %lld rows and "
+                       "[%lld, %d] F32/F16/BF16 with 1..8 taps", (long long)w_qkv->rows, (long long)conv_w->rows,
+                       (long long)conv_w->k, dtype_name(conv_w->dtype), (long long)C, (long long)C, dn->conv);
+    int rc = matmul_check(w_qkv, NULL, norm, cols, "dn.in_proj_qkv", e);
+    if (rc) return rc;
+    uint64_t stride = k_dn_state_bytes(dn) / 4;
+    if (stride > UINT32_MAX) return err_set(e, ST_USAGE, "dn.in_proj_qkv: a state entry of %llu floats", (unsigned long long)stride);
+    struct push_matmul_conv pc = {.m = matmul_push(w_qkv, NULL, norm, x, y, false), .state = k_dn_window_offset(dn),
+                                  .conv_w = conv_w->addr, .colmeta = cols_meta, .H = (uint32_t)C,
+                                  .K = (uint32_t)dn->conv, .stride = (uint32_t)stride};
+    return matmul_conv(g, p, w_qkv, conv_w, state, 2, &pc, cols, layer, "dn.in_proj_qkv", "dn.conv", e);
 }
 
 /* ---- attention */

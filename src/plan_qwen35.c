@@ -12,7 +12,9 @@
  *
  * Fusions as in plan_lfm2.c: the input norm rides in every projection that reads it, residual adds
  * in the epilogue of out_proj / o_proj / down, SwiGLU in one pass. A DeltaNet layer is 8
- * dispatches + 2 FFN, an attention layer 6 + 2. rms1p's +1: norm_plus1 (HF files); GGUF gains hold
+ * dispatches + 2 FFN, an attention layer 6 + 2; at decode, where matmul.comp serves in_proj_qkv,
+ * the conv rides in its epilogue (k_dn_conv_step: a stage fewer) and z, b, a may go as one stacked
+ * product (k_matmul_multi). rms1p's +1: norm_plus1 (HF files); GGUF gains hold
  * 1 + w already. The GGUF value-head order (tiled) and ssm_a = −exp(A_log): dn.gguf.
  *
  * Not yet, and what the other plans need from DeltaNet:
@@ -64,13 +66,19 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     struct k_state state = engine_state(en, l);
     uint64_t h = en->hidden.addr;
     int C = sh->cols;
-    /* the four input projections of one normed x (kernels.h k_matmul_multi: one prep in the wide plan) */
+    /* the four input projections of one normed x (kernels.h k_matmul_multi: one prep in the wide
+     * plan), then the conv; at decode the conv rides in qkv's epilogue (k_dn_conv_step) */
     const struct gpu_weight *in[4] = {lw(en, l, W_DN_QKV), lw(en, l, W_DN_Z), lw(en, l, W_DN_B), lw(en, l, W_DN_A)};
     const uint64_t in_out[4] = {en->t1.addr, en->q.addr, en->k.addr, en->v.addr};
     const char *const in_ops[4] = {"dn.in_proj_qkv", "dn.in_proj_z", "dn.in_proj_b", "dn.in_proj_a"};
-    TRY(k_matmul_multi(g, p, 4, in, in_out, &norm, h, C, l, in_ops, "dn.in_proj", e));
-    TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, C,
-                  sh->n_runs, l, e));
+    int fuse = k_conv_fuses(g, p, in[0], C, sh->n_runs);
+    TRY(k_matmul_multi(g, p, 4 - fuse, in + fuse, in_out + fuse, &norm, h, C, l, in_ops + fuse, "dn.in_proj", e));
+    if (fuse)
+        TRY(k_dn_conv_step(g, p, &dn, in[0], &norm, h, lw(en, l, W_DN_CONV), &state, en->t2.addr, en->cols.addr, C,
+                           sh->n_runs, l, e));
+    else
+        TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, C,
+                      sh->n_runs, l, e));
     /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
     TRY((k_dn_chunked(p, C, sh->n_runs) ? k_dn_chunk : k_dn_recurrent)(g, p, &dn, lw(en, l, W_DN_DT),
                                                                      lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr,

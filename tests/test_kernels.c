@@ -1417,6 +1417,32 @@ static void dn_poison_snaps(const struct dn_ring *r, float *st, size_t at, size_
             for (size_t k = 0; k < n; k++) st[dn_entry(r, ru, (int)i) + at + k] = NAN;
 }
 
+/* dn.conv's reference over the ring's runs: y [cols][Ch] and, in st, the windows (at woff floats
+ * into each entry, [K-1][Ch] oldest first) of entry cur (batch) or the snapshots after each column
+ * (spec). x: the pre-conv rows [cols][Ch]; w: the taps [Ch][K]. */
+static void dn_conv_ref(const struct dn_ring *rg, const double *w, int K, int Ch, size_t woff, const float *x, bool spec,
+                        double *y, double *st)
+{
+    for (int r = 0; r < rg->n_runs; r++) {
+        const struct run_meta *ru = &rg->runs[r];
+        double *win = st + dn_entry(rg, r, 0) + woff;
+        for (int ch = 0; ch < Ch; ch++) {
+            double hist[8];
+            for (int j = 0; j < K - 1; j++) hist[j] = win[j * Ch + ch];
+            for (uint32_t c = ru->first_col; c < ru->first_col + ru->n_cols; c++) {
+                double acc = w[ch * K + K - 1] * x[c * Ch + ch];
+                for (int j = 0; j < K - 1; j++) acc += w[ch * K + j] * hist[j];
+                y[c * Ch + ch] = acc / (1 + exp(-acc));
+                for (int j = 0; j < K - 2; j++) hist[j] = hist[j + 1];
+                if (K > 1) hist[K - 2] = x[c * Ch + ch];
+                double *snap = st + dn_entry(rg, r, (int)(c - ru->first_col) + 1) + woff;
+                for (int j = 0; spec && j < K - 1; j++) snap[j * Ch + ch] = hist[j];
+            }
+            for (int j = 0; !spec && j < K - 1; j++) win[j * Ch + ch] = hist[j];
+        }
+    }
+}
+
 /* dn.conv in batch and spec plans (dn_cases), and dn.conv.wide (parallel over positions) on the
  * wide cases: decode, prefill, and the mixed runs from a slot table and without; at K = 4 and,
  * with taps, at K = 2 (a window of one row) and 6 (runs shorter than the window). */
@@ -1456,23 +1482,7 @@ static void test_dn_conv_cases(const struct k_dn_geom *dn, const struct dn_case 
             down(&yb, y, (uint64_t)C * Ch * 4);
             down(&sb, st2, sn * 4);
             for (size_t i = 0; i < sn; i++) sref[i] = st[i];
-            for (int r = 0; r < n_runs; r++) {
-                double *win = sref + dn_entry(&rg, r, 0) + woff; /* [K-1][Ch], oldest first */
-                for (int ch = 0; ch < Ch; ch++) {
-                    double hist[8];
-                    for (int j = 0; j < K - 1; j++) hist[j] = win[j * Ch + ch];
-                    for (uint32_t c = runs[r].first_col; c < runs[r].first_col + runs[r].n_cols; c++) {
-                        double acc = w.val[ch * K + K - 1] * x[c * Ch + ch];
-                        for (int j = 0; j < K - 1; j++) acc += w.val[ch * K + j] * hist[j];
-                        ref[c * Ch + ch] = acc / (1 + exp(-acc));
-                        for (int j = 0; j < K - 2; j++) hist[j] = hist[j + 1];
-                        hist[K - 2] = x[c * Ch + ch];
-                        double *snap = sref + dn_entry(&rg, r, (int)(c - runs[r].first_col) + 1) + woff;
-                        for (int j = 0; cs->spec && j < K - 1; j++) snap[j * Ch + ch] = hist[j];
-                    }
-                    for (int j = 0; !cs->spec && j < K - 1; j++) win[j * Ch + ch] = hist[j];
-                }
-            }
+            dn_conv_ref(&rg, w.val, K, Ch, woff, x, cs->spec, ref, sref);
             double ey = rel_err(y, ref, (size_t)C * Ch), es = rel_err(st2, sref, sn);
             T_CHECK(ey < 1e-5 && es == 0, "dn.conv%s K %d %s case %zu: rel err y %g window %g", wide ? ".wide" : "",
                     K, dtype_name(plain_types[ti]), ci, ey, es);
@@ -1496,6 +1506,94 @@ static void test_dn_conv(void)
         dn.conv = taps[i];
         test_dn_conv_cases(&dn, dn_conv_wide_cases, ARRAY_LEN(dn_conv_wide_cases), true);
     }
+}
+
+/* dn.in_proj_qkv with the conv in its epilogue (k_dn_conv_step, decode): against the normed
+ * product's reference fed to dn_conv_ref, at 1 and 4 columns (every column its own slot, a slot
+ * table of 3 entries and the plain layout), taps K = 2, 4, 6, every in_proj type; every entry of
+ * the ring is compared (only entry cur of each column's slot may move). Where the product goes to
+ * a matrix-vector kernel (Q4_0, Q8_0 at one column) the conv does not fuse and the call refuses. */
+static void test_dn_conv_step(void)
+{
+    const int KIN = 160, taps[3] = {4, 2, 6};
+    const struct dn_case cases[3] = {{false, 3, true, false, false}, {false, 1, false, false, false},
+                                     {false, 3, true, false, false}};
+    for (int ki = 0; ki < 3; ki++)
+        for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++)
+            for (int ci = 0; ci < 3; ci++) {
+                struct k_dn_geom dn = dn_test_geom;
+                dn.conv = taps[ki];
+                int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, K = dn.conv;
+                struct dn_ring rg = dn_ring_make(&cases[ci], &dn);
+                if (ci == 2) rg.n_runs = rg.cols = 1; /* one column */
+                int C = rg.cols;
+                size_t woff = k_dn_window_offset(&dn) / 4;
+                struct host_weight win = make_weight(all_types[ti], Ch, KIN, 1.0f / sqrtf((float)KIN), 0);
+                struct host_weight cw = make_weight(ti % 2 ? DT_F32 : DT_BF16, Ch, K, 0.5f, 0);
+                struct host_weight gn = make_weight(DT_BF16, 1, KIN, 0.1f, 1.0f);
+                float *x = rand_floats((size_t)C * KIN, 1.5f), *st = rand_floats(rg.n, 1.0f);
+                struct col_meta cm[4];
+                for (int c = 0; c < C; c++) cm[c] = (struct col_meta){(uint32_t)c, rg.runs[c].pos0, rg.runs[c].slot, 1};
+                struct gpu_buf xb = dev_floats(x, (size_t)C * KIN), sb = dev_floats(st, rg.n);
+                struct gpu_buf yb = dev_alloc((uint64_t)C * Ch * 4), cb = dev_alloc(sizeof cm);
+                up(&cb, cm, (uint64_t)C * sizeof *cm);
+                poison(&yb);
+                struct k_norm kn = {&gn.w, 1e-5f, false};
+                struct k_state ks = {sb.addr, cases[ci].slot_tab ? rg.slots.addr : 0, (uint32_t)cases[ci].n_snap};
+                struct plan p = {.kind = PLAN_BATCH};
+                bool fuses = k_conv_fuses(&g, &p, &win.w, C, C);
+                /* Q4_0 up to 8 columns and Q8_0 up to 2 go to xmv, qmv or matvec (kernels.c mv_pick); a
+                 * routing hook (ctest variants) may send any type to them */
+                bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
+                bool want = all_types[ti] == DT_Q4_0 ? false : all_types[ti] == DT_Q8_0 ? C > 2 : true;
+                T_CHECK(hooked || fuses == want, "dn conv step %s, %d columns: fuses %d", dtype_name(all_types[ti]), C,
+                        fuses);
+                int rc = k_dn_conv_step(&g, &p, &dn, &win.w, &kn, xb.addr, &cw.w, &ks, yb.addr, cb.addr, C, C, 3, &e);
+                char kind[40];
+                snprintf(kind, sizeof kind, "matmul_dn_conv.%s", dtype_name(all_types[ti]));
+                T_CHECK(fuses ? rc == ST_OK && p.n == 1 && !strcasecmp(p.d[0].kind, kind) &&
+                                    p.d[0].bytes == win.w.bytes + cw.w.bytes
+                              : rc == ST_USAGE && p.n == 0 && strstr(e.msg, "does not fuse"),
+                        "k_dn_conv_step %s, %d columns: rc %d, %d dispatches (%s)", dtype_name(all_types[ti]), C, rc,
+                        p.n, e.msg);
+                if (fuses && rc == ST_OK) {
+                    run_plan(&p);
+                    double *pre = malloc((size_t)C * Ch * sizeof *pre), *yref = malloc((size_t)C * Ch * sizeof *yref);
+                    double *sref = malloc(rg.n * sizeof *sref);
+                    matmul_ref(win.val, NULL, gn.val, x, NULL, Ch, KIN, C, pre);
+                    float *pf = malloc((size_t)C * Ch * 4);
+                    for (size_t i = 0; i < (size_t)C * Ch; i++) pf[i] = (float)pre[i];
+                    for (size_t i = 0; i < rg.n; i++) sref[i] = st[i];
+                    dn_conv_ref(&rg, cw.val, K, Ch, woff, pf, false, yref, sref);
+                    float *gy = malloc((size_t)C * Ch * 4), *gs = malloc(rg.n * 4);
+                    down(&yb, gy, (uint64_t)C * Ch * 4);
+                    down(&sb, gs, rg.n * 4);
+                    double ey = rel_err(gy, yref, (size_t)C * Ch), es = rel_err(gs, sref, rg.n);
+                    T_CHECK(ey < 2e-5 && es < 2e-5, "dn conv step %s K %d, %d columns, case %d: rel err y %g window %g",
+                            dtype_name(all_types[ti]), K, C, ci, ey, es);
+                    free(pre);
+                    free(yref);
+                    free(sref);
+                    free(pf);
+                    free(gy);
+                    free(gs);
+                }
+                plan_free(&p);
+                free(x);
+                free(st);
+                free_weight(&win);
+                free_weight(&cw);
+                free_weight(&gn);
+            }
+    /* outside decode (a run of two columns) and in a spec plan the conv does not fuse */
+    struct plan sp = {.kind = PLAN_SPEC}, bp = {.kind = PLAN_BATCH};
+    struct host_weight w = make_weight(DT_BF16, 448, 160, 0.1f, 0);
+    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS") ||
+                  getenv("LFM2_CONV_UNFUSED");
+    T_CHECK(!k_conv_fuses(&g, &sp, &w.w, 1, 1) && !k_conv_fuses(&g, &bp, &w.w, 2, 1) &&
+                (hooked || k_conv_fuses(&g, &bp, &w.w, 2, 2)),
+            "k_conv_fuses: spec, a run of two columns, decode");
+    free_weight(&w);
 }
 
 /* The delta rule of one value head over one run, in double (MODELS.md, Gated DeltaNet 3-5). */
@@ -1772,6 +1870,7 @@ int main(int argc, char **argv)
     printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
     test_shortconv();
     test_conv_step();
+    test_dn_conv_step();
     test_attention();
     test_deltanet();
     printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
