@@ -32,8 +32,9 @@
  *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
  *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
  *                                         dispatches, as before bench/21 (before/after)
- *   LFM2_CONV_UNFUSED                     decode steps: LFM2's conv.in_proj and short conv as two
- *                                         dispatches (kernels.h k_conv_step; tests, bench/27)
+ *   LFM2_CONV_UNFUSED                     decode steps: LFM2's conv.in_proj and short conv, and
+ *                                         Qwen3.5's dn.in_proj_qkv and dn.conv, as two dispatches
+ *                                         (kernels.h k_conv_fuses; tests, bench/27, bench/32)
  *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
  *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
