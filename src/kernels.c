@@ -1093,7 +1093,8 @@ int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
     int rc = matmul_check(w_qkv, NULL, norm, cols, "dn.in_proj_qkv", e);
     if (rc) return rc;
     uint64_t stride = k_dn_state_bytes(dn) / 4;
-    if (stride > UINT32_MAX) return err_set(e, ST_USAGE, "dn.in_proj_qkv: a state entry of %llu floats", (unsigned long long)stride);
+    if (stride > UINT32_MAX)
+        return err_set(e, ST_USAGE, "dn.in_proj_qkv: a state entry of %llu floats", (unsigned long long)stride);
     struct push_matmul_conv pc = {.m = matmul_push(w_qkv, NULL, norm, x, y, false), .state = k_dn_window_offset(dn),
                                   .conv_w = conv_w->addr, .colmeta = cols_meta, .H = (uint32_t)C,
                                   .K = (uint32_t)dn->conv, .stride = (uint32_t)stride};

@@ -1420,8 +1420,8 @@ static void dn_poison_snaps(const struct dn_ring *r, float *st, size_t at, size_
 /* dn.conv's reference over the ring's runs: y [cols][Ch] and, in st, the windows (at woff floats
  * into each entry, [K-1][Ch] oldest first) of entry cur (batch) or the snapshots after each column
  * (spec). x: the pre-conv rows [cols][Ch]; w: the taps [Ch][K]. */
-static void dn_conv_ref(const struct dn_ring *rg, const double *w, int K, int Ch, size_t woff, const float *x, bool spec,
-                        double *y, double *st)
+static void dn_conv_ref(const struct dn_ring *rg, const double *w, int K, int Ch, size_t woff, const float *x,
+                        bool spec, double *y, double *st)
 {
     for (int r = 0; r < rg->n_runs; r++) {
         const struct run_meta *ru = &rg->runs[r];
