@@ -322,8 +322,14 @@ uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an ent
 int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
               const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e);
 
+/* Whether Qwen3.5's DeltaNet conv rides in dn.in_proj_qkv's epilogue: where k_conv_fuses, up to
+ * K_DN_CONV_FUSE_COLS columns (bench/32: faster at 1-4 columns, 3 % slower at 16, where the
+ * epilogue's window traffic of 16 columns costs more than the dispatch it saves). */
+#define K_DN_CONV_FUSE_COLS 8
+bool k_dn_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_qkv, int cols, int n_runs);
+
 /* Qwen3.5's dn.in_proj_qkv (x' = rms(x)·gain) with the DeltaNet's conv in its epilogue, where
- * k_conv_fuses (else ST_USAGE: the plan then runs the product and k_dn_conv): matmul.comp CONV 2,
+ * k_dn_conv_fuses (else ST_USAGE: the plan then runs the product and k_dn_conv): matmul.comp CONV 2,
  * whose output (channel, column) goes through dn.conv's batch mode, so y [cols][C] is the conv's
  * output and each slot's window moves on by the column. Kind "matmul_dn_conv.<dtype>", op
  * dn.in_proj_qkv, bytes the product's and the taps'. One dispatch fewer a DeltaNet layer (bench/32).

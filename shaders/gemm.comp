@@ -13,8 +13,12 @@
 //    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
 //    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
 //    one f32 accumulator. F16 and BF16 weights are exact in f16 (BF16 down to 2^-17, below which
-//    the absolute error is < 2^-25); F32, Q8_0 and Q4_0 weights (q·d has up to 18 significant bits)
-//    are split too, and w_lo·x_hi is a third product (w_lo·x_lo, < 2^-20 relative, is dropped).
+//    the absolute error is < 2^-25); F32 and Q8_0 weights (Q8_0's q·d has up to 18 significant
+//    bits, and its small blocks fall to f16 subnormals) are split too, and w_lo·x_hi is a third
+//    product (w_lo·x_lo, < 2^-20 relative, is dropped). Q4_0's q·d (|q| <= 8: at most 3 bits more
+//    than d's) is rounded to f16 once when staged: <= 2^-12 relative a weight, exact where d has at
+//    most 8 significant bits (as in files quantized from BF16), and two products, not three, at
+//    Q4_0's step of ~2^-4 of its block's range (bench/31: Q4_0 prefill 512 -24 %).
 //    |x'| and |w| must stay under 65504. Errors measured against a double reference: bench/06.
 //  - COOPMAT=0: the shared-memory FMA twin (devices without cooperative matrices, CI): f32 tiles in
 //    shared memory, NT = 256 threads in a 16 × 16 grid, each with (BM/16) rows × (BN/16) columns of
@@ -60,7 +64,7 @@
 #if COOPMAT
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
-#if WTYPE == DT_F32 || WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
+#if WTYPE == DT_F32 || WTYPE == DT_Q8_0
 #define WSPLIT 1
 #else
 #define WSPLIT 0

@@ -113,20 +113,24 @@ float norm_factor(uint c)
 }
 
 // CONV 2: output v of channel ch in column c through the DeltaNet's conv (dn_conv.comp, batch mode),
-// the slot's window moved on by one row.
+// the slot's window moved on by one row. Every load before any store (the stores could alias them
+// for all the compiler knows, so interleaved they would wait one on another).
+#define KMAX 8u
 float dn_conv(uint ch, uint c, float v)
 {
     uint slot = p.colmeta.v[4u * c + 2u];
     uint cur = uint64_t(p.slots) == 0ul ? 0u : p.slots.v[4u * slot];
-    uint wdt = p.wdtype_snap & 255u, n_snap = p.wdtype_snap >> 8;
+    uint wdt = p.wdtype_snap & 255u, n_snap = p.wdtype_snap >> 8, K = p.K;
     uint64_t win = uint64_t(p.state) + 4ul * (uint64_t(slot * n_snap + cur) * uint64_t(p.stride) + uint64_t(ch));
-    float acc = wget(p.conv_w, wdt, p.H, p.K, ch, p.K - 1u) * v, next = v;
-    for (uint j = p.K - 1u; j-- > 0u;) { // row j of the window becomes its row j + 1 (the last: v)
-        float h = act_get(win, j * p.H);
-        acc += wget(p.conv_w, wdt, p.H, p.K, ch, j) * h;
-        act_set(win, j * p.H, next);
-        next = h;
+    float h[KMAX - 1u];
+    float acc = wget(p.conv_w, wdt, p.H, K, ch, K - 1u) * v;
+    [[unroll]] for (uint j = 0u; j + 1u < KMAX; j++) {
+        h[j] = j + 1u < K ? act_get(win, j * p.H) : 0.0;
+        acc += j + 1u < K ? wget(p.conv_w, wdt, p.H, K, ch, j) * h[j] : 0.0;
     }
+    // row j of the window becomes its row j + 1, the last v
+    [[unroll]] for (uint j = 0u; j + 1u < KMAX; j++)
+        if (j + 1u < K) act_set(win, j * p.H, j + 2u < K ? h[j + 1u] : v);
     return acc / (1.0 + exp(-acc));
 }
 

@@ -1077,12 +1077,17 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     return matmul_conv(g, p, w_in, conv_w, state, 1, &pc, cols, layer, "conv.in_proj", "shortconv conv.conv", e);
 }
 
+bool k_dn_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_qkv, int cols, int n_runs)
+{
+    return cols <= K_DN_CONV_FUSE_COLS && k_conv_fuses(g, p, w_qkv, cols, n_runs);
+}
+
 int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *w_qkv,
                    const struct k_norm *norm, uint64_t x, const struct gpu_weight *conv_w, const struct k_state *state,
                    uint64_t y, uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e)
 {
     int64_t C = 2 * (int64_t)dn->nk * dn->dk + (int64_t)dn->nv * dn->dv;
-    if (!k_conv_fuses(g, p, w_qkv, cols, n_runs))
+    if (!k_dn_conv_fuses(g, p, w_qkv, cols, n_runs))
         return err_set(e, ST_USAGE, "dn.in_proj_qkv: the conv does not fuse into %d columns in %d runs here", cols,
                        n_runs);
     if (!is_plain_type(conv_w->dtype) || conv_w->rows != C || conv_w->k != dn->conv || dn->conv < 1 ||

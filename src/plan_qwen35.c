@@ -71,7 +71,7 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     const struct gpu_weight *in[4] = {lw(en, l, W_DN_QKV), lw(en, l, W_DN_Z), lw(en, l, W_DN_B), lw(en, l, W_DN_A)};
     const uint64_t in_out[4] = {en->t1.addr, en->q.addr, en->k.addr, en->v.addr};
     const char *const in_ops[4] = {"dn.in_proj_qkv", "dn.in_proj_z", "dn.in_proj_b", "dn.in_proj_a"};
-    int fuse = k_conv_fuses(g, p, in[0], C, sh->n_runs);
+    int fuse = k_dn_conv_fuses(g, p, in[0], C, sh->n_runs);
     TRY(k_matmul_multi(g, p, 4 - fuse, in + fuse, in_out + fuse, &norm, h, C, l, in_ops + fuse, "dn.in_proj", e));
     if (fuse)
         TRY(k_dn_conv_step(g, p, &dn, in[0], &norm, h, lw(en, l, W_DN_CONV), &state, en->t2.addr, en->cols.addr, C,

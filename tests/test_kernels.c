@@ -339,6 +339,16 @@ static void matmul_ref(const double *w1, const double *w3, const double *gain, c
     }
     free(xn);
 }
+/* The weights as the cooperative-matrix gemm stages them (gemm.comp): Q4_0's q·d rounded to f16
+ * once; the other types exactly as decoded. A copy of val's n values (the caller frees it). */
+static double *gemm_tile_weights(enum dtype t, const double *val, size_t n)
+{
+    double *v = malloc(n * sizeof *v);
+    CHECK(v);
+    for (size_t i = 0; i < n; i++) v[i] = t == DT_Q4_0 ? f16_to_f32(f32_to_f16((float)val[i])) : val[i];
+    return v;
+}
+
 /* The plan kind test_matmul_case builds for: PLAN_WIDE sends it to the tiled gemm (test_gemm). */
 static enum plan_kind matmul_kind = PLAN_BATCH;
 
@@ -424,10 +434,25 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
     down(&yb, y, (uint64_t)cols * rows * 4);
-    matmul_ref(w1.val, swiglu ? w3.val : NULL, norm ? gn.val : NULL, x, acc ? y0 : NULL, rows, k, cols, ref);
+    /* the tensor-core gemm's Q4_0 weights are f16 (gemm_tile_weights): against those, as tightly as
+     * every other type, and against the exact weights within the goldens' bar */
+    bool tile = matmul_kind == PLAN_WIDE && g.gemm_coopmat && t == DT_Q4_0;
+    size_t nw = (size_t)rows * (size_t)k;
+    double *v1 = tile ? gemm_tile_weights(t, w1.val, nw) : NULL;
+    double *v3 = tile && swiglu ? gemm_tile_weights(t, w3.val, nw) : NULL;
+    matmul_ref(tile ? v1 : w1.val, !swiglu ? NULL : tile ? v3 : w3.val, norm ? gn.val : NULL, x, acc ? y0 : NULL, rows,
+               k, cols, ref);
     double er = rel_err(y, ref, (size_t)cols * rows);
     T_CHECK(er < 1e-4, "matmul %s%s%s%s rows %d k %d cols %d: rel err %g", swiglu ? "swiglu " : "", norm ? "norm " : "",
             acc ? "acc " : "", dtype_name(t), rows, k, cols, er);
+    if (tile) {
+        matmul_ref(w1.val, swiglu ? w3.val : NULL, norm ? gn.val : NULL, x, acc ? y0 : NULL, rows, k, cols, ref);
+        er = rel_err(y, ref, (size_t)cols * rows);
+        T_CHECK(er < 1e-3, "matmul %s rows %d k %d cols %d, exact weights: rel err %g", dtype_name(t), rows, k, cols,
+                er);
+    }
+    free(v1);
+    free(v3);
     free(x);
     free(y0);
     free(y);
@@ -522,7 +547,11 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
         float *y = malloc((size_t)cols * rows[i] * 4);
         double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
         down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
-        matmul_ref(w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, ref);
+        /* the tensor-core gemm's Q4_0 weights are f16 (gemm_tile_weights) */
+        bool tile = kind == PLAN_WIDE && g.gemm_coopmat && t[i] == DT_Q4_0 && p.n == n + 1;
+        double *v = tile ? gemm_tile_weights(t[i], w[i].val, (size_t)rows[i] * (size_t)k) : NULL;
+        matmul_ref(tile ? v : w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, ref);
+        free(v);
         double er = rel_err(y, ref, (size_t)cols * rows[i]);
         T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d (%s): rel err %g", plan_kind_name(kind), cols, i,
                 dtype_name(t[i]), er);
@@ -1541,7 +1570,7 @@ static void test_dn_conv_step(void)
                 struct k_norm kn = {&gn.w, 1e-5f, false};
                 struct k_state ks = {sb.addr, cases[ci].slot_tab ? rg.slots.addr : 0, (uint32_t)cases[ci].n_snap};
                 struct plan p = {.kind = PLAN_BATCH};
-                bool fuses = k_conv_fuses(&g, &p, &win.w, C, C);
+                bool fuses = k_dn_conv_fuses(&g, &p, &win.w, C, C);
                 /* Q4_0 up to 8 columns and Q8_0 up to 2 go to xmv, qmv or matvec (kernels.c mv_pick); a
                  * routing hook (ctest variants) may send any type to them */
                 bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
@@ -1585,7 +1614,7 @@ static void test_dn_conv_step(void)
                 free_weight(&cw);
                 free_weight(&gn);
             }
-    /* outside decode (a run of two columns) and in a spec plan the conv does not fuse */
+    /* outside decode (a run of two columns) and in a spec plan a conv does not fuse */
     struct plan sp = {.kind = PLAN_SPEC}, bp = {.kind = PLAN_BATCH};
     struct host_weight w = make_weight(DT_BF16, 448, 160, 0.1f, 0);
     bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS") ||
@@ -1593,6 +1622,11 @@ static void test_dn_conv_step(void)
     T_CHECK(!k_conv_fuses(&g, &sp, &w.w, 1, 1) && !k_conv_fuses(&g, &bp, &w.w, 2, 1) &&
                 (hooked || k_conv_fuses(&g, &bp, &w.w, 2, 2)),
             "k_conv_fuses: spec, a run of two columns, decode");
+    /* the DeltaNet's conv stops at K_DN_CONV_FUSE_COLS, LFM2's at a matmul pass (bench/32) */
+    int n = K_DN_CONV_FUSE_COLS;
+    T_CHECK(hooked || (k_dn_conv_fuses(&g, &bp, &w.w, n, n) && !k_dn_conv_fuses(&g, &bp, &w.w, n + 1, n + 1) &&
+                       k_conv_fuses(&g, &bp, &w.w, K_MATMUL_MAX_COLS, K_MATMUL_MAX_COLS)),
+            "k_dn_conv_fuses up to %d columns", n);
     free_weight(&w);
 }
 
