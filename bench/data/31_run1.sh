@@ -6,7 +6,8 @@
 # scale loads, 3 no loads, 4 no x staging) on the 76 layer products of LFM2-1.2B, Q4_0 and BF16 (xmv on all);
 # (c) the removal of chained dispatches (1630c74) left the barrier path's speed alone: walls of
 # main before it (cebea82, "base-") against main after it, alternating.
-# NOT YET RUN: the session that wrote it (2026-12-05) was lent no device. To run: build cebea82 as
+# Ran 2026-12-05 10:23 UTC on an H100 (nvidia-h100-x1; no H200 came), with part (d) = bench/32 run 1
+# (data/32_run1.sh). To rerun: build cebea82 as
 # base-*, main as old-* (it has the probes), and main with data/31_qround.diff applied as the new
 # binaries; copy build/{lfm2-profile-stage,test_kernels,gemm_bench} of each into .dev-31/ under
 # those prefixes (the new ones without one), this script as run.sh; carry [".gl", ".dev-31"];
@@ -41,6 +42,34 @@ s() { echo "== $*"; env "$@" 2>&1 | grep -E "^  (matmul|gemm|sum)"; }
   LFM2_PIPELINE_STATS=1 $T $D/gemm_bench q4_0 1 2 2>&1 | grep -i -E "xmv" | sort -u | head -8
 } > $OUT/31_run1_gemm.txt 2>&1
 cat $OUT/31_run1_gemm.txt
+echo "(d) at $(date +%T), ${SECONDS}s in"
+# (d) bench/32: Qwen3.5's DeltaNet conv in in_proj_qkv's epilogue at decode (dn- binaries = main
+# + the fusion; LFM2_CONV_UNFUSED=1 the old two dispatches), correctness then walls, alternating
+Q=tests/fixtures/qwen35-tiny; DN=$D/dn-lfm2-profile-stage
+{ $T $D/dn-test_kernels tests/fixtures 2>&1 | grep -E "FAIL|passed|device" | head -12
+  for gf in "model.safetensors golden.safetensors" "model-f16.gguf golden-f16.safetensors" \
+            "model-q8_0.gguf golden-q8_0.safetensors" "model.safetensors golden-long.safetensors"; do
+    set -- $gf
+    for L in "--full" "--layers 0:2" "--layers 2:4"; do
+      echo "== dn $1 $2 $L: $($T $DN --model $Q/$1 $L --golden $Q/$2 2>&1 | grep -E '^golden:|error' | tr '\n' ' ')"
+    done
+  done
+  $T $DN --model $Q/model.safetensors --full --cols 3 --reps 1 2>&1 | grep -E "matmul_dn|dn.conv" | head -3
+} > $OUT/32_run1_tests.txt 2>&1
+cat $OUT/32_run1_tests.txt
+{ for m in qwen3.5-0.8b qwen3.5-2b; do
+    for c in 1 4 16; do
+      for i in 1 2; do w $T $DN --model $m --cols $c $M; w LFM2_CONV_UNFUSED=1 $T $DN --model $m --cols $c $M; done
+    done
+  done
+  for u in 0 1; do
+    echo "== LFM2_CONV_UNFUSED=$u qwen3.5-0.8b --cols 1 kinds"
+    env LFM2_CONV_UNFUSED=$u $T $DN --model qwen3.5-0.8b --full --cols 1 --pos 64 --reps 5 --gap-probe 2>&1 | grep -E "^  [a-z_.0-9]+ +n=|wall|plan:" | head -24
+  done
+} > $OUT/32_run1_walls.txt 2>&1
+cat $OUT/32_run1_walls.txt
+echo "(c) at $(date +%T), ${SECONDS}s in"
+[ $SECONDS -gt 380 ] && { echo "(c) skipped: ${SECONDS}s in"; exit 0; }
 # (c): the barrier path before and after the removal of chained dispatches
 { for r in "--dtype bf16 --cols 1" "--dtype q4_0 --cols 1" "--dtype bf16 --wide --cols 16" \
            "--dtype bf16 --wide --cols 512 --slots 1" "qwen3.5-0.8b --cols 1"; do
