@@ -323,9 +323,10 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
               const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e);
 
 /* Whether Qwen3.5's DeltaNet conv rides in dn.in_proj_qkv's epilogue: where k_conv_fuses, up to
- * K_DN_CONV_FUSE_COLS columns (bench/32: faster at 1-4 columns, 3 % slower at 16, where the
- * epilogue's window traffic of 16 columns costs more than the dispatch it saves). */
-#define K_DN_CONV_FUSE_COLS 8
+ * K_DN_CONV_FUSE_COLS columns (bench/32: 3-8 % faster at 1 and 4 columns on an H100, 6-7 % slower
+ * at 8 on the H200 and 3 % at 16 on the H100: the epilogue's window traffic for many columns
+ * costs more than the dispatch it saves). */
+#define K_DN_CONV_FUSE_COLS 4
 bool k_dn_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_qkv, int cols, int n_runs);
 
 /* Qwen3.5's dn.in_proj_qkv (x' = rms(x)·gain) with the DeltaNet's conv in its epilogue, where
