@@ -725,6 +725,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
                       struct err *e)
 {
     bool swiglu = w3 != NULL, cm = g->gemm_coopmat;
+    /* the tile rules of weights split into two f16 parts (gemm.comp WSPLIT: F32, Q8_0); Q4_0 keeps
+     * them although its weights are now one f16 part (bench/31 measured its -23 % with them) */
     bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
     /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
      * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
