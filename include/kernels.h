@@ -312,6 +312,11 @@ struct k_dn_geom {
 };
 uint64_t k_dn_state_bytes(const struct k_dn_geom *dn);      /* one entry */
 uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an entry's state to its window */
+uint64_t k_dn_channels(const struct k_dn_geom *dn);         /* the conv's channels: 2·nk·dk + nv·dv */
+
+/* The geometry the DeltaNet kernels serve and a conv weight [channels][conv] F32/F16/BF16 for it
+ * (dn.conv's checks, shared with k_dn_conv_step). */
+int k_dn_conv_check(const struct k_dn_geom *dn, const struct gpu_weight *conv_w, int n_runs, struct err *e);
 
 /* dn.conv: per run r and channel: y = silu(causal depthwise conv of x with w over the run's rows,
  * the rows before it from the slot's window), window = the run's last K-1 rows. x, y f32

@@ -1028,12 +1028,13 @@ bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_we
            mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
 }
 
-/* One dispatch of matmul.comp CONV `conv` over w_in: the push's conv fields beyond m set by the
- * caller (pc), the row groups of one channel's three rows (CONV 1: `groups` over the H channels) or
- * of the usual rows (CONV 2); the epilogue writes y and the state. */
+/* One dispatch of matmul.comp CONV `conv` over w_in: pc's m, conv_w, colmeta, H, K and stride set by
+ * the caller, its state (state_off bytes into entry 0 of slot 0), slots and types here; row groups
+ * of one channel's three rows (CONV 1: the grid over the H channels) or of the usual rows (CONV 2);
+ * the epilogue writes y and the state. */
 static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, const struct gpu_weight *conv_w,
-                       const struct k_state *state, uint32_t conv, struct push_matmul_conv *pc, int cols, int layer,
-                       const char *op, const char *what, struct err *e)
+                       const struct k_state *state, uint64_t state_off, uint32_t conv, struct push_matmul_conv *pc,
+                       int cols, int layer, const char *op, const char *what, struct err *e)
 {
     uint32_t mode = 0;
     int rc = k_state_mode(p, state, what, &mode, e);
@@ -1054,7 +1055,7 @@ static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w
     snprintf(kind, sizeof kind, "matmul_%s.%s", conv == 1 ? "shortconv" : "dn_conv", kind_dtype(w_in->dtype));
     const struct gpu_pipeline *pipe;
     if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
-    pc->state = state->addr + pc->state; /* the caller's offset into an entry */
+    pc->state = state->addr + state_off;
     pc->slots = state->slots;
     pc->wdtype_snap = (uint32_t)conv_w->dtype | state->n_snap << 8;
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, groups, 1, kind, layer, op, w_in->bytes + conv_w->bytes);
@@ -1076,7 +1077,7 @@ int k_conv_step(struct gpu *g, struct plan *p, const struct gpu_weight *w_in, co
     if ((rc = matmul_check(w_in, NULL, norm, cols, "conv.in_proj", e))) return rc;
     struct push_matmul_conv pc = {.m = matmul_push(w_in, NULL, norm, x, y, false), .conv_w = conv_w->addr,
                                   .colmeta = cols_meta, .H = (uint32_t)conv_w->rows};
-    return matmul_conv(g, p, w_in, conv_w, state, 1, &pc, cols, layer, "conv.in_proj", "shortconv conv.conv", e);
+    return matmul_conv(g, p, w_in, conv_w, state, 0, 1, &pc, cols, layer, "conv.in_proj", "shortconv conv.conv", e);
 }
 
 bool k_dn_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_qkv, int cols, int n_runs)
@@ -1088,24 +1089,21 @@ int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
                    const struct k_norm *norm, uint64_t x, const struct gpu_weight *conv_w, const struct k_state *state,
                    uint64_t y, uint64_t cols_meta, int cols, int n_runs, int layer, struct err *e)
 {
-    int64_t C = 2 * (int64_t)dn->nk * dn->dk + (int64_t)dn->nv * dn->dv;
     if (!k_dn_conv_fuses(g, p, w_qkv, cols, n_runs))
         return err_set(e, ST_USAGE, "dn.in_proj_qkv: the conv does not fuse into %d columns in %d runs here", cols,
                        n_runs);
-    if (!is_plain_type(conv_w->dtype) || conv_w->rows != C || conv_w->k != dn->conv || dn->conv < 1 ||
-        dn->conv > 8 || w_qkv->rows != C)
-        return err_set(e, ST_USAGE, "dn.in_proj_qkv: %lld rows, conv weight [%lld, %lld] %s, expected %lld rows and "
-                       "[%lld, %d] F32/F16/BF16 with 1..8 taps", (long long)w_qkv->rows, (long long)conv_w->rows,
-                       (long long)conv_w->k, dtype_name(conv_w->dtype), (long long)C, (long long)C, dn->conv);
-    int rc = matmul_check(w_qkv, NULL, norm, cols, "dn.in_proj_qkv", e);
+    int rc = k_dn_conv_check(dn, conv_w, n_runs, e);
+    if (!rc) rc = matmul_check(w_qkv, NULL, norm, cols, "dn.in_proj_qkv", e);
     if (rc) return rc;
-    uint64_t stride = k_dn_state_bytes(dn) / 4;
-    if (stride > UINT32_MAX)
-        return err_set(e, ST_USAGE, "dn.in_proj_qkv: a state entry of %llu floats", (unsigned long long)stride);
-    struct push_matmul_conv pc = {.m = matmul_push(w_qkv, NULL, norm, x, y, false), .state = k_dn_window_offset(dn),
-                                  .conv_w = conv_w->addr, .colmeta = cols_meta, .H = (uint32_t)C,
-                                  .K = (uint32_t)dn->conv, .stride = (uint32_t)stride};
-    return matmul_conv(g, p, w_qkv, conv_w, state, 2, &pc, cols, layer, "dn.in_proj_qkv", "dn.conv", e);
+    uint64_t C = k_dn_channels(dn);
+    if (w_qkv->rows != (int64_t)C)
+        return err_set(e, ST_USAGE, "dn.in_proj_qkv: %lld rows, expected the conv's %llu channels",
+                       (long long)w_qkv->rows, (unsigned long long)C);
+    struct push_matmul_conv pc = {.m = matmul_push(w_qkv, NULL, norm, x, y, false), .conv_w = conv_w->addr,
+                                  .colmeta = cols_meta, .H = (uint32_t)C, .K = (uint32_t)dn->conv,
+                                  .stride = (uint32_t)(k_dn_state_bytes(dn) / 4)};
+    return matmul_conv(g, p, w_qkv, conv_w, state, k_dn_window_offset(dn), 2, &pc, cols, layer, "dn.in_proj_qkv",
+                       "dn.conv", e);
 }
 
 /* ---- attention */

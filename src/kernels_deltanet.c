@@ -21,7 +21,7 @@ static struct dispatch *add(struct plan *p, const struct gpu_pipeline *pipe, con
     return d;
 }
 
-static uint64_t dn_channels(const struct k_dn_geom *dn)
+uint64_t k_dn_channels(const struct k_dn_geom *dn)
 {
     return 2 * (uint64_t)dn->nk * (uint64_t)dn->dk + (uint64_t)dn->nv * (uint64_t)dn->dv;
 }
@@ -33,7 +33,7 @@ uint64_t k_dn_window_offset(const struct k_dn_geom *dn)
 
 uint64_t k_dn_state_bytes(const struct k_dn_geom *dn)
 {
-    return k_dn_window_offset(dn) + (uint64_t)(dn->conv - 1) * dn_channels(dn) * 4;
+    return k_dn_window_offset(dn) + (uint64_t)(dn->conv - 1) * k_dn_channels(dn) * 4;
 }
 
 /* Geometry the kernels serve; slot_stride in floats must fit a u32. */
@@ -59,20 +59,28 @@ struct push_dn_conv {
 };
 _Static_assert(sizeof(struct push_dn_conv) == 80, "push_dn_conv layout");
 
-int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
-              const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e)
+int k_dn_conv_check(const struct k_dn_geom *dn, const struct gpu_weight *conv_w, int n_runs, struct err *e)
 {
-    uint32_t mode = 0;
     int rc = check_dn(dn, n_runs, "dn.conv", e);
-    if (!rc) rc = k_state_mode(p, state, "dn.conv", &mode, e);
     if (rc) return rc;
-    if (cols < n_runs || cols - n_runs >= 65535)
-        return err_set(e, ST_USAGE, "dn.conv: %d runs over %d columns, expected runs of 1..65535 columns", n_runs, cols);
-    uint64_t C = dn_channels(dn);
+    uint64_t C = k_dn_channels(dn);
     if (!plain(conv_w->dtype) || conv_w->rows != (int64_t)C || conv_w->k != dn->conv)
         return err_set(e, ST_USAGE, "dn.conv: conv weight [%lld, %lld] %s, expected [%llu, %d] F32/F16/BF16",
                        (long long)conv_w->rows, (long long)conv_w->k, dtype_name(conv_w->dtype),
                        (unsigned long long)C, dn->conv);
+    return ST_OK;
+}
+
+int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *conv_w, uint64_t x,
+              const struct k_state *state, uint64_t y, uint64_t runs, int cols, int n_runs, int layer, struct err *e)
+{
+    uint32_t mode = 0;
+    int rc = k_dn_conv_check(dn, conv_w, n_runs, e);
+    if (!rc) rc = k_state_mode(p, state, "dn.conv", &mode, e);
+    if (rc) return rc;
+    if (cols < n_runs || cols - n_runs >= 65535)
+        return err_set(e, ST_USAGE, "dn.conv: %d runs over %d columns, expected runs of 1..65535 columns", n_runs, cols);
+    uint64_t C = k_dn_channels(dn);
     /* the wide plan's kernel takes a workgroup per K_WIDE_CONV_COLS columns of a run: z spans the
      * longest run possible (as shortconv.wide); batch and spec plans walk a run's columns in one
      * invocation */
