@@ -44,7 +44,9 @@ struct engine {
     uint64_t kv_off[MODEL_MAX_LAYERS][2]; /* offsets of layer l's K and V pools in `kv` */
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
-    struct plan_bufs bufs;    /* the device buffers above that dispatches write (plan.h) */
+    struct plan_bufs bufs;    /* the device buffers above that dispatches write (plan.h), then (from
+                                 n_own_bufs) the halves of the gemm's weight copies (gpu.h gemm_w) */
+    int n_own_bufs;
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
     uint64_t up_slots;        /* offset in `up` of the slot table's host copy (the one the engine edits) */
     /* Sampled timing (profiler): a timestamped step brackets only dispatches i (layers then head)

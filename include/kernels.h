@@ -187,7 +187,9 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * picked once per device (gpu.h gemm_coopmat):
  *  - cooperative matrices (VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape):
  *    kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"; x' enters as f16 hi + lo
- *    parts (and F32/Q8_0/Q4_0 weights as hi + lo too), so results stay f32-accurate (bench/06);
+ *    parts (and F32/Q8_0 weights as hi + lo too), so results stay f32-accurate (bench/06); Q4_0's
+ *    q·d is rounded to f16 (bench/31), from K_GEMM_WDEQ_COLS columns into an f16 copy of the weights first
+ *    (k_gemm_wdeq, kind "<kind_prefix>gemm_wdeq.q4_0", then the F16 product tagged as Q4_0's);
  *  - the shared-memory FMA twin everywhere else (lavapipe, CI), or with LFM2_TEST_NO_COOPMAT=1:
  *    kinds "<kind_prefix>gemm_fma.<dtype>", "<kind_prefix>gemm_fma_swiglu.<dtype>"; plain f32.
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
@@ -200,6 +202,13 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * 6 3.54 -> 2.52 (at 5 columns xmv took 3.13 ms, run 6, and the gemm is flat at 2.48-2.52 from 2
  * to 6 columns). bench/11 had 16 and 8, before the narrow tiles of bench/18-19. */
 int k_gemm_min_cols(enum dtype t);
+
+#define K_GEMM_WDEQ_COLS 256
+/* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at
+ * out[i] (16-byte aligned), q·d rounded to nearest; one dispatch, kind
+ * "<kind_prefix>gemm_wdeq.q4_0", the weights' bytes. The wide plan's Q4_0 products use it (above). */
+int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
+                int layer, const char *op, const char *kind_prefix, struct err *e);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =

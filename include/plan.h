@@ -65,6 +65,12 @@ struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const
 void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *op, uint64_t bytes);
 /* Declares the dispatch's n outputs: n push offsets (size_t each) of the addresses it writes. */
 void dispatch_outputs(struct dispatch *d, int n, ...);
+/* Moves the plan's last dispatch back to just after the last earlier dispatch whose push holds an
+ * address in [lo, hi) (to the start when none does), so that it may run beside the dispatches it
+ * passes. Only for a dispatch that reads nothing a plan dispatch writes and writes only [lo, hi)
+ * (kernels.c: the widening of Q4_0 weights into their f16 copy); whether a barrier must separate
+ * it from its neighbours is decided at recording as for any dispatch (plan_barriers). */
+void plan_hoist_last(struct plan *p, uint64_t lo, uint64_t hi);
 void plan_free(struct plan *p);
 
 /* The barrier schedule of a recording: after[i] (i < p->n) says whether a barrier follows dispatch

@@ -59,6 +59,10 @@
  *   LFM2_GEMM_XRAW_COLS=0..65535          gemm: widths up to which a product with no norm may split
  *                                         its plain x while staging it, with no prep (0: never;
  *                                         default: every width; bench/19)
+ *   LFM2_GEMM_WDEQ_COLS=0..65535          gemm: widths from which a Q4_0 product runs on an f16 copy
+ *                                         of its weights (gemm_wdeq.comp; 0: never; default 256
+ *                                         with cooperative matrices, never on the twin; bench/33)
+ *   LFM2_GEMM_WDEQ_BPT=1..8               gemm_wdeq.comp: Q4_0 blocks a lane (loads issued together)
  *   LFM2_GEMM_PF=0|1|2                    gemm: k steps fetched ahead into registers (one buffer;
  *                                         0: none, loads just before the staging, also out of
  *                                         range; bench/25)
@@ -118,6 +122,8 @@ struct tuning {
     int gemm_pf;          /* -1: automatic */
     bool gemm_narrow_off;
     int gemm_xraw_cols;   /* -1: every width; 0: never (also out of range) */
+    int gemm_wdeq_bpt;    /* 0: automatic (gemm_wdeq.comp BPT) */
+    int gemm_wdeq_cols;   /* -1: automatic (kernels.c K_GEMM_WDEQ_COLS); 0: never; N: from N columns, any device */
     int gemm_probe;       /* 0: none (timing probes, gemm.comp) */
     int gemm_frag;        /* -1: automatic (gemm.comp FRAG); out of range: 0 */
     bool gemm_no_fadd;

@@ -118,6 +118,7 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
         en->bufs.lo[en->bufs.n] = bufs[i].b->addr;
         en->bufs.hi[en->bufs.n++] = bufs[i].b->addr + bufs[i].b->size;
     }
+    en->n_own_bufs = en->bufs.n;
     en->up_cols = 0;
     en->up_runs = ALIGN256(C * sizeof(struct col_meta));
     en->up_idx = en->up_runs + ALIGN256(C * sizeof(struct run_meta));
@@ -162,10 +163,25 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
     layers->kind = shape->plan;
     layers->bufs = &en->bufs;
     int st = en->fp->build_layers(en, shape, layers, e);
-    if (st || !head || !en->s->last || shape->n_logits == 0) return st;
-    head->kind = shape->plan;
-    head->bufs = &en->bufs;
-    return en->fp->build_head(en, shape, head, e);
+    if (!st && head && en->s->last && shape->n_logits > 0) {
+        head->kind = shape->plan;
+        head->bufs = &en->bufs;
+        st = en->fp->build_head(en, shape, head, e);
+    }
+    /* the halves of the gemm's weight copies (kernels.c gemm_wdeq) as two plan buffers, so that a
+     * widening into one half runs beside the product reading the other; dispatches of plans built
+     * before, into a buffer since outgrown, touch no plan buffer and keep barriers on both sides */
+    const struct gpu_buf *gw = &en->g->gemm_w;
+    en->bufs.n = en->n_own_bufs;
+    if (!st && gw->size >= 512) {
+        CHECK(en->bufs.n + 2 <= PLAN_MAX_BUFS);
+        uint64_t half = gw->size / 2 / 256 * 256;
+        for (int i = 0; i < 2; i++) {
+            en->bufs.lo[en->bufs.n] = gw->addr + (uint64_t)i * half;
+            en->bufs.hi[en->bufs.n++] = gw->addr + (uint64_t)(i + 1) * half;
+        }
+    }
+    return st;
 }
 
 int engine_build_head_default(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)

@@ -695,18 +695,20 @@ struct gemm_call {
     bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
 
-/* The device buffer of prepared activations (gemm_xprep.comp) of at least `bytes`: one per
- * device, shared by every product (each prep is followed by its gemm, and recording puts a
- * barrier between dispatches). When a plan needs more a larger one is made; the old one stays
- * (plans built before keep its address) until gpu_close frees all. */
-static int gemm_xbuf(struct gpu *g, uint64_t bytes, uint64_t *addr, struct err *e)
+/* A device-wide scratch buffer of the gemm of at least `bytes` (struct gpu gemm_x: prepared
+ * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp): one per
+ * device, shared by every product (each prep or widening is followed by its gemm, and neither
+ * writes a plan buffer, so recording puts barriers on both sides of it: plan_barriers). When a
+ * plan needs more a larger one is made; the old one stays (plans built before keep its address)
+ * until gpu_close frees all. */
+static int gemm_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
 {
-    if (g->gemm_x.size < bytes) {
-        uint64_t size = MAX(bytes, 2 * g->gemm_x.size);
-        int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, &g->gemm_x, e);
+    if (b->size < bytes) {
+        uint64_t size = MAX(bytes, 2 * b->size);
+        int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, b, e);
         if (rc) return rc;
     }
-    *addr = g->gemm_x.addr;
+    *addr = b->addr;
     return ST_OK;
 }
 
@@ -740,6 +742,11 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * products 11.05 -> 9.98 ms at 512 columns, 5.66 -> 5.38 at 256 (bench/21) */
     bool big = cm && !swiglu && cols > 64 && (!wsplit || is_quant_type(w->dtype));
     if (big && wsplit) sgm = 4;
+    /* but Q4_0's (one f16 part since bench/31) take 2 x 2 subgroups and k steps of 32: the 60 Q4_0
+     * single products 6840 -> 6023 µs at 512 columns (H100, bench/33 run 1), 2329 -> 2334 at 128
+     * (run 3: no change). From 256 columns most go through an f16 copy instead (K_GEMM_WDEQ_COLS) */
+    bool q4big = big && w->dtype == DT_Q4_0;
+    if (q4big) sgm = 2;
     if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
     /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
      * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
@@ -792,7 +799,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         bk32 = true;
     }
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
-    if (!bk32 && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
+    if (!bk32 && !q4big && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
@@ -873,6 +880,113 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     return ST_OK;
 }
 
+/* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp). gemm.comp's Q4_0 tile rounds q·d to
+ * f16 as it stages it, once per column tile: at 512 columns that widening is what keeps the Q4_0
+ * products at 14.6 ms against F16's 11.2 (H100, gemm_bench, bench/33). From K_GEMM_WDEQ_COLS
+ * columns a Q4_0 product is one widening of its weights into an f16 copy (the same rounding) and
+ * the F16 product on it, the widening beside the previous product (gemm_wdeq below). LFM2-1.2B
+ * Q4_0 steps on the H100 (bench/33 run 4): 512 columns 14.50 -> 13.33 ms, 256 10.76 -> 10.48,
+ * but 128 5.81 -> 6.75 and 96 5.53 -> 6.51 (the widening's 2 GB of writes cost more than the
+ * tile's redundant dequantization there). Weights whose copy would pass K_GEMM_WDEQ_MAX_BYTES
+ * keep the Q4_0 tile. The FMA twin keeps exact weights unless LFM2_GEMM_WDEQ_COLS asks (tests). */
+#define K_GEMM_WDEQ_MAX_BYTES (256ull << 20)
+
+struct push_gemm_wdeq {
+    uint64_t w[4], sc[4], out[4]; /* gemm_wdeq.comp: w, sc, dst */
+    uint32_t start[5], pad;
+};
+_Static_assert(sizeof(struct push_gemm_wdeq) == 120, "push_gemm_wdeq layout");
+
+static bool gemm_wdeq_serves(const struct gpu *g, int cols, const struct gpu_weight *w)
+{
+    int from = tuning()->gemm_wdeq_cols >= 0 ? tuning()->gemm_wdeq_cols : g->gemm_coopmat ? K_GEMM_WDEQ_COLS : 0;
+    return w->dtype == DT_Q4_0 && from > 0 && cols >= from && 2 * (uint64_t)w->rows * (uint64_t)w->k <= K_GEMM_WDEQ_MAX_BYTES;
+}
+
+int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
+                int layer, const char *op, const char *kind_prefix, struct err *e)
+{
+    CHECK(n >= 1 && n <= 4);
+    struct push_gemm_wdeq pc;
+    memset(&pc, 0, sizeof pc);
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        if (w[i]->dtype != DT_Q4_0 || w[i]->k % 32 || w[i]->rows < 1 || out[i] % 16)
+            return err_set(e, ST_USAGE, "gemm %s: widening needs a Q4_0 weight with k a multiple of 32 and a 16-byte aligned copy (got %s [%lld, %lld])",
+                           op, dtype_name(w[i]->dtype), (long long)w[i]->rows, (long long)w[i]->k);
+        uint64_t blocks = (uint64_t)w[i]->rows * (uint64_t)(w[i]->k / 32);
+        if (pc.start[i] + blocks > UINT32_MAX) return err_set(e, ST_USAGE, "gemm %s: %llu blocks to widen, too many", op, (unsigned long long)blocks);
+        pc.w[i] = w[i]->addr;
+        pc.sc[i] = scale_addr(w[i]);
+        pc.out[i] = out[i];
+        pc.start[i + 1] = pc.start[i] + (uint32_t)blocks;
+        bytes += w[i]->bytes;
+    }
+    for (int i = n + 1; i < 5; i++) pc.start[i] = pc.start[n];
+    const struct gpu_pipeline *pp;
+    uint32_t bpt = tuning()->gemm_wdeq_bpt ? (uint32_t)tuning()->gemm_wdeq_bpt : 1;
+    int rc = gpu_pipeline(g, "gemm_wdeq", &bpt, 1, &pp, e);
+    if (rc) return rc;
+    uint32_t groups = div_up(pc.start[4], 64 * bpt), gx = MIN(groups, (uint32_t)MAX_GROUPS), gy = div_up(groups, gx);
+    char kind[40];
+    snprintf(kind, sizeof kind, "%sgemm_wdeq.q4_0", kind_prefix ? kind_prefix : "");
+    struct dispatch *d = add(p, pp, &pc, sizeof pc, gx, gy, kind, layer, op, bytes);
+    size_t at[4];
+    for (int i = 0; i < 4; i++) at[i] = offsetof(struct push_gemm_wdeq, out) + 8 * (size_t)i;
+    dispatch_outputs(d, n, at[0], at[1], at[2], at[3]);
+    return ST_OK;
+}
+
+/* The f16 copies of the weights w[0..n) that gemm_wdeq_serves at `cols` columns (f[i] = *w[i]
+ * for the others), and the widening of those into them (one dispatch). The copies go into one half
+ * of the device's gemm_w buffer, the halves taken in turn, and the widening is moved back to just
+ * after the last dispatch that reads a copy (plan_hoist_last): the previous such product, whose
+ * copy is in the other half, so that the two run side by side where the engine lets the barriers
+ * follow the data (engine.c makes the halves plan buffers). wide[i]: whether w[i] goes through its
+ * copy. */
+static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], int cols,
+                     struct gpu_weight f[], bool wide[], int layer, const char *op, const char *kind_prefix,
+                     struct err *e)
+{
+    uint64_t need = 0, at[4] = {0}, base;
+    const struct gpu_weight *q[4];
+    uint64_t out[4];
+    int nq = 0;
+    CHECK(n <= 4);
+    for (int i = 0; i < n; i++) {
+        f[i] = *w[i];
+        wide[i] = gemm_wdeq_serves(g, cols, w[i]);
+        if (!wide[i]) continue;
+        at[i] = need;
+        need += (2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k + 255) / 256 * 256;
+    }
+    if (!need) return ST_OK;
+    if (g->gemm_w.size / 2 < need) g->gemm_w_half = 0;
+    int rc = gemm_scratch(g, &g->gemm_w, 2 * need, &base, e);
+    if (rc) return rc;
+    uint64_t half = g->gemm_w.size / 2 / 256 * 256;
+    base += g->gemm_w_half * half;
+    g->gemm_w_half ^= 1;
+    for (int i = 0; i < n; i++) {
+        if (!wide[i]) continue;
+        f[i] = (struct gpu_weight){base + at[i], DT_F16, w[i]->rows, w[i]->k, 2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k};
+        q[nq] = w[i];
+        out[nq++] = f[i].addr;
+    }
+    rc = k_gemm_wdeq(g, p, nq, q, out, layer, op, kind_prefix, e);
+    if (!rc) plan_hoist_last(p, g->gemm_w.addr, g->gemm_w.addr + 2 * half);
+    return rc;
+}
+
+/* A product set up on an f16 copy keeps the tags of its weights: kind "...gemm[_swiglu].q4_0" and
+ * their bytes (the step's weight-bytes floor counts each weight once, report.c). */
+static void gemm_retag(struct gemm_call *c, const struct gpu_weight *w, const struct gpu_weight *w3)
+{
+    char *dot = strrchr(c->kind, '.');
+    if (dot) snprintf(dot + 1, sizeof c->kind - (size_t)(dot + 1 - c->kind), "%s", kind_dtype(w->dtype));
+    c->bytes = w->bytes + (w3 ? w3->bytes : 0);
+}
+
 /* The activations of n products of one input x [cols][k], prepared once (gemm_xprep.comp: norm
  * applied, f16 hi/lo split for cooperative matrices), and the outputs of those with split sums
  * zeroed, in one dispatch (kind "<kind_prefix>gemm_xprep", 0 weight bytes): *xg is what the gemms
@@ -889,7 +1003,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     *xg = x;
     if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
-    int rc = gemm_xbuf(g, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
+    int rc = gemm_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
     if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
@@ -931,8 +1045,14 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
 {
     struct gemm_call c;
     uint64_t xg;
-    int rc = gemm_setup(g, w, w3, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c, e);
-    if (!rc) rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
+    const struct gpu_weight *ws[2] = {w, w3};
+    struct gpu_weight f[2];
+    bool wide[2] = {false, false};
+    int rc = gemm_wdeq(g, p, w3 ? 2 : 1, ws, cols, f, wide, layer, op, kind_prefix, e);
+    if (!rc) rc = gemm_setup(g, &f[0], w3 ? &f[1] : NULL, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c, e);
+    if (rc) return rc;
+    if (wide[0]) gemm_retag(&c, w, w3);
+    rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
     if (rc) return rc;
     gemm_append(p, &c, xg, layer, op);
     return ST_OK;
@@ -946,13 +1066,18 @@ static int gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_wei
                       const char *fused_op, struct err *e)
 {
     struct gemm_call c[GEMM_PREP_MAX_Y];
+    struct gpu_weight f[GEMM_PREP_MAX_Y];
+    bool wide[GEMM_PREP_MAX_Y];
     uint64_t xg;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
+    int rc = gemm_wdeq(g, p, n, w, cols, f, wide, layer, fused_op, "", e);
+    if (rc) return rc;
     for (int i = 0; i < n; i++) {
-        int rc = gemm_setup(g, w[i], NULL, y[i], cols, false, !(norm && norm->w), ops[i], "", &c[i], e);
+        rc = gemm_setup(g, &f[i], NULL, y[i], cols, false, !(norm && norm->w), ops[i], "", &c[i], e);
         if (rc) return rc;
+        if (wide[i]) gemm_retag(&c[i], w[i], NULL);
     }
-    int rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
+    rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
     if (rc) return rc;
     for (int i = 0; i < n; i++) gemm_append(p, &c[i], xg, layer, ops[i]);
     return ST_OK;

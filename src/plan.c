@@ -58,6 +58,23 @@ const char *plan_kind_name(enum plan_kind k)
     return k < PLAN_COUNT ? names[k] : "?";
 }
 
+void plan_hoist_last(struct plan *p, uint64_t lo, uint64_t hi)
+{
+    CHECK(p->n >= 1 && lo < hi);
+    int at = 0; /* the new index: just after the last earlier dispatch that touches [lo, hi) */
+    for (int i = p->n - 2; i >= 0 && !at; i--) {
+        const struct dispatch *d = &p->d[i];
+        for (uint32_t o = 0; o + 8 <= d->push_size && !at; o += 8) {
+            uint64_t a;
+            memcpy(&a, d->push + o, 8);
+            if (a >= lo && a < hi) at = i + 1;
+        }
+    }
+    struct dispatch last = p->d[p->n - 1];
+    memmove(&p->d[at + 1], &p->d[at], (size_t)(p->n - 1 - at) * sizeof *p->d);
+    p->d[at] = last;
+}
+
 void plan_free(struct plan *p)
 {
     enum plan_kind kind = p->kind;

@@ -228,6 +228,10 @@ cli_test(golden_wide_glm_long_full long 0 "golden: 6/6 checks passed" --model ${
 cli_test(cli_glm_builtin_q4 cli-gpu 0 "rmsnorm_add" --model glm-ocr --layers 0:1 --cols 2 --pos 2 --reps 1 --dtype q4_0)
 cli_test(golden_glm_spec golden 0 "golden: 6/6 checks passed" --model ${GT} --full --spec --golden ${GT}/golden.safetensors)
 
+# the wide plan's Q4_0 products through f16 copies of their weights at every width (gemm_wdeq.comp;
+# by default from 256 columns on cooperative matrices)
+cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
+cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 # the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5
 # goldens: the long one crosses two 64-token chunk boundaries, whole and split; Q4_0 whole
 cli_test_env(golden_wide_chunk_qwen_long_full golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
