@@ -697,10 +697,10 @@ struct gemm_call {
 
 /* A device-wide scratch buffer of the gemm of at least `bytes` (struct gpu gemm_x: prepared
  * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp): one per
- * device, shared by every product (each prep or widening is followed by its gemm, and neither
- * writes a plan buffer, so recording puts barriers on both sides of it: plan_barriers). When a
- * plan needs more a larger one is made; the old one stays (plans built before keep its address)
- * until gpu_close frees all. */
+ * device, shared by every product. gemm_x is no plan buffer, so recording puts barriers on both
+ * sides of a prep (plan_barriers); gemm_w's halves are (engine.c), so a widening and the products
+ * around it are ordered by the data they share. When a plan needs more a larger one is made; the
+ * old one stays (plans built before keep its address) until gpu_close frees all. */
 static int gemm_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
 {
     if (b->size < bytes) {
@@ -900,7 +900,8 @@ _Static_assert(sizeof(struct push_gemm_wdeq) == 120, "push_gemm_wdeq layout");
 static bool gemm_wdeq_serves(const struct gpu *g, int cols, const struct gpu_weight *w)
 {
     int from = tuning()->gemm_wdeq_cols >= 0 ? tuning()->gemm_wdeq_cols : g->gemm_coopmat ? K_GEMM_WDEQ_COLS : 0;
-    return w->dtype == DT_Q4_0 && from > 0 && cols >= from && 2 * (uint64_t)w->rows * (uint64_t)w->k <= K_GEMM_WDEQ_MAX_BYTES;
+    uint64_t copy = 2 * (uint64_t)w->rows * (uint64_t)w->k;
+    return w->dtype == DT_Q4_0 && from > 0 && cols >= from && copy <= K_GEMM_WDEQ_MAX_BYTES;
 }
 
 int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
@@ -912,10 +913,14 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {
         if (w[i]->dtype != DT_Q4_0 || w[i]->k % 32 || w[i]->rows < 1 || out[i] % 16)
-            return err_set(e, ST_USAGE, "gemm %s: widening needs a Q4_0 weight with k a multiple of 32 and a 16-byte aligned copy (got %s [%lld, %lld])",
+            return err_set(e, ST_USAGE,
+                           "gemm %s: widening needs a Q4_0 weight with k a multiple of 32 and a 16-byte "
+                           "aligned copy (got %s [%lld, %lld])",
                            op, dtype_name(w[i]->dtype), (long long)w[i]->rows, (long long)w[i]->k);
         uint64_t blocks = (uint64_t)w[i]->rows * (uint64_t)(w[i]->k / 32);
-        if (pc.start[i] + blocks > UINT32_MAX) return err_set(e, ST_USAGE, "gemm %s: %llu blocks to widen, too many", op, (unsigned long long)blocks);
+        if (pc.start[i] + blocks > UINT32_MAX)
+            return err_set(e, ST_USAGE, "gemm %s: %llu blocks to widen, too many", op,
+                           (unsigned long long)blocks);
         pc.w[i] = w[i]->addr;
         pc.sc[i] = scale_addr(w[i]);
         pc.out[i] = out[i];
@@ -969,7 +974,8 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
     g->gemm_w_half ^= 1;
     for (int i = 0; i < n; i++) {
         if (!wide[i]) continue;
-        f[i] = (struct gpu_weight){base + at[i], DT_F16, w[i]->rows, w[i]->k, 2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k};
+        uint64_t bytes = 2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k;
+        f[i] = (struct gpu_weight){base + at[i], DT_F16, w[i]->rows, w[i]->k, bytes};
         q[nq] = w[i];
         out[nq++] = f[i].addr;
     }
@@ -1049,7 +1055,9 @@ static int gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, c
     struct gpu_weight f[2];
     bool wide[2] = {false, false};
     int rc = gemm_wdeq(g, p, w3 ? 2 : 1, ws, cols, f, wide, layer, op, kind_prefix, e);
-    if (!rc) rc = gemm_setup(g, &f[0], w3 ? &f[1] : NULL, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c, e);
+    if (!rc)
+        rc = gemm_setup(g, &f[0], w3 ? &f[1] : NULL, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c,
+                        e);
     if (rc) return rc;
     if (wide[0]) gemm_retag(&c, w, w3);
     rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);

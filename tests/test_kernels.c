@@ -419,7 +419,8 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
         T_CHECK(strcasecmp(strrchr(last->kind, '.') + 1, dtype_name(t)) == 0 || t != DT_Q4_0,
                 "gemm kind %s: the weights' type, %s", last->kind, dtype_name(t));
         if (n == 2)
-            T_CHECK(strstr(p.d[n_wdeq].kind, "gemm_xprep") && p.d[n_wdeq].bytes == 0, "gemm prep kind %s", p.d[n_wdeq].kind);
+            T_CHECK(strstr(p.d[n_wdeq].kind, "gemm_xprep") && p.d[n_wdeq].bytes == 0, "gemm prep kind %s",
+                    p.d[n_wdeq].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
     /* the batch plan: xmv.comp for Q8_0 up to 2 columns but tall matrices (rows >= 8k: the LM head), Q4_0 up to 8
