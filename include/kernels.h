@@ -203,6 +203,12 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * to 6 columns). bench/11 had 16 and 8, before the narrow tiles of bench/18-19. */
 int k_gemm_min_cols(enum dtype t);
 
+/* The device-wide scratch ranges that kernels write and the engine should treat as plan buffers
+ * (plan.h): the two halves of the gemm's f16 weight copies (gpu.h gemm_w) once they exist. Returns
+ * how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
+#define K_SCRATCH_BUFS 2
+int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
+
 #define K_GEMM_WDEQ_COLS 256
 /* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at
  * out[i] (16-byte aligned), q·d rounded to nearest; one dispatch, kind

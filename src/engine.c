@@ -168,18 +168,17 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
         head->bufs = &en->bufs;
         st = en->fp->build_head(en, shape, head, e);
     }
-    /* the halves of the gemm's weight copies (kernels.c gemm_wdeq) as two plan buffers, so that a
-     * widening into one half runs beside the product reading the other; dispatches of plans built
-     * before, into a buffer since outgrown, touch no plan buffer and keep barriers on both sides */
-    const struct gpu_buf *gw = &en->g->gemm_w;
+    /* the kernels' scratch that dispatches write (kernels.h k_scratch_bufs: the halves of the
+     * gemm's weight copies), as plan buffers, so that the barriers follow the data there too;
+     * dispatches of plans built before, into a buffer since outgrown, touch no plan buffer and
+     * keep barriers on both sides */
+    uint64_t lo[K_SCRATCH_BUFS], hi[K_SCRATCH_BUFS];
+    int n = k_scratch_bufs(en->g, lo, hi);
+    CHECK(en->n_own_bufs + n <= PLAN_MAX_BUFS);
     en->bufs.n = en->n_own_bufs;
-    if (!st && gw->size >= 512) {
-        CHECK(en->bufs.n + 2 <= PLAN_MAX_BUFS);
-        uint64_t half = gw->size / 2 / 256 * 256;
-        for (int i = 0; i < 2; i++) {
-            en->bufs.lo[en->bufs.n] = gw->addr + (uint64_t)i * half;
-            en->bufs.hi[en->bufs.n++] = gw->addr + (uint64_t)(i + 1) * half;
-        }
+    for (int i = 0; i < n; i++) {
+        en->bufs.lo[en->bufs.n] = lo[i];
+        en->bufs.hi[en->bufs.n++] = hi[i];
     }
     return st;
 }

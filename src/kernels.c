@@ -942,6 +942,20 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
     return ST_OK;
 }
 
+/* Bytes of one half of gemm_w (256-aligned). */
+static uint64_t gemm_w_half_bytes(const struct gpu *g) { return g->gemm_w.size / 2 / 256 * 256; }
+
+int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS])
+{
+    uint64_t half = gemm_w_half_bytes(g);
+    if (!half) return 0;
+    for (int i = 0; i < 2; i++) {
+        lo[i] = g->gemm_w.addr + (uint64_t)i * half;
+        hi[i] = lo[i] + half;
+    }
+    return 2;
+}
+
 /* The f16 copies of the weights w[0..n) that gemm_wdeq_serves at `cols` columns (f[i] = *w[i]
  * for the others), and the widening of those into them (one dispatch). The copies go into one half
  * of the device's gemm_w buffer, the halves taken in turn, and the widening is moved back to just
@@ -969,7 +983,7 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
     if (g->gemm_w.size / 2 < need) g->gemm_w_half = 0;
     int rc = gemm_scratch(g, &g->gemm_w, 2 * need, &base, e);
     if (rc) return rc;
-    uint64_t half = g->gemm_w.size / 2 / 256 * 256;
+    uint64_t half = gemm_w_half_bytes(g);
     base += g->gemm_w_half * half;
     g->gemm_w_half ^= 1;
     for (int i = 0; i < n; i++) {
