@@ -34,6 +34,8 @@ struct dispatch {
     int layer;      /* layer index, -1 for embedding and head */
     char op[40];    /* what it computes there: "ffn_down", "conv.in_proj", "attn.q_proj" */
     uint64_t bytes; /* weight bytes it reads (0 for kernels that read no weights) */
+    bool bytes_again; /* those bytes are tagged on the products it serves too, so the step's floor
+                         counts them there (the widening of Q4_0 weights into f16 copies) */
     /* Its outputs, for --attribution (which records a dispatch again with its outputs redirected
      * to scratch copies): byte offsets into push of the 64-bit device addresses it writes through
      * (in-place operands such as an accumulated y or a state it reads and writes included).

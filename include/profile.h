@@ -59,6 +59,7 @@ struct prof_dispatch {
     char op[40];        /* what it computes there: "ffn_down", "conv.in_proj" */
     uint32_t groups[3]; /* workgroup counts x, y, z */
     uint64_t bytes;     /* weight bytes it reads (0: reads no weights) */
+    bool bytes_again;   /* its bytes are counted by other dispatches too (plan.h): not in the floor */
     struct timing us;   /* its GPU time (end − start timestamps), one sample per rep (sampled
                            timing: one per rep that timestamped it) */
     double start_us;    /* its start, from the step's first timestamp, in the rep the executor
@@ -255,7 +256,7 @@ void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
 
 /* Weight bytes a step must read, each weight once: the dispatches grouped by (layer, op), each
  * group's largest byte count (a matmul of many columns runs in passes, each tagged with the whole
- * weight). */
+ * weight); dispatches whose bytes other dispatches carry too (bytes_again) left out. */
 uint64_t profile_floor_bytes(const struct profile *p);
 
 /* --attribution arithmetic: per row its differential (median ± error), its timestamp figure from

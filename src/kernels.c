@@ -936,6 +936,7 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
     char kind[40];
     snprintf(kind, sizeof kind, "%sgemm_wdeq.q4_0", kind_prefix ? kind_prefix : "");
     struct dispatch *d = add(p, pp, &pc, sizeof pc, gx, gy, kind, layer, op, bytes);
+    d->bytes_again = true; /* the products on the copies carry the same weights' bytes */
     size_t at[4];
     for (int i = 0; i < 4; i++) at[i] = offsetof(struct push_gemm_wdeq, out) + 8 * (size_t)i;
     dispatch_outputs(d, n, at[0], at[1], at[2], at[3]);

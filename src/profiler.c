@@ -152,6 +152,7 @@ static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int
     pd->layer = d->layer;
     memcpy(pd->groups, d->groups, sizeof pd->groups);
     pd->bytes = d->bytes;
+    pd->bytes_again = d->bytes_again;
 }
 
 /* Per-dispatch timestamps. Full: every dispatch in each of `reps` steps. Sampled (stride k > 1):

@@ -455,11 +455,12 @@ uint64_t profile_floor_bytes(const struct profile *p)
     uint64_t total = 0;
     for (int i = 0; i < p->n_dispatches; i++) {
         const struct prof_dispatch *d = &p->dispatches[i];
+        if (d->bytes_again) continue;
         bool seen = false;
         uint64_t most = d->bytes;
         for (int j = 0; j < p->n_dispatches; j++) {
             const struct prof_dispatch *o = &p->dispatches[j];
-            if (o->layer != d->layer || strcmp(o->op, d->op) != 0 ||
+            if (o->bytes_again || o->layer != d->layer || strcmp(o->op, d->op) != 0 ||
                 prof_kind_is_head(o->kind) != prof_kind_is_head(d->kind))
                 continue;
             if (j < i) seen = true;

@@ -230,6 +230,9 @@ cli_test(golden_glm_spec golden 0 "golden: 6/6 checks passed" --model ${GT} --fu
 
 # the wide plan's Q4_0 products through f16 copies of their weights at every width (gemm_wdeq.comp;
 # by default from 256 columns on cooperative matrices)
+# the widening leaves the step's weight-bytes floor alone (each weight once: the products carry the bytes)
+cli_test(cli_wide_q4_0_floor cli-gpu 0 "floor: 0.542 MB of weights" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
+cli_test_env(cli_wide_wdeq_floor cli-gpu 0 "floor: 0.542 MB of weights" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 # the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5

@@ -267,6 +267,39 @@ static void test_attribution(void)
     profile_free(&p);
 }
 
+/* The floor: each (layer, op) once at its largest bytes (a product in passes), the head's apart,
+ * and dispatches whose bytes others carry too (the widening of Q4_0 weights before their products,
+ * one widening for a group of products under the group's op) not at all. */
+static void test_floor(void)
+{
+    struct {
+        const char *kind, *op;
+        int layer;
+        uint64_t bytes;
+        bool again;
+    } d[] = {
+        {"gemm_wdeq.q4_0", "attn.qkv_proj", 2, 300, true}, {"gemm_xprep", "attn.qkv_proj", 2, 0, false},
+        {"gemm.q4_0", "attn.q_proj", 2, 100, false},        {"gemm.q4_0", "attn.k_proj", 2, 100, false},
+        {"gemm.q4_0", "attn.v_proj", 2, 100, false},        {"gemm_wdeq.q4_0", "ffn_down", 2, 50, true},
+        {"gemm.q4_0", "ffn_down", 2, 50, false},            {"matmul.bf16", "ffn_down", 3, 40, false},
+        {"matmul.bf16", "ffn_down", 3, 40, false},          {"head.matmul.bf16", "lm_head", -1, 7, false},
+    };
+    struct profile p = {0};
+    p.n_dispatches = (int)ARRAY_LEN(d);
+    p.dispatches = calloc(ARRAY_LEN(d), sizeof *p.dispatches);
+    for (size_t i = 0; i < ARRAY_LEN(d); i++) {
+        struct prof_dispatch *x = &p.dispatches[i];
+        snprintf(x->kind, sizeof x->kind, "%s", d[i].kind);
+        snprintf(x->op, sizeof x->op, "%s", d[i].op);
+        x->layer = d[i].layer;
+        x->bytes = d[i].bytes;
+        x->bytes_again = d[i].again;
+    }
+    uint64_t f = profile_floor_bytes(&p);
+    T_CHECK(f == 300 + 50 + 40 + 7, "floor %llu, expected 397", (unsigned long long)f);
+    free(p.dispatches);
+}
+
 static void test_totals_and_kinds(const struct profile *p)
 {
     int n_reps = p->busy_us.n_reps;
@@ -716,6 +749,7 @@ int main(void)
     test_sig3();
     test_crossover();
     test_attribution();
+    test_floor();
     test_totals_and_kinds(&p);
     test_gap_probe();
     test_text(&p);
