@@ -96,6 +96,7 @@ struct gpu {
     struct gpu_buf gemm_w;  /* the wide plan's f16 copies of Q4_0 weights (kernels.c gemm_wdeq): two halves,
                              * taken in turn (gemm_w_half: the next); size 0: none yet */
     int gemm_w_half;
+    uint32_t scratch_gen;   /* bumped whenever gemm_x or gemm_w is (re)allocated (engine.c builds again) */
 
     struct gpu_pipeline pipelines[GPU_MAX_PIPELINES];
     int n_pipelines;

@@ -162,11 +162,21 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
                        "up to %d columns a slot", shape->cols, shape->n_runs, en->max_draft);
     layers->kind = shape->plan;
     layers->bufs = &en->bufs;
-    int st = en->fp->build_layers(en, shape, layers, e);
-    if (!st && head && en->s->last && shape->n_logits > 0) {
-        head->kind = shape->plan;
-        head->bufs = &en->bufs;
-        st = en->fp->build_head(en, shape, head, e);
+    int st = ST_OK, n0 = layers->n, h0 = head ? head->n : 0;
+    /* twice where the kernels' scratch grew while building (gpu.h scratch_gen): the dispatches
+     * made before the growth point into the outgrown buffer, which is no plan buffer (barriers on
+     * both sides) and which --attribution cannot copy; the second build finds the scratch at size */
+    for (int pass = 0; pass < 2; pass++) {
+        uint32_t gen = en->g->scratch_gen;
+        layers->n = n0;
+        st = en->fp->build_layers(en, shape, layers, e);
+        if (!st && head && en->s->last && shape->n_logits > 0) {
+            head->kind = shape->plan;
+            head->bufs = &en->bufs;
+            head->n = h0;
+            st = en->fp->build_head(en, shape, head, e);
+        }
+        if (st || en->g->scratch_gen == gen) break;
     }
     /* the kernels' scratch that dispatches write (kernels.h k_scratch_bufs: the halves of the
      * gemm's weight copies), as plan buffers, so that the barriers follow the data there too;

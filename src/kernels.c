@@ -707,6 +707,7 @@ static int gemm_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64
         uint64_t size = MAX(bytes, 2 * b->size);
         int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, b, e);
         if (rc) return rc;
+        g->scratch_gen++;
     }
     *addr = b->addr;
     return ST_OK;

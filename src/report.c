@@ -850,8 +850,8 @@ static void text_attribution(FILE *out, const struct profile *p)
         char name[96];
         snprintf(name, sizeof name, "%s%s%s", r->kind, r->op[0] ? " " : "", r->op);
         if (!r->attributable) {
-            fprintf(out, "  %-40s n=%-4d not measured: a dispatch declares no outputs\n", name,
-                    r->n);
+            fprintf(out, "  %-40s n=%-4d not measured: a dispatch declares no outputs or writes outside "
+                    "the buffers the profiler can copy\n", name, r->n);
             continue;
         }
         fprintf(out, "  %-40s n=%-4d diff %9s µs %s", name, r->n, fmt_us(x, sizeof x, r->diff.v),

@@ -233,6 +233,9 @@ cli_test(golden_glm_spec golden 0 "golden: 6/6 checks passed" --model ${GT} --fu
 # the widening leaves the step's weight-bytes floor alone (each weight once: the products carry the bytes)
 cli_test(cli_wide_q4_0_floor cli-gpu 0 "floor: 0.542 MB of weights" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
 cli_test_env(cli_wide_wdeq_floor cli-gpu 0 "floor: 0.542 MB of weights" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
+# --attribution copies the scratch the widening writes, so its row is measured (engine.c builds a plan
+# again where its scratch grew while building, so no dispatch writes an outgrown buffer)
+cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                           n=24   diff" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 2 --attribution)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 # the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5
