@@ -69,7 +69,7 @@
  *   LFM2_GEMM_FRAG=0|1|2                  gemm: fragments of a k slice loaded before its products
  *                                         (2: the next slice's too; default 2 past 64 columns,
  *                                         else as used; gemm.comp FRAG, bench/19)
- *   LFM2_GEMM_PROBE=1..3                  gemm timing probes, wrong results (gemm.comp, bench/18)
+ *   LFM2_GEMM_PROBE=1..4                  gemm timing probes, wrong results (gemm.comp, bench/18)
  *   LFM2_XMV_PROBE=1..4                   xmv timing probes, wrong results (xmv.comp, bench/31)
  *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
  *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device

@@ -89,7 +89,8 @@ layout(constant_id = 6) const uint SGM = 2;  // COOPMAT: subgroups along the row
 // the loads in flight are what the kernel lives on; a tuning hook)
 layout(constant_id = 7) const uint PF = 1;
 // Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
-// 2 no staging and no barriers after the first step, 3 no products. One buffer, PF = 1 only.
+// 2 no staging and no barriers after the first step, 3 no products, 4 split sums stored, not
+// added (the atomics' cost, bench/34). One buffer, PF = 1 only.
 layout(constant_id = 8) const uint PROBE = 0;
 layout(constant_id = 9) const uint XRAW = 0; // COOPMAT: x is plain f32, split while staged
 // COOPMAT: how a k step's fragments meet the products (bench/19): 0 each weight fragment loaded
@@ -328,6 +329,10 @@ void put(uint row, uint col, float v, float v3)
     v = v / (1.0 + exp(-v)) * v3;
 #endif
     uint oi = col * p.rows + row;
+    if (gl_NumWorkGroups.z > 1u && PROBE == 4u) { // probe: the split's sum stored, not added
+        p.y.v[oi] = v;
+        return;
+    }
     if (gl_NumWorkGroups.z > 1u) {
 #if FADD
         atomicAdd(p.y.v[oi], v);

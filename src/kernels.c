@@ -775,14 +775,17 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      *  - 17-32: SwiGLU pairs 64 x 32 (4 x 1); single products of unsplit weights on small grids
      *    keep the 64 x 32 tiles above with 2 x 2 subgroups (the 76 products 1.84 against 2.07 ms
      *    with 128 x 32 4 x 1), the others take 128 x 32 (4 x 1);
-     *  - 33-64: single products of unsplit weights on small grids 128 x 64 (4 x 1) with k steps of
-     *    32 and split-k (64 columns: 1.42 against 1.53 ms for the 60 singles).
+     *  - 33-64: single products of unsplit weights on small grids take the tiles of wider steps
+     *    (128 x 64, 2 x 2 subgroups, k steps of 64) and 8 splits: the 60 BF16 singles 1888 -> 1283
+     *    µs at 64 columns and 1822 -> 1256 at 48 on the H100 (bench/34 run 4) against 128 x 64 4 x 1
+     *    tiles with k steps of 32 and up to 32 splits (bench/19: 1.42 against 1.53 ms on the H200
+     *    then); 4 or 32 splits for every product lost.
      * SwiGLU pairs and single products of split weights up to 32 columns keep two k steps of loads
      * in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products 2.73 ->
      * 2.36 ms, Q4_0 singles at 32 columns 1.70 -> 1.58 ms (bench/19). */
     const struct tuning *tu = tuning();
-    bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off, bk32 = false;
-    uint32_t pf = 1;
+    bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off;
+    uint32_t pf = 1, fixed_splits = 0;
     if (narrow && cols <= 16) {
         bn = 16;
         bm = 64;
@@ -796,11 +799,10 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     } else if (narrow && cols > 32 && !swiglu && !wsplit && bm == 64 && bn == 32) {
         bm = 128;
         bn = 64;
-        sgm = 4;
-        bk32 = true;
+        fixed_splits = 8;
     }
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
-    if (!bk32 && !q4big && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
+    if (!q4big && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
      * kernel or needs more shared memory than the device has is ignored: the default stays);
      * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
@@ -842,6 +844,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * the 2048-row products; the LM head, 2048+ tiles, is not split) */
     if (big && bm == 128 && bn == 64 && gx * gy < 1024)
         splits = MIN(MAX(2u, div_up(128, gx * gy)), MAX(steps / 4, 1u));
+    if (fixed_splits) splits = MIN(fixed_splits, steps);
     if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);

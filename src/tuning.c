@@ -93,7 +93,7 @@ const struct tuning *tuning(void)
     t.gemm_xraw_cols = env_int_or_unset("LFM2_GEMM_XRAW_COLS", 0, 65535);
     t.gemm_wdeq_cols = env_int_or_unset("LFM2_GEMM_WDEQ_COLS", 0, 65535);
     t.gemm_wdeq_bpt = env_int("LFM2_GEMM_WDEQ_BPT", 1, 8);
-    t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 3);
+    t.gemm_probe = env_int("LFM2_GEMM_PROBE", 1, 4);
     t.gemm_frag = env_int_or_unset("LFM2_GEMM_FRAG", 0, 2);
     t.gemm_no_fadd = env_flag("LFM2_GEMM_NO_FADD");
     t.test_no_coopmat = env_flag("LFM2_TEST_NO_COOPMAT");
