@@ -779,9 +779,10 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      *    (128 x 64, 2 x 2 subgroups, k steps of 64) and 8 splits: the 60 BF16 singles 1888 -> 1283
      *    µs at 64 columns and 1822 -> 1256 at 48 on the H100 (bench/34 run 4) against 128 x 64 4 x 1
      *    tiles with k steps of 32 and up to 32 splits (bench/19: 1.42 against 1.53 ms on the H200
-     *    then); 4 or 32 splits for every product lost. Quantized weights on small grids too, with
-     *    k steps of 32 (the tile's split weights need them to fit): Q4_0 1785 -> 1518 µs at 64
-     *    columns, 1747 -> 1484 at 48; Q8_0 1900 -> 1727, 1879 -> 1705 (bench/34 run 6).
+     *    then); 4 or 32 splits for every product lost. Split weights (Q8_0, F32; Q4_0 keeps their
+     *    rules) on small grids too, with k steps of 32 (the 128 x 64 tile of split weights needs
+     *    them to fit): Q4_0 1785 -> 1518 µs at 64 columns, 1747 -> 1484 at 48; Q8_0 1900 -> 1727,
+     *    1879 -> 1705 (bench/34 run 6; F32 not measured).
      * SwiGLU pairs and single products of split weights up to 32 columns keep two k steps of loads
      * in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products 2.73 ->
      * 2.36 ms, Q4_0 singles at 32 columns 1.70 -> 1.58 ms (bench/19). */
