@@ -165,7 +165,9 @@ wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attenti
 
 targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wall 1x without timestamps
     # (min of 3); batch plan at 1 and 16 columns, wide at 16, 64, 128, 256 and a 512-token prefill of one slot.
-    # floor = stored weight bytes / 3.93 TB/s (the copy bandwidth measured in bench/01); for the
+    # floor = stored weight bytes / 3.93 TB/s (the H200's copy bandwidth measured in bench/01, the
+    # issue's floor); x copy = the wall over weight bytes / this run's own copy bandwidth (the
+    # profile's copy kernel on this card: the ratio that holds on other cards too); for the
     # prefill also the coopmat roof: 2 x weight elements x 512 / the rate coopmat_roof.comp measures
     # (gemm_bench prints it; ROOF=TFLOP/s skips that run)
     local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} J="$O/targets.json" roof=${ROOF:-} el=0
@@ -174,9 +176,10 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
     echo "coopmat roof ${roof} TFLOP/s"
     # a warm-up step first: the first run of a call read up to 30 % high (bench/21: 1.345 against
     # 1.03 ms in the same call's gap probe)
-    "$B" --model lfm2-1.2b --full --cols 1 --pos 64 --logits --gap-probe --reps 3 >/dev/null 2>&1
-    printf '%-5s %-6s %-12s %9s %9s %9s %8s %9s %8s %9s\n' dtype plan step "target ms" "wall ms" "floor ms" "x floor" \
-        "roof ms" "x roof" "tok/s"
+    "$B" --model lfm2-1.2b --full --cols 1 --pos 64 --logits --gap-probe --reps 3 --json "$J" >/dev/null 2>&1
+    echo "device: $(sed -n 's/^[[:space:]]*"name":[[:space:]]*"\(.*\)",*$/\1/p' "$J" | head -1)"
+    printf '%-5s %-6s %-12s %9s %9s %9s %8s %8s %9s %8s %9s\n' dtype plan step "target ms" "wall ms" "floor ms" "x floor" \
+        "x copy" "roof ms" "x roof" "tok/s"
     for dt in bf16 q4_0; do
         local mb
         mb=$("$B" --model lfm2-1.2b --full --dtype $dt --load-only | sed -n 's/.*, \([0-9.]*\) MB as stored.*/\1/p')
@@ -193,14 +196,15 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
                 >"$O/targets_run.log" 2>&1; then
                 echo "$dt $plan $step $c: failed"; tail -n 3 "$O/targets_run.log"; continue
             fi
-            local wall
+            local wall gbps
             wall=$(json_num "$J" lm_head wall1_us)
+            gbps=$(json_num "$J" "" copy_gbps)
             awk -v dt=$dt -v pl=$plan -v st="$step $c" -v t=$tgt -v w="$wall" -v mb="$mb" -v c=$c -v el="$el" \
-                -v r="$roof" -v pf=$([ $step = prefill ] && echo 1 || echo 0) \
-                'BEGIN { f = mb * 1e3 / 3.93e6; rf = 2 * el * c / (r * 1e12) * 1e3
-                         printf "%-5s %-6s %-12s %9s %9.3f %9.3f %8.1f %9s %8s %9.0f\n", dt, pl, st, t, w / 1e3, f,
-                                w / 1e3 / f, pf ? sprintf("%.3f", rf) : "-", pf ? sprintf("%.1f", w / 1e3 / rf) : "-",
-                                c * 1e6 / w }'
+                -v r="$roof" -v g="$gbps" -v pf=$([ $step = prefill ] && echo 1 || echo 0) \
+                'BEGIN { f = mb * 1e3 / 3.93e6; fc = g > 0 ? mb / g : 0; rf = 2 * el * c / (r * 1e12) * 1e3
+                         printf "%-5s %-6s %-12s %9s %9.3f %9.3f %8.1f %8s %9s %8s %9.0f\n", dt, pl, st, t, w / 1e3, f,
+                                w / 1e3 / f, (fc > 0 ? sprintf("%.1f", w / 1e3 / fc) : "-"),
+                                pf ? sprintf("%.3f", rf) : "-", pf ? sprintf("%.1f", w / 1e3 / rf) : "-", c * 1e6 / w }'
         done
     done
 }
