@@ -202,6 +202,39 @@ struct kind_sum {
     double us, flop, bytes;
 };
 
+/* One line per op of the layer products (kind, op: each layer's dispatch of it summed) with the
+ * geometry its pipeline was specialised with: a sweep's lines then say which product moved and
+ * what tile, subgroup grid and split count it ran (gemm.comp's constant_ids 1-3, 6-7, 10; the
+ * grid's z is the split count). us: [dispatch][rep] µs; tmp: reps doubles of scratch. */
+static void op_lines(const struct plan *p, const double *us, int reps, double *tmp)
+{
+    for (int i = 0; i < p->n; i++) {
+        const struct dispatch *d = &p->d[i];
+        bool first = true;
+        for (int j = 0; j < i && first; j++)
+            first = strcmp(p->d[j].kind, d->kind) || strcmp(p->d[j].op, d->op);
+        if (!first) continue;
+        double sum = 0, bytes = 0;
+        int n = 0;
+        for (int j = i; j < p->n; j++) {
+            if (strcmp(p->d[j].kind, d->kind) || strcmp(p->d[j].op, d->op)) continue;
+            for (int r = 0; r < reps; r++) tmp[r] = us[(size_t)j * reps + r];
+            qsort(tmp, (size_t)reps, sizeof *tmp, cmp_double);
+            sum += tmp[reps / 2];
+            bytes += (double)p->d[j].bytes;
+            n++;
+        }
+        printf("    %-22s %-16s n=%-3d %8.1f µs %6.0f GB/s  grid %ux%ux%u", d->kind, d->op, n, sum,
+               bytes / sum * 1e-3, d->groups[0], d->groups[1], d->groups[2]);
+        const struct gpu_pipeline *pp = d->pipe;
+        bool gemm = !strncmp(pp->name, "gemm", 4) && strncmp(pp->name, "gemm_xprep", 10) && pp->n_spec >= 11;
+        if (gemm) printf("  tile %ux%ux%u", pp->spec[1], pp->spec[2], pp->spec[3]);
+        if (gemm && strncmp(pp->name, "gemm_fma", 8)) /* cooperative matrices: subgroup grid, loads, fragments */
+            printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[10]);
+        printf("\n");
+    }
+}
+
 /* gemm_bench chain [N [COLS]] (bench/29): a chain of N rmsnorm dispatches of COLS columns (H = 2048,
  * one workgroup a column), each reading what the one before wrote, recorded with a barrier after
  * each and with no barriers at all (wrong results: the overlap bound). Prints µs a dispatch from GPU
@@ -349,6 +382,7 @@ int main(int argc, char **argv)
                ks[k].flop / ks[k].us * 1e-6, ks[k].bytes / ks[k].us * 1e-3);
     printf("  sum %.1f µs: %.3f TFLOP, %.1f TFLOP/s; wall without timestamps (min) %.1f µs\n", total,
            flop_total * 1e-12, flop_total / total * 1e-6, wall_min);
+    op_lines(&p, us, reps, tmp);
     accuracy(t, cols);
     if (g.has_coopmat_nv) printf("coopmat roof (registers only, 16x16x16 f16*f16+f32): %.1f TFLOP/s\n", coopmat_roof());
     plan_free(&p);
