@@ -51,6 +51,8 @@ struct est est_sub(struct est a, struct est b);
 struct est est_exact(double v); /* u = 0 */
 bool est_within_noise(struct est x);
 
+#define PROF_MAX_SPEC 12 /* >= GPU_MAX_SPEC (profiler.c checks) */
+
 /* One dispatch of the profiled step: the layer plan's dispatches first, then the head's. */
 struct prof_dispatch {
     int index;          /* position in the step (0-based, layer plan then head) */
@@ -60,6 +62,12 @@ struct prof_dispatch {
     uint32_t groups[3]; /* workgroup counts x, y, z */
     uint64_t bytes;     /* weight bytes it reads (0: reads no weights) */
     bool bytes_again;   /* its bytes are counted by other dispatches too (plan.h): not in the floor */
+    /* the kernel variant that ran: its pipeline (shader module name, "" when unknown, e.g. a file
+     * written before this field) and the specialisation constants it was built with (constant_id
+     * 0..n_spec-1; the shader's header names them): e.g. which gemm tile and split count */
+    char pipeline[64];
+    uint32_t spec[PROF_MAX_SPEC];
+    int n_spec;
     struct timing us;   /* its GPU time (end − start timestamps), one sample per rep (sampled
                            timing: one per rep that timestamped it) */
     double start_us;    /* its start, from the step's first timestamp, in the rep the executor

@@ -179,6 +179,40 @@ static void list_only_in(FILE *out, const char *label, const struct profile *p,
     if (any) fprintf(out, "\n");
 }
 
+/* Whether dispatch x ran as y: the same pipeline, constants and grid. */
+static bool same_variant(const struct prof_dispatch *x, const struct prof_dispatch *y)
+{
+    return !strcmp(x->pipeline, y->pipeline) && x->n_spec == y->n_spec &&
+           !memcmp(x->spec, y->spec, sizeof x->spec[0] * (size_t)x->n_spec) &&
+           !memcmp(x->groups, y->groups, sizeof x->groups);
+}
+
+/* The dispatches that ran another kernel variant (pipeline, constants or grid) than the baseline's
+ * at the same place (the same index, kind and op, both files naming their pipeline: files written
+ * before the field have none); *first: the first of them, or -1. */
+static int variant_changes(const struct profile *b, const struct profile *c, int *first)
+{
+    int n = 0;
+    *first = -1;
+    for (int i = 0; i < b->n_dispatches && i < c->n_dispatches; i++) {
+        const struct prof_dispatch *x = &b->dispatches[i], *y = &c->dispatches[i];
+        if (!x->pipeline[0] || !y->pipeline[0] || strcmp(x->kind, y->kind) || strcmp(x->op, y->op) ||
+            same_variant(x, y))
+            continue;
+        if (*first < 0) *first = i;
+        n++;
+    }
+    return n;
+}
+
+/* "name [c0,c1,...] grid XxYxZ" */
+static void print_variant(FILE *out, const struct prof_dispatch *d)
+{
+    fprintf(out, "%s [", d->pipeline);
+    for (int k = 0; k < d->n_spec; k++) fprintf(out, "%s%u", k ? "," : "", d->spec[k]);
+    fprintf(out, "] grid %ux%ux%u", d->groups[0], d->groups[1], d->groups[2]);
+}
+
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e)
 {
@@ -256,6 +290,17 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (gb->dispatches > 0 && gc->dispatches > 0 && (gb->dispatches != gc->dispatches || gb->barriers != gc->barriers))
         fprintf(out, "NOTE: the plan differs: base %d dispatches in %d stages, current %d in %d\n", gb->dispatches,
                 gb->barriers, gc->dispatches, gc->barriers);
+    /* a kernel that changed its variant (a tile rule, a split count) explains its row's change */
+    int first, n_var = variant_changes(base, cur, &first);
+    if (n_var > 0) {
+        const struct prof_dispatch *x = &base->dispatches[first], *y = &cur->dispatches[first];
+        fprintf(out, "NOTE: %d dispatch%s ran another kernel variant than the baseline (first: [%d] %s %s: ", n_var,
+                n_var == 1 ? "" : "es", first, x->kind, x->op);
+        print_variant(out, x);
+        fprintf(out, " -> ");
+        print_variant(out, y);
+        fprintf(out, ")\n");
+    }
     if (markdown) {
         fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
         fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");
@@ -301,6 +346,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         for (int i = 0; i < n; i++)
             cJSON_AddItemToArray(arr, row_json(&rows[i]));
         cJSON_AddBoolToObject(root, "regression", regressed);
+        cJSON_AddItemToObject(root, "variant_changes", report_json_number(n_var));
         int wst = report_json_save(json_path, "--json", root, true, e);
         if (wst) st = wst;
     }

@@ -153,6 +153,12 @@ static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int
     memcpy(pd->groups, d->groups, sizeof pd->groups);
     pd->bytes = d->bytes;
     pd->bytes_again = d->bytes_again;
+    _Static_assert(GPU_MAX_SPEC <= PROF_MAX_SPEC, "a pipeline's constants fit a profile's");
+    if (d->pipe) {
+        snprintf(pd->pipeline, sizeof pd->pipeline, "%s", d->pipe->name);
+        pd->n_spec = (int)d->pipe->n_spec;
+        memcpy(pd->spec, d->pipe->spec, sizeof d->pipe->spec[0] * d->pipe->n_spec);
+    }
 }
 
 /* Per-dispatch timestamps. Full: every dispatch in each of `reps` steps. Sampled (stride k > 1):

@@ -163,6 +163,12 @@ static cJSON *dispatch_json(const struct prof_dispatch *d)
     for (int i = 0; i < 3; i++)
         cJSON_AddItemToArray(g, report_json_number(d->groups[i]));
     add_num(o, "bytes", (double)d->bytes);
+    if (d->pipeline[0]) {
+        cJSON_AddStringToObject(o, "pipeline", d->pipeline);
+        cJSON *s = cJSON_AddArrayToObject(o, "spec");
+        for (int i = 0; i < d->n_spec; i++)
+            cJSON_AddItemToArray(s, report_json_number(d->spec[i]));
+    }
     cJSON_AddItemToObject(o, "us", timing_json(&d->us));
     add_num(o, "start_us", d->start_us);
     return o;
@@ -445,6 +451,15 @@ static void read_dispatch(struct reader *r, const cJSON *o, int i, struct prof_d
     for (const cJSON *v = g ? g->child : NULL; v && k < 3; v = v->next, k++)
         d->groups[k] = (uint32_t)check_int(r, v, at, "groups", 0, UINT32_MAX);
     d->bytes = (uint64_t)get_int(r, o, at, "bytes", 0, JSON_MAX_EXACT);
+    if (opt(o, "pipeline")) { /* files from before the field have neither */
+        get_str(r, o, at, "pipeline", d->pipeline, sizeof d->pipeline);
+        const cJSON *s = get_arr(r, o, at, "spec");
+        d->n_spec = array_len(r, s, at, "spec", PROF_MAX_SPEC);
+        k = 0;
+        for (const cJSON *v = s ? s->child : NULL; v && k < PROF_MAX_SPEC; v = v->next, k++)
+            d->spec[k] = (uint32_t)check_int(r, v, at, "spec", 0, UINT32_MAX);
+        if (d->n_spec < 0) d->n_spec = 0;
+    }
     d->us = get_timing(r, o, at, "us");
     d->start_us = opt_num(r, o, at, "start_us", 0.0);
 }

@@ -114,6 +114,11 @@ static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)
         d->groups[1] = 1 + t_rng_u32(&r) % 16;
         d->groups[2] = 1;
         d->bytes = s->bytes;
+        if (i % 3 != 2) { /* a kernel variant on two dispatches of three (none: a file from before) */
+            snprintf(d->pipeline, sizeof d->pipeline, "synth_%d", i);
+            d->n_spec = 1 + i % PROF_MAX_SPEC;
+            for (int k = 0; k < d->n_spec; k++) d->spec[k] = t_rng_u32(&r);
+        }
         synth_times(d, s->base_us, n_reps, &r);
     }
     synth_starts(p, n_reps - 1, &r);

@@ -154,7 +154,20 @@ static void test_identity(void)
     T_CHECK(strstr(out, "WARNING: driver differs") && strstr(out, "synthdrv 2.0.0"), "warning\n%s",
             out);
     T_CHECK(!strstr(out, "the plan differs"), "the same plan: no note\n%s", out);
+    T_CHECK(!strstr(out, "kernel variant"), "the same variants: no note\n%s", out);
     free(out);
+    /* a dispatch that ran another variant (constants, or a grid's split count): a note naming the first */
+    T_CHECK(cur.dispatches[4].pipeline[0] && cur.dispatches[7].pipeline[0], "synth dispatches 4, 7 name pipelines");
+    cur.dispatches[4].spec[0] ^= 1;
+    cur.dispatches[7].groups[2] = 8;
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    char want[256];
+    snprintf(want, sizeof want, "NOTE: 2 dispatches ran another kernel variant than the baseline (first: [4] %s %s: %s [",
+             cur.dispatches[4].kind, cur.dispatches[4].op, cur.dispatches[4].pipeline);
+    T_CHECK(st == ST_OK && strstr(out, want) && strstr(out, " -> "), "variant note: %d\n%s", st, out);
+    free(out);
+    cur.dispatches[4].spec[0] ^= 1;
+    cur.dispatches[7].groups[2] = base.dispatches[7].groups[2];
     /* the probe's plan changed shape (a fusion): a note with both shapes */
     cur.gap_probe.dispatches = 12;
     cur.gap_probe.barriers = 8;
@@ -276,7 +289,8 @@ static void test_noise_aware(void)
     free(out);
     struct cJSON *j = t_json_file(path);
     T_CHECK(j && cJSON_IsTrue(t_json_at(j, "regression")) && t_json_at(j, "rows[0].noise_us") &&
-                t_json_at(j, "rows[0].verdict"),
+                t_json_at(j, "rows[0].verdict") && cJSON_IsNumber(t_json_at(j, "variant_changes")) &&
+                t_json_at(j, "variant_changes")->valueint >= 0,
             "compare JSON");
     cJSON_Delete(j);
     profile_free(&base);

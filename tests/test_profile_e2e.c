@@ -87,6 +87,22 @@ int main(int argc, char **argv)
             T_CHECK(t_json_at(e, "kind") && t_json_at(e, "layer") && t_json_at(e, "op") && t_json_at(e, "groups") && t_json_at(e, "bytes") &&
                         t_json_at(e, "us.reps") && cJSON_GetArraySize(t_json_at(e, "us.reps")) == 3,
                     "dispatch fields");
+            /* the kernel variant: its pipeline and constants (none for some: the embedding) */
+            const cJSON *pl = t_json_at(e, "pipeline"), *sp = t_json_at(e, "spec");
+            T_CHECK(cJSON_IsString(pl) && pl->valuestring[0] && cJSON_IsArray(sp) &&
+                        cJSON_GetArraySize(sp) <= PROF_MAX_SPEC,
+                    "dispatch pipeline and spec");
+        }
+        {
+            /* the matrix products name their shader module and weight type */
+            bool mm = false;
+            cJSON_ArrayForEach(e, d)
+            {
+                const cJSON *k = t_json_at(e, "kind"), *pl = t_json_at(e, "pipeline");
+                if (cJSON_IsString(k) && !strcmp(k->valuestring, "matmul.bf16") && cJSON_IsString(pl))
+                    mm = mm || strstr(pl->valuestring, "bf16") != NULL;
+            }
+            T_CHECK(mm, "a matmul.bf16 dispatch names a bf16 pipeline");
         }
         T_CHECK(!strcmp(t_json_at(j, "model.family")->valuestring, "lfm2"), "family");
         T_CHECK(t_json_at(j, "shard.b")->valueint == 6 && t_json_at(j, "shape.cols")->valueint == 4, "shard/shape");

@@ -634,7 +634,8 @@ static void test_json(const struct profile *p, const char *dir)
         T_CHECK(strcmp(a->kind, b->kind) == 0 && strcmp(a->op, b->op) == 0 &&
                     a->layer == b->layer && a->bytes == b->bytes && a->groups[0] == b->groups[0] &&
                     a->groups[1] == b->groups[1] && a->start_us == b->start_us &&
-                    timing_eq(&a->us, &b->us),
+                    timing_eq(&a->us, &b->us) && strcmp(a->pipeline, b->pipeline) == 0 &&
+                    a->n_spec == b->n_spec && memcmp(a->spec, b->spec, sizeof a->spec[0] * (size_t)a->n_spec) == 0,
                 "dispatch %d round-trip", i);
     }
     for (int i = 0; i < p->n_kinds && i < q.n_kinds; i++) {
@@ -684,6 +685,26 @@ static void test_json(const struct profile *p, const char *dir)
     cJSON_free(text);
     T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, "shard.a"), "mistyped: %s",
             e.msg);
+    /* a kernel variant's constants: integers, at most PROF_MAX_SPEC of them */
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "shard"), "a",
+                                           cJSON_CreateNumber(p->shard.a));
+    cJSON_AddNumberToObject(cJSON_GetObjectItemCaseSensitive(root, "shard"), "b", p->shard.b);
+    text = cJSON_Print(root);
+    t_write_file(bad, text, strlen(text));
+    cJSON_free(text);
+    T_CHECK(report_json_read(bad, &q, &e) == ST_OK, "restored file reads: %s", e.msg);
+    profile_free(&q);
+    cJSON *d0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "dispatches"), 0);
+    T_CHECK(cJSON_GetObjectItemCaseSensitive(d0, "pipeline") != NULL, "dispatch 0 names its pipeline");
+    const char *bad_specs[] = {"[1, \"two\"]", "[1.5]", "[-1]", "[0,1,2,3,4,5,6,7,8,9,10,11,12]", "{}"};
+    for (size_t i = 0; i < ARRAY_LEN(bad_specs); i++) {
+        cJSON_ReplaceItemInObjectCaseSensitive(d0, "spec", cJSON_Parse(bad_specs[i]));
+        text = cJSON_Print(root);
+        t_write_file(bad, text, strlen(text));
+        cJSON_free(text);
+        T_CHECK(report_json_read(bad, &q, &e) == ST_USAGE && strstr(e.msg, "dispatches[0].spec"),
+                "spec %s: %s", bad_specs[i], e.msg);
+    }
     cJSON_Delete(root);
 
     snprintf(bad, sizeof bad, "%s/no/such/dir/p.json", dir);
@@ -725,6 +746,11 @@ static void test_trace(struct profile *p, const char *dir)
                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "groups")) == 3 &&
                     cJSON_GetObjectItemCaseSensitive(args, "bytes"),
                 "slice args");
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(args, "pipeline");
+        T_CHECK(d->pipeline[0] ? cJSON_IsString(pl) && strcmp(pl->valuestring, d->pipeline) == 0 &&
+                                     cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "spec")) == d->n_spec
+                               : pl == NULL,
+                "slice %d pipeline", i);
         n_x++;
     }
     T_CHECK(n_x == p->n_dispatches, "one X per dispatch: %d vs %d", n_x, p->n_dispatches);
