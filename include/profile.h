@@ -295,6 +295,9 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
                      struct err *e);
 /* A JSON number that reads back as exactly v (null when v is not finite). */
 struct cJSON *report_json_number(double v);
+/* Adds dispatch d's kernel variant to obj: "pipeline" and "spec" (nothing when d names none). The
+ * --json dispatches and the --trace slices' args. */
+void report_json_variant(struct cJSON *obj, const struct prof_dispatch *d);
 
 /* Chrome trace-event JSON ({"traceEvents":[...]}, opens in Perfetto / chrome://tracing): one "X"
  * slice per dispatch, ts = start_us, dur = that dispatch's sample in rep `rep` (its median when rep

@@ -152,6 +152,15 @@ static cJSON *attribution_json(const struct prof_attribution *a)
     return o;
 }
 
+void report_json_variant(cJSON *obj, const struct prof_dispatch *d)
+{
+    if (!d->pipeline[0]) return;
+    cJSON_AddStringToObject(obj, "pipeline", d->pipeline);
+    cJSON *s = cJSON_AddArrayToObject(obj, "spec");
+    for (int i = 0; i < d->n_spec; i++)
+        cJSON_AddItemToArray(s, report_json_number(d->spec[i]));
+}
+
 static cJSON *dispatch_json(const struct prof_dispatch *d)
 {
     cJSON *o = cJSON_CreateObject();
@@ -163,12 +172,7 @@ static cJSON *dispatch_json(const struct prof_dispatch *d)
     for (int i = 0; i < 3; i++)
         cJSON_AddItemToArray(g, report_json_number(d->groups[i]));
     add_num(o, "bytes", (double)d->bytes);
-    if (d->pipeline[0]) {
-        cJSON_AddStringToObject(o, "pipeline", d->pipeline);
-        cJSON *s = cJSON_AddArrayToObject(o, "spec");
-        for (int i = 0; i < d->n_spec; i++)
-            cJSON_AddItemToArray(s, report_json_number(d->spec[i]));
-    }
+    report_json_variant(o, d);
     cJSON_AddItemToObject(o, "us", timing_json(&d->us));
     add_num(o, "start_us", d->start_us);
     return o;

@@ -56,12 +56,7 @@ static cJSON *slice_event(const struct prof_dispatch *d, double ts, double dur)
     for (int k = 0; k < 3; k++)
         cJSON_AddItemToArray(g, cJSON_CreateNumber(d->groups[k]));
     cJSON_AddNumberToObject(args, "bytes", (double)d->bytes);
-    if (d->pipeline[0]) {
-        cJSON_AddStringToObject(args, "pipeline", d->pipeline);
-        cJSON *s = cJSON_AddArrayToObject(args, "spec");
-        for (int k = 0; k < d->n_spec; k++)
-            cJSON_AddItemToArray(s, cJSON_CreateNumber(d->spec[k]));
-    }
+    report_json_variant(args, d);
     return ev;
 }
 
