@@ -3,7 +3,7 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds targets chain; batch plan (8): batch_floor batch_final qmv;
+# wide plan (8): gemm golden_wide wide wide_kinds targets narrow34 chain; batch plan (8): batch_floor batch_final qmv;
 # Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
@@ -206,6 +206,23 @@ targets() { # issue 8's target rows: LFM2-1.2B full with the head, gap-probe wal
                                 w / 1e3 / f, (fc > 0 ? sprintf("%.1f", w / 1e3 / fc) : "-"),
                                 pf ? sprintf("%.3f", rf) : "-", pf ? sprintf("%.1f", w / 1e3 / rf) : "-", c * 1e6 / w }'
         done
+    done
+}
+
+narrow34() { # bench/34: the 33-64 column rule for single products (128x64 2x2 tiles, 8 splits) against
+    # the rule before it, forced by the tile hooks (unsplit weights: 128x64x32 4x1; Q types: 64x64x64
+    # 2x2; both with the general split rule), gemm_bench's layer products with their per-op lines;
+    # then the sweep bench/34 run 9 could not run (Q4_0 tiles and splits at 16 and 32 columns).
+    local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} c t k
+    for c in 48 64; do
+        echo "== bf16 $c: the rule / the old one"; "$G" bf16 $c 10; LFM2_GEMM_TILE=128x64x32:4x1 "$G" bf16 $c 10
+        for t in q4_0 q8_0; do echo "== $t $c: the rule / the old one"; "$G" $t $c 10; LFM2_GEMM_TILE=64x64x64:2x2 "$G" $t $c 10; done
+    done
+    for c in 16 32; do
+        echo "== q4_0 $c default"; "$G" q4_0 $c 10 | grep -E "^  (gemm|sum)"
+        for t in 64x16x32:4x1 128x16x64:4x1 32x16x64:2x1 128x32x32:4x1 64x32x64:2x2; do for k in 0 8 16; do
+            echo "== q4_0 $c TILE $t SPLITK $k"; LFM2_GEMM_TILE=$t LFM2_GEMM_SPLITK=$k "$G" q4_0 $c 10 | grep -E "^  (gemm|sum)"
+        done; done
     done
 }
 

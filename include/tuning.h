@@ -46,7 +46,9 @@
  *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
  *   LFM2_GEMM_TILE=BMxBNxBK[:SMxSN]       gemm tile of single products and the head (BM, BN 16..256,
  *                                         BK 32..128 multiple of 32; cooperative matrices: SM x SN
- *                                         subgroups along rows x columns, default 2x2)
+ *                                         subgroups along rows x columns, default 2x2); its split
+ *                                         count is the general rule's (not the 33-64 column rule's
+ *                                         8), or LFM2_GEMM_SPLITK's
  *   LFM2_GEMM_TILE_SWIGLU=...             the same for the SwiGLU pairs
  *   LFM2_DN_CHUNK_TV=4..32 (power of 2)  dn.chunk: state columns a workgroup (bench/ runs, tests)
  *   LFM2_DN_CHUNK_MIN=1..65535            wide plan: mean columns a run from which the DeltaNet takes

@@ -820,6 +820,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         bk = tk;
         nt = tnt;
         if (cm) sgm = sm;
+        fixed_splits = 0; /* a forced tile takes the general split rule (or LFM2_GEMM_SPLITK) */
     }
     bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
     /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
