@@ -227,7 +227,7 @@ static void op_lines(const struct plan *p, const double *us, int reps, double *t
         printf("    %-22s %-16s n=%-3d %8.1f µs %6.0f GB/s  grid %ux%ux%u", d->kind, d->op, n, sum,
                bytes / sum * 1e-3, d->groups[0], d->groups[1], d->groups[2]);
         const struct gpu_pipeline *pp = d->pipe;
-        bool gemm = !strncmp(pp->name, "gemm", 4) && strncmp(pp->name, "gemm_xprep", 10) && pp->n_spec >= 11;
+        bool gemm = !strncmp(pp->name, "gemm", 4) && pp->n_spec >= 11; /* gemm.comp's variants (not the prep) */
         if (gemm) printf("  tile %ux%ux%u", pp->spec[1], pp->spec[2], pp->spec[3]);
         if (gemm && strncmp(pp->name, "gemm_fma", 8)) /* cooperative matrices: subgroup grid, loads, fragments */
             printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[10]);
