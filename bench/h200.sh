@@ -3,7 +3,7 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide wide_kinds targets narrow34 chain; batch plan (8): batch_floor batch_final qmv;
+# wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34 chain; batch plan (8): batch_floor batch_final qmv;
 # Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
@@ -115,6 +115,21 @@ golden_wide() { # the same goldens through the wide plan, and the long ones (288
     done
     for L in --full "--layers 0:3" "--layers 3:6"; do run --model "$F" $L --wide --golden "$F/golden-long.safetensors"; done
     run --model "$F/model-q4_0.gguf" --full --wide --golden "$F/golden-q4_0-long.safetensors"
+}
+
+wide_goldens() { # every family's tiny goldens through the wide plan (bench/35): LFM2 (golden_wide), then
+    # Qwen3.5 (four formats, whole and split at layer 2 of 4, the long ones) and GLM-OCR (short and
+    # long, whole and split at layers 1 and 3). One "passed" line a run: count them.
+    golden_wide
+    local m L G=${GLM_FX:-tests/fixtures/glm-ocr-tiny}
+    for m in "$Q golden" "$Q/model-f16.gguf golden-f16" "$Q/model-q8_0.gguf golden-q8_0" \
+        "$Q/model-q4_0.gguf golden-q4_0" "$Q golden-long" "$Q/model-q4_0.gguf golden-q4_0-long"; do
+        set -- $m
+        for L in --full "--layers 0:2" "--layers 2:4"; do run --model "$1" $L --wide --golden "$Q/$2.safetensors"; done
+    done
+    for m in golden golden-long; do
+        for L in --full "--layers 0:1" "--layers 1:3"; do run --model "$G" $L --wide --golden "$G/$m.safetensors"; done
+    done
 }
 
 # json_num FILE OBJECT KEY: the number KEY of the first OBJECT in a --json file (cJSON prints one
