@@ -22,6 +22,7 @@
 // pos from shared memory, and the workgroup whose keys hold pos writes k and v into the pools at
 // (slot, pos). Every other key j < pos was written by earlier steps, so no workgroup reads what
 // another writes. q is not written back.
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"
@@ -77,6 +78,8 @@ shared vec2 s_sc[PREP != 0u ? HD / 2u : 1u]; // prep: (sin, cos) of each pair at
 shared float s_p[2u * GQ * NT];             // a chunk's scores, then probabilities [head][key] (two chunks)
 shared float s_red[2u * GQ * NSG];          // subgroups' maxima (two chunks), then sums
 shared vec4 s_o[KL > 1u ? KL * NU : 1u];    // key lanes' partial outputs
+shared uint s_row[2u * NT];                 // a chunk's pool rows (two chunks)
+const uint VB = 8u; // value rows an invocation has in flight
 
 // The prep of column c at position pos: s_q (normed, rotated, scaled), s_k, and v in s_x's last
 // row (barriers inside: every invocation calls it). A subgroup a row: its lanes load the row,
@@ -120,11 +123,30 @@ void prep(uint c, uint kvh, uint pos, uint kvw)
     barrier();
 }
 
-// Where key j of a slot sits in the pools (byte offset of its kv head's row).
-uint64_t kv_off(uint slot, uint j, uint kvh, uint kvw)
+// The pool row of key j of a slot, and the byte offset of a kv head's part of a row.
+uint kv_row(uint slot, uint j) { return p.btab.v[slot * p.max_blocks + j / 16u] * 16u + j % 16u; }
+uint64_t kv_off(uint row, uint kvh, uint kvw) { return 4ul * (uint64_t(row) * kvw + kvh * HD); }
+
+// Σ over the chunk's keys i = i0, i0 + step, ... < nk of p[h][i]·v_i[unit u] added to a, VB rows
+// loaded before their products (the key at pos from shared memory with the prep).
+vec4 vsum(vec4 a, uint h, uint u, uint i0, uint step, uint nk, uint buf, uint j0, uint pos, uint kvh, uint kvw)
 {
-    uint64_t row = uint64_t(p.btab.v[slot * p.max_blocks + j / 16u]) * 16ul + uint64_t(j % 16u);
-    return 4ul * (row * kvw + kvh * HD);
+    for (uint i = i0; i < nk; i += step * VB) {
+        vec4 vv[VB];
+        [[unroll]] for (uint b = 0u; b < VB; b++) {
+            uint ii = i + b * step;
+            if (PREP != 0u && j0 + ii == pos) {
+                uint o = (GQ + 1u) * HD + 4u * u;
+                vv[b] = vec4(s_x[o], s_x[o + 1u], s_x[o + 2u], s_x[o + 3u]);
+            } else
+                vv[b] = ii < nk ? Vec4Buf(p.vpool + kv_off(s_row[buf * NT + ii], kvh, kvw)).v[u] : vec4(0.0);
+        }
+        [[unroll]] for (uint b = 0u; b < VB; b++) {
+            uint ii = i + b * step;
+            if (ii < nk) a += s_p[(buf * GQ + h) * NT + ii] * vv[b];
+        }
+    }
+    return a;
 }
 
 void main()
@@ -140,7 +162,7 @@ void main()
     if (PREP != 0u) {
         prep(c, kvh, pos, kvw);
         if (kbeg <= pos && pos < kend) { // this workgroup's keys hold pos: k and v into the pools
-            uint64_t off = kv_off(slot, pos, kvh, kvw);
+            uint64_t off = kv_off(kv_row(slot, pos), kvh, kvw);
             for (uint d = t; d < HD; d += NT) {
                 F32Buf(p.kpool + off).v[d] = s_k[d];
                 F32Buf(p.vpool + off).v[d] = s_x[(GQ + 1u) * HD + d];
@@ -169,7 +191,9 @@ void main()
         if (j < kend) {
             for (uint h = 0u; h < GQ; h++) s[h] = 0.0;
             bool here = PREP != 0u && j == pos;
-            Vec4Buf kr = Vec4Buf(p.kpool + kv_off(slot, here ? 0u : j, kvh, kvw));
+            uint row = here ? 0u : kv_row(slot, j);
+            s_row[buf * NT + t] = row;
+            Vec4Buf kr = Vec4Buf(p.kpool + kv_off(row, kvh, kvw));
             for (uint u = 0u; u < HD4; u++) {
                 vec4 kv = here ? vec4(s_k[4u * u], s_k[4u * u + 1u], s_k[4u * u + 2u], s_k[4u * u + 3u]) : kr.v[u];
                 for (uint h = 0u; h < GQ; h++) s[h] += dot(s_q[h * HD4 + u], kv);
@@ -195,38 +219,17 @@ void main()
         // values: units of the group's outputs over the chunk's keys
         uint nk = min(NT, kend - j0);
         if (KL > 1u) {
-            if (kl < KL) {
-                uint h = ku / HD4, u = ku % HD4;
-                vec4 a = acc[0] * corr[h];
-                for (uint i = kl; i < nk; i += KL) {
-                    uint jj = j0 + i;
-                    vec4 vv = PREP != 0u && jj == pos ? vec4(s_x[(GQ + 1u) * HD + 4u * u], s_x[(GQ + 1u) * HD + 4u * u + 1u],
-                                                              s_x[(GQ + 1u) * HD + 4u * u + 2u], s_x[(GQ + 1u) * HD + 4u * u + 3u])
-                                                       : Vec4Buf(p.vpool + kv_off(slot, jj, kvh, kvw)).v[u];
-                    a += s_p[(buf * GQ + h) * NT + i] * vv;
-                }
-                acc[0] = a;
-            }
+            if (kl < KL) acc[0] = vsum(acc[0] * corr[ku / HD4], ku / HD4, ku % HD4, kl, KL, nk, buf, j0, pos, kvh, kvw);
         } else {
             for (uint w = 0u; w < UPT; w++) {
                 uint un = t + w * NT;
-                if (un >= NU) break;
-                uint h = un / HD4, u = un % HD4;
-                vec4 a = acc[w] * corr[h];
-                for (uint i = 0u; i < nk; i++) {
-                    uint jj = j0 + i;
-                    vec4 vv = PREP != 0u && jj == pos ? vec4(s_x[(GQ + 1u) * HD + 4u * u], s_x[(GQ + 1u) * HD + 4u * u + 1u],
-                                                              s_x[(GQ + 1u) * HD + 4u * u + 2u], s_x[(GQ + 1u) * HD + 4u * u + 3u])
-                                                       : Vec4Buf(p.vpool + kv_off(slot, jj, kvh, kvw)).v[u];
-                    a += s_p[(buf * GQ + h) * NT + i] * vv;
-                }
-                acc[w] = a;
+                if (un < NU) acc[w] = vsum(acc[w] * corr[un / HD4], un / HD4, un % HD4, 0u, 1u, nk, buf, j0, pos, kvh, kvw);
             }
         }
     }
 
-    // the group's sums of probabilities, then the key lanes' outputs meet
-    barrier(); // the last chunk's reads of s_red are done
+    // the group's sums of probabilities, then the key lanes' outputs meet (the chunks read s_red
+    // only between their two barriers)
     for (uint h = 0u; h < GQ; h++) {
         float sum = subgroupAdd(l[h]);
         if (lane == 0u) s_red[h * NSG + sg] = sum;
