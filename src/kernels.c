@@ -1436,7 +1436,7 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
 static uint64_t attn_shared(uint64_t hd, uint64_t gq, uint64_t nt, uint64_t sg, bool prep)
 {
     uint64_t nu = gq * hd / 4, kl = nu >= nt ? 1 : nt / nu;
-    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * (kl > 1 ? kl * nu : 1);
+    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * (kl > 1 ? kl * nu : 1) + 4 * 2 * nt;
     return b + (prep ? 4 * (gq + 2) * hd + 4 * hd + 8 * (hd / 2) : 4 + 4 + 8);
 }
 
