@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/35 run 3: attention.comp by kv head with key splits (new = dd173f3) against the kernel
+# bench/35 run 3: attention.comp by kv head with key splits (new = b0ea671) against the kernel
 # before it (old = main 5ba8957): the attention tests on the GPU, the decode attention's time as
 # the context grows, old and new alternating (LFM2-1.2B BF16, layers 0:16, no head; kinds attn.*,
 # µs a step, timestamped medians of 3), every family's goldens with the new binary (batch and
