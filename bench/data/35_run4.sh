@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# bench/35 run 4 (the first device call for the branch attn-kv-split; runs 1-3 never got a device, run 3 was this with every golden and is dropped):
+# bench/35 run 4, the first device call for branch attn-kv-split (runs 1-3 never got a device; run 3, this
+# with every golden, was dropped): the attention tests on the GPU, then the
 # decode attention old (5ba8957) against new (b0ea671) as the context grows (LFM2-1.2B BF16, layers
 # 0:16, no head; µs a step, timestamped medians of 3), the long goldens of every family with the
 # new binary, then issue 8's targets as far as the time goes.
