@@ -2025,6 +2025,14 @@ static void test_deltanet(void)
 /* test_kernels [FIXTURES [gemm]]: with "gemm" only the matrix products (ctest runs it so under
  * LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2 and a 32x32x32 tile: split-k sums and double-buffered
  * tiles, on the twin too). */
+/* The device closed, then the tally (main's exit status). */
+static int close_and_finish(void)
+{
+    int rc = gpu_close(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
+    return t_finish();
+}
+
 int main(int argc, char **argv)
 {
     bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
@@ -2041,9 +2049,7 @@ int main(int argc, char **argv)
     if (only_attn) {
         test_attention();
         printf("attention: %.1f s\n", (now_us() - t0) / 1e6);
-        rc = gpu_close(&g, &e);
-        T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
-        return t_finish();
+        return close_and_finish();
     }
     if (only_gemm) {
         test_matmul();
@@ -2054,9 +2060,7 @@ int main(int argc, char **argv)
         printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
                g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
                getenv("LFM2_GEMM_SPLITK") ? getenv("LFM2_GEMM_SPLITK") : "auto", (now_us() - t0) / 1e6);
-        rc = gpu_close(&g, &e);
-        T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
-        return t_finish();
+        return close_and_finish();
     }
     test_embed();
     test_rmsnorm();
@@ -2081,7 +2085,5 @@ int main(int argc, char **argv)
     test_winit();
     test_big_tensor();
     printf("+ winit, 200 MiB tensor: %.1f s; worst relative error %.3g\n", (now_us() - t0) / 1e6, worst_rel);
-    rc = gpu_close(&g, &e);
-    T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
-    return t_finish();
+    return close_and_finish();
 }
