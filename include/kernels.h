@@ -28,6 +28,9 @@
 #define K_KV_BLOCK 16        /* positions per KV block */
 #define K_MATMUL_MAX_COLS 16 /* columns one matmul pass serves; wider steps get one pass per chunk */
 #define K_MAX_HEAD_DIM 256
+#define K_ATTN_KV_KEYS 512   /* attention by kv head (attn_kv.comp) past this many keys a column ... */
+#define K_ATTN_KV_MAX_COLS 64 /* ... in steps of up to this many columns (bench/35) */
+#define K_ATTN_SPLIT_WG 512  /* attn_kv.comp: workgroups below which a column's keys are split (bench/35) */
 /* columns of a run one invocation of the wide plan's convolutions takes (shortconv_wide.comp,
  * dn_conv.comp WIDE: their J, a specialization constant; >= the taps - 1; bench/25) */
 #define K_WIDE_CONV_COLS 8
@@ -274,9 +277,14 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
 
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
- * push (attention.comp: 128 B, k_attn_step; the first 72 B: u64 q, kpool, vpool, btab, cols, out; u32
- * n_h, n_kv, max_blocks; float scale; u32 gated, pad). A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys,
- * gated or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
+ * Up to K_ATTN_KV_KEYS keys a column (or past K_ATTN_KV_MAX_COLS columns), attention.comp: a
+ * workgroup per (q head, column). Past them, attn_kv.comp: a workgroup per (kv head, column, key split), the kv head's q heads together;
+ * where kv heads × columns fall short of K_ATTN_SPLIT_WG workgroups and a column's keys pass two
+ * chunks (of 128), its keys are split and a second dispatch (attn_merge.comp, kind "attn.merge" /
+ * "attn.gated.merge") combines the splits (bench/35). push (both: 128 B; the first 72 B:
+ * u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated, kper).
+ * A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys, gated
+ * or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
  * successive.
  */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
@@ -285,12 +293,14 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
 
 /* One step's attention from the projections: attn.prep then attention (above), or, where every
  * slot holds one column of the step (n_runs == cols: decode) outside the spec plan, one dispatch of
- * attention.comp with the prep fused in (kind "attn.decode_prep" / "attn.gated.decode_prep", the
- * gains' bytes): each workgroup norms and rotates its q head and its kv head's k itself, and the
- * kv head's first q head writes k and v into the pools; q is left as it was. One dispatch fewer a
- * layer (bench/26). LFM2_ATTN_UNFUSED (tuning.h): always the two. The push block of attention.comp
- * (128 B): attention's 72, then u64 k, v, qn, kn; u32 rope_dims, flags (attn.prep's 1, 2, 4), gain
- * dtype; float eps, r_hi, r_lo (zeros unfused). */
+ * attention.comp or attn_kv.comp (above) with the prep fused in (kind "attn.decode_prep" /
+ * "attn.gated.decode_prep", the gains' bytes; with key splits the merge follows): each workgroup
+ * norms and rotates its q head(s) and its kv head's k itself, and one workgroup of the kv head (the
+ * first q head's; attn_kv: the one whose keys hold pos) writes k and v into the pools; q is left as
+ * it was. One dispatch fewer a layer (bench/26). LFM2_ATTN_UNFUSED (tuning.h): always the two. The
+ * push block of both (128 B): attention's 72, then u64 k, v, qn, kn; u32
+ * flags (attn.prep's 1, 2, 4) | gain dtype << 4 | rope_dims << 8; float eps, r_hi, r_lo (zeros
+ * unfused); u64 part (the splits' outputs, gpu.h attn_part). */
 int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool, uint64_t vpool,
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,

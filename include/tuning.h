@@ -37,6 +37,13 @@
  *                                         (kernels.h k_conv_fuses; tests, bench/27, bench/32)
  *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
  *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
+ *   LFM2_ATTN_KV_KEYS=N                   attention (decode, batch-plan prefill) by kv head
+ *                                         (attn_kv.comp) where a column may hold more than N keys
+ *                                         (0: always; any width), by q head (attention.comp) elsewhere
+ *                                         (default K_ATTN_KV_KEYS; tests, bench/35)
+ *   LFM2_ATTN_SPLIT=1..4096               attn_kv.comp: key splits a column (1: none; tests, bench/35)
+ *   LFM2_ATTN_SPLIT_WG=N                  attn_kv.comp: the workgroups the automatic split aims at
+ *                                         (default K_ATTN_SPLIT_WG; bench/35)
  *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
  *                                         results; the step's time with its dispatches free to
  *                                         overlap, against the serial chain's (bench/26)
@@ -97,6 +104,9 @@ struct tuning {
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
     int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
     bool attn_unfused;
+    int attn_kv_keys;     /* -1: K_ATTN_KV_KEYS */
+    int attn_split;       /* 0: automatic (kernels.c attention_decode) */
+    int attn_split_wg;    /* 0: K_ATTN_SPLIT_WG */
     bool conv_unfused;
     int matvec_cols;      /* 0: K_MATVEC_COLS */
     int matvec_rt;        /* 0: automatic */

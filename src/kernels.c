@@ -695,13 +695,13 @@ struct gemm_call {
     bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
 
-/* A device-wide scratch buffer of the gemm of at least `bytes` (struct gpu gemm_x: prepared
- * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp): one per
- * device, shared by every product. gemm_x is no plan buffer, so recording puts barriers on both
+/* A device-wide scratch buffer of at least `bytes` (struct gpu gemm_x: the gemm's prepared
+ * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp; attn_part:
+ * attn_kv.comp's split outputs): one per device, shared by every dispatch that needs it. gemm_x is no plan buffer, so recording puts barriers on both
  * sides of a prep (plan_barriers); gemm_w's halves are (engine.c), so a widening and the products
  * around it are ordered by the data they share. When a plan needs more a larger one is made; the
  * old one stays (plans built before keep its address) until gpu_close frees all. */
-static int gemm_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
+static int dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
 {
     if (b->size < bytes) {
         uint64_t size = MAX(bytes, 2 * b->size);
@@ -990,7 +990,7 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
     }
     if (!need) return ST_OK;
     if (g->gemm_w.size / 2 < need) g->gemm_w_half = 0;
-    int rc = gemm_scratch(g, &g->gemm_w, 2 * need, &base, e);
+    int rc = dev_scratch(g, &g->gemm_w, 2 * need, &base, e);
     if (rc) return rc;
     uint64_t half = gemm_w_half_bytes(g);
     base += g->gemm_w_half * half;
@@ -1032,7 +1032,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     *xg = x;
     if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
-    int rc = gemm_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
+    int rc = dev_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
     if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
@@ -1269,9 +1269,10 @@ static int check_geom(const struct gpu *g, const struct k_attn_geom *a, int cols
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32;
     if (a->n_h < 1 || a->n_kv < 1 || a->n_h % a->n_kv)
         return err_set(e, ST_USAGE, "attention: %d q heads and %d kv heads, expected a multiple", a->n_h, a->n_kv);
-    if (a->hd < 1 || a->hd > K_MAX_HEAD_DIM || a->hd % (int)sg)
-        return err_set(e, ST_USAGE, "attention: head dim %d, expected a multiple of the subgroup size %u up to %d",
-                       a->hd, sg, K_MAX_HEAD_DIM);
+    if (a->hd < 1 || a->hd > K_MAX_HEAD_DIM || a->hd % (int)sg || a->hd % 4)
+        return err_set(e, ST_USAGE,
+                       "attention: head dim %d, expected a multiple of 4 and of the subgroup size %u up to %d", a->hd,
+                       sg, K_MAX_HEAD_DIM);
     if (a->rope_dims < 0 || a->rope_dims > a->hd || a->rope_dims % 2)
         return err_set(e, ST_USAGE, "attention: rope dims %d, expected even and <= head dim %d", a->rope_dims, a->hd);
     if (cols < 1 || cols > (int)MAX_GROUPS || a->max_blocks < 1)
@@ -1345,18 +1346,26 @@ struct push_attention {
     uint64_t q, kpool, vpool, btab, cols, dst;
     uint32_t n_h, n_kv, max_blocks;
     float scale;
-    uint32_t gated, pad;
+    uint32_t gated, kper; /* kper: attn_kv.comp's keys a split (0 elsewhere) */
 };
 _Static_assert(sizeof(struct push_attention) == 72, "push_attention layout");
 
-/* attention.comp's block: the above, then the fused prep's fields (zero without it) */
+/* attention.comp's and attn_kv.comp's block: the above, then the fused prep's fields (zero
+ * without it), then attn_kv.comp's splits' partial outputs */
 struct push_attn_decode {
     struct push_attention a;
     uint64_t k, v, qn, kn;
     uint32_t pflags; /* prep flags | gains' dtype << 4 | rope_dims << 8 */
     float eps, r_hi, r_lo;
+    uint64_t part;
 };
-_Static_assert(sizeof(struct push_attn_decode) == 120, "push_attn_decode layout");
+_Static_assert(sizeof(struct push_attn_decode) == 128, "push_attn_decode layout");
+
+struct push_attn_merge {
+    uint64_t part, q, dst;
+    uint32_t n_h, nspl, gated, cols;
+};
+_Static_assert(sizeof(struct push_attn_merge) == 40, "push_attn_merge layout");
 
 /* ---- attention tiled over queries × keys (the wide plan's prefill) */
 
@@ -1420,9 +1429,33 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     return ST_OK;
 }
 
-/* attention.comp, a workgroup per (q head, column); fused: with the prep (PREP = 1). */
-static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct push_attn_decode *pc,
-                            int cols, bool prefill, bool fused, uint64_t bytes, int layer, struct err *e)
+#define ATTN_NT 128u /* attn_kv.comp: threads a workgroup, keys a chunk */
+
+/* Shared bytes of attn_kv.comp at head dim hd, gq q heads a kv head, nt threads in subgroups of
+ * sg, with the prep or without (mirrors its shared arrays). */
+static uint64_t attn_shared(uint64_t hd, uint64_t gq, uint64_t nt, uint64_t sg, bool prep)
+{
+    uint64_t nu = gq * hd / 4, kl = nu >= nt ? 1 : nt / nu;
+    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * (kl > 1 ? kl * nu : 1) + 4 * 2 * nt;
+    return b + (prep ? 4 * (gq + 2) * hd + 4 * hd + 8 * (hd / 2) : 4 + 4 + 8);
+}
+
+/* Key splits of attn_kv.comp for `cols` columns of up to `keys` keys: none while the kv heads ×
+ * columns fill `target` workgroups or a column's keys are at most two chunks; else enough splits
+ * of at least a chunk each to reach it (bench/35). */
+static uint32_t attn_splits(uint32_t keys, uint32_t wg, uint32_t nt)
+{
+    if (tuning()->attn_split) return (uint32_t)tuning()->attn_split;
+    uint32_t target = tuning()->attn_split_wg ? (uint32_t)tuning()->attn_split_wg : K_ATTN_SPLIT_WG;
+    if (wg >= target || keys <= 2 * nt) return 1;
+    return MIN(div_up(target, wg), div_up(keys, nt));
+}
+
+/* attention.comp, a workgroup per (q head, column) whose subgroups walk every NSG-th key one at a
+ * time (fused: with the prep, PREP = 1). */
+static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
+                               const struct push_attn_decode *pc, int cols, const char *kind, bool fused,
+                               uint64_t bytes, int layer, struct err *e)
 {
     /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
@@ -1434,15 +1467,72 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
     if (rc) return rc;
-    const char *kind = fused ? (a->gated ? "attn.gated.decode_prep" : "attn.decode_prep")
-                             : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
-                                        : (prefill ? "attn.prefill" : "attn.decode");
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
     if (fused)
         dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
                          offsetof(struct push_attn_decode, a.vpool));
     else
         dispatch_outputs(d, 1, offsetof(struct push_attn_decode, a.dst));
+    return ST_OK;
+}
+
+/* Attention outside the wide plan's prefill: where a column may hold more than K_ATTN_KV_KEYS keys
+ * and the step has at most K_ATTN_KV_MAX_COLS columns, attn_kv.comp, a workgroup per (kv head,
+ * column, key split), its splits merged by attn_merge.comp; else attention.comp (above), which
+ * measured faster at short contexts, and wider steps at long ones are unmeasured (bench/35).
+ * LFM2_ATTN_KV_KEYS moves the line (and lifts the columns' bound). */
+static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_geom *a, struct push_attn_decode *pc,
+                            int cols, bool prefill, bool fused, uint64_t bytes, int layer, struct err *e)
+{
+    const char *kind = fused ? (a->gated ? "attn.gated.decode_prep" : "attn.decode_prep")
+                             : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
+                                        : (prefill ? "attn.prefill" : "attn.decode");
+    uint32_t keys = (uint32_t)a->max_blocks * K_KV_BLOCK;
+    bool hook = tuning()->attn_kv_keys >= 0;
+    int64_t kv_keys = hook ? tuning()->attn_kv_keys : K_ATTN_KV_KEYS;
+    if ((int64_t)keys <= kv_keys || (!hook && cols > K_ATTN_KV_MAX_COLS))
+        return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
+    uint64_t smem = g->shared_mem ? g->shared_mem : 32768;
+    uint32_t nt = MAX(ATTN_NT, sg);
+    while (nt > sg && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
+    if (attn_shared(hd, gq, nt, sg, fused) > smem)
+        return err_set(e, ST_USAGE,
+                       "attention: head dim %d with %u q heads a kv head needs %llu bytes of shared memory, the "
+                       "device has %llu",
+                       a->hd, gq, (unsigned long long)attn_shared(hd, gq, nt, sg, fused), (unsigned long long)smem);
+    uint32_t n_kv = (uint32_t)a->n_kv;
+    uint32_t nspl = attn_splits(keys, n_kv * (uint32_t)cols, nt), kper = 0;
+    if (nspl > 1) {
+        kper = div_up(div_up(keys, nspl), K_KV_BLOCK) * K_KV_BLOCK;
+        nspl = div_up(keys, kper);
+    }
+    if ((uint64_t)n_kv * nspl > MAX_GROUPS)
+        return err_set(e, ST_USAGE, "attention: %u kv heads × %u key splits pass %u workgroups", n_kv, nspl,
+                       (unsigned)MAX_GROUPS);
+    if (nspl > 1) {
+        uint64_t part = (uint64_t)cols * (uint64_t)a->n_h * nspl * (hd + 2) * 4;
+        int rc = dev_scratch(g, &g->attn_part, part, &pc->part, e);
+        if (rc) return rc;
+        pc->a.kper = kper;
+    }
+    uint32_t spec[6] = {sg, hd, gq, nt, fused, nspl > 1};
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(g, "attn_kv", spec, 6, &pipe, e);
+    if (rc) return rc;
+    struct dispatch *d = add(p, pipe, pc, sizeof *pc, n_kv * nspl, (uint32_t)cols, kind, layer, "attn", bytes);
+    size_t out = nspl > 1 ? offsetof(struct push_attn_decode, part) : offsetof(struct push_attn_decode, a.dst);
+    if (fused)
+        dispatch_outputs(d, 3, out, offsetof(struct push_attn_decode, a.kpool), offsetof(struct push_attn_decode, a.vpool));
+    else
+        dispatch_outputs(d, 1, out);
+    if (nspl == 1) return ST_OK;
+    uint32_t mspec[1] = {hd};
+    if ((rc = gpu_pipeline(g, "attn_merge", mspec, 1, &pipe, e))) return rc;
+    struct push_attn_merge pm = {pc->part, pc->a.q, pc->a.dst, (uint32_t)a->n_h, nspl, a->gated, (uint32_t)cols};
+    d = add(p, pipe, &pm, sizeof pm, (uint32_t)a->n_h, (uint32_t)cols, a->gated ? "attn.gated.merge" : "attn.merge",
+            layer, "attn", 0);
+    dispatch_outputs(d, 1, offsetof(struct push_attn_merge, dst));
     return ST_OK;
 }
 

@@ -326,13 +326,14 @@ struct shadow {
     bool used;
 };
 
-/* The buffers a dispatch may write: the engine's, and the wide plan's scratch (gpu.h: prepared
- * activations, f16 copies of Q4_0 weights); the profiler shadows those outputs point into. */
+/* The buffers a dispatch may write: the engine's, and the kernels' scratch (gpu.h: prepared
+ * activations, f16 copies of Q4_0 weights, attention's split outputs); the profiler shadows those
+ * outputs point into. */
 static int shadows_list(struct engine *en, struct shadow *sh)
 {
     const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,  &en->t1,     &en->t2,    &en->q, &en->k,
                                     &en->v,      &en->att, &en->logits, &en->state, &en->kv,
-                                    &en->g->gemm_x, &en->g->gemm_w};
+                                    &en->g->gemm_x, &en->g->gemm_w, &en->g->attn_part};
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
         sh[i] = (struct shadow){.real = bufs[i]};
     return (int)ARRAY_LEN(bufs);

@@ -236,6 +236,10 @@ cli_test_env(cli_wide_wdeq_floor cli-gpu 0 "floor: 0.542 MB of weights" "LFM2_GE
 # --attribution copies the scratch the widening writes, so its row is measured (engine.c builds a plan
 # again where its scratch grew while building, so no dispatch writes an outgrown buffer)
 cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                           n=24   diff" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 2 --attribution)
+# a decode step at a long context (past K_ATTN_KV_KEYS) takes its attention by kv head and splits
+# its keys across workgroups (bench/35: a kv head and 2 columns fill too little), then merges them;
+# --attribution copies the splits' scratch, so the attention's row is measured too
+cli_test(cli_attn_split_attribution cli-gpu 0 "attn.merge                               n=2    diff" --model ${LT} --full --cols 2 --pos 600 --reps 2 --attribution)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 # the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5

@@ -1136,6 +1136,7 @@ struct attn_case {
     int cols;
     struct col_meta cm[128];
     enum plan_kind plan; /* PLAN_WIDE: the tiled prefill kernel */
+    int split;           /* attention.comp's keys split (and merged) by the automatic rule */
 };
 
 static void rope_ref(const struct k_attn_geom *a, double *v, uint32_t pos)
@@ -1193,11 +1194,14 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
     up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
     poison(&ob);
     struct plan p = {.kind = tc->plan};
+    /* the attention dispatch, and whether a merge of key splits follows it */
+    const char *merge = a->gated ? "attn.gated.merge" : "attn.merge";
+    int at = fused ? 0 : 1;
     if (fused) {
         int rc = k_attn_step(&g, &p, a, &qn.w, &kn.w, qb.addr, kb.addr, vb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr,
                              ob.addr, C, C, false, 2, &e);
         T_CHECK(rc == ST_OK, "k_attn_step: %s", e.msg);
-        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, a->gated ? "attn.gated.decode_prep" : "attn.decode_prep") &&
+        T_CHECK(p.n >= 1 && !strcmp(p.d[0].kind, a->gated ? "attn.gated.decode_prep" : "attn.decode_prep") &&
                     p.d[0].n_out == 3,
                 "fused attention: %d dispatches, kind %s", p.n, p.n ? p.d[0].kind : "(none)");
     } else {
@@ -1206,8 +1210,24 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
         T_CHECK(rc == ST_OK, "k_attn_prep: %s", e.msg);
         rc = k_attention(&g, &p, a, qb.addr, kpb.addr, vpb.addr, btb.addr, cb.addr, ob.addr, C, true, 2, &e);
         T_CHECK(rc == ST_OK, "k_attention: %s", e.msg);
-        T_CHECK(p.n == 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
+        T_CHECK(p.n >= 2 && !strcmp(p.d[1].kind, a->gated ? "attn.gated.prefill" : "attn.prefill"), "attention tags");
     }
+    bool split = p.n == at + 2 && !strcmp(p.d[at + 1].kind, merge);
+    T_CHECK(p.n == at + 1 + split, "attention: %d dispatches", p.n);
+    /* by kv head (attn_kv.comp) past K_ATTN_KV_KEYS keys in steps of up to K_ATTN_KV_MAX_COLS
+     * columns (LFM2_ATTN_KV_KEYS: past that many, any width), else by q head (attention.comp); the
+     * wide plan's prefill is neither (attn_prefill.comp, below) */
+    bool tiled = tc->plan == PLAN_WIDE && !fused;
+    int64_t keys = (int64_t)a->max_blocks * K_KV_BLOCK, hook = tuning()->attn_kv_keys;
+    bool kv = !tiled && (hook >= 0 ? keys > hook : keys > K_ATTN_KV_KEYS && C <= K_ATTN_KV_MAX_COLS);
+    /* key splits where the case expects them (LFM2_ATTN_SPLIT: as forced), each split a workgroup
+     * of the kv head's q heads */
+    int want = kv && (tuning()->attn_split ? tuning()->attn_split > 1 : tc->split);
+    T_CHECK(split == want, "attention hd %d cols %d: split %d, expected %d", hd, C, split, want);
+    uint32_t gx = p.d[at].groups[0];
+    T_CHECK(tiled || (kv ? gx % (uint32_t)a->n_kv == 0 && (split || gx == (uint32_t)a->n_kv) : gx == (uint32_t)a->n_h),
+            "attention (%s): grid x %u for %d kv heads, %d q heads", kv ? "by kv head" : "by q head", gx, a->n_kv,
+            a->n_h);
     /* the wide plan's tiled kernel: a workgroup per (tile of columns, q head) */
     T_CHECK(tc->plan != PLAN_WIDE || fused || (p.n == 2 && p.d[1].groups[1] == (uint32_t)a->n_h), "attention %s: grid y %u",
             plan_kind_name(tc->plan), p.n == 2 ? p.d[1].groups[1] : 0);
@@ -1368,28 +1388,31 @@ static void test_attention(void)
     test_attention_case_as(&qdec, DT_BF16, true);
     dec.plan = PLAN_WIDE;
     test_attention_case_as(&dec, DT_BF16, true);
-    /* long contexts (300-720 keys, bench/35): LFM2's head dim with 4 q heads a kv head, fused and
-     * not, beside a short column; a q head a kv head at head dim 128 (partial interleaved rotary, no
-     * norm); 8 q heads a kv head at 256, gated; a batch-plan prefill past 398 keys */
+    /* long contexts (bench/35): several chunks of 128 keys, split across workgroups by the
+     * automatic rule (few kv heads × columns) and merged; a column whose keys end before most
+     * splits (pos 5: the others empty). LFM2's head dim with 4 q heads a kv head, fused and not */
     struct attn_case ldec = {.a = {8, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 45, false}, .n_slots = 3,
-                             .cols = 3};
+                             .cols = 3, .split = 1};
     ldec.cm[0] = (struct col_meta){1, 300, 0, 1};
     ldec.cm[1] = (struct col_meta){2, 719, 1, 1};
     ldec.cm[2] = (struct col_meta){3, 5, 2, 1};
     test_attention_case_as(&ldec, DT_BF16, true);
     test_attention_case(&ldec, DT_F32);
+    /* no GQA (a q head a kv head), head dim 128, partial interleaved rotary, no norm */
     struct attn_case lglm = {.a = {4, 4, 128, 32, 1e4f, 1e-5f, 0.0884f, false, true, true, 20, false}, .n_slots = 2,
-                             .cols = 2};
+                             .cols = 2, .split = 1};
     lglm.cm[0] = (struct col_meta){1, 319, 1, 1};
     lglm.cm[1] = (struct col_meta){1, 150, 0, 1};
     test_attention_case_as(&lglm, DT_F16, true);
+    /* 8 q heads a kv head at head dim 256, gated (Qwen3.5's kind) */
     struct attn_case lqwen = {.a = {8, 1, 256, 64, 1e7f, 1e-6f, 0.0625f, true, false, false, 30, true}, .n_slots = 2,
-                              .cols = 2};
+                              .cols = 2, .split = 1};
     lqwen.cm[0] = (struct col_meta){9, 479, 0, 1};
     lqwen.cm[1] = (struct col_meta){9, 260, 1, 1};
     test_attention_case_as(&lqwen, DT_BF16, true);
+    /* a batch-plan prefill past a long history: 6 columns from 400 (across a block), 3 from 0 */
     struct attn_case lpre = {.a = {8, 2, 64, 64, 1e4f, 1e-6f, 0.125f, true, false, false, 26, false}, .n_slots = 2,
-                             .cols = 9};
+                             .cols = 9, .split = 1};
     for (int i = 0; i < 6; i++) lpre.cm[i] = (struct col_meta){7, (uint32_t)(398 + i), 1, 0};
     for (int i = 0; i < 3; i++) lpre.cm[6 + i] = (struct col_meta){8, (uint32_t)i, 0, 1};
     test_attention_case(&lpre, DT_BF16);
@@ -2036,7 +2059,7 @@ static int close_and_finish(void)
 int main(int argc, char **argv)
 {
     bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
-    bool only_attn = argc > 2 && strcmp(argv[2], "attention") == 0; /* bench/ runs */
+    bool only_attn = argc > 2 && strcmp(argv[2], "attention") == 0;
     setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
     setenv("LFM2_DN_CHUNK_TV", "32", 1);  /* dn.chunk: tiles of 32 where dv allows (test_dn_chunk_case) */
     t_rng_seed(&rng, 20240611);
@@ -2048,7 +2071,9 @@ int main(int argc, char **argv)
     double t0 = now_us();
     if (only_attn) {
         test_attention();
-        printf("attention: %.1f s\n", (now_us() - t0) / 1e6);
+        printf("attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n",
+               getenv("LFM2_ATTN_KV_KEYS") ? getenv("LFM2_ATTN_KV_KEYS") : "auto",
+               getenv("LFM2_ATTN_SPLIT") ? getenv("LFM2_ATTN_SPLIT") : "auto", (now_us() - t0) / 1e6);
         return close_and_finish();
     }
     if (only_gemm) {
