@@ -240,6 +240,11 @@ cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                
 # its keys across workgroups (bench/35: a kv head and 2 columns fill too little), then merges them;
 # --attribution copies the splits' scratch, so the attention's row is measured too
 cli_test(cli_attn_split_attribution cli-gpu 0 "attn.merge                               n=2    diff" --model ${LT} --full --cols 2 --pos 600 --reps 2 --attribution)
+# every family's goldens through the attention by kv head (attn_kv.comp: by default only past 512
+# keys, which no golden reaches), its keys split in three and merged (attn_merge.comp)
+cli_test_env(golden_attn_kv_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
+cli_test_env(golden_attn_kv_qwen_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${GT} --full --golden ${GT}/golden-long.safetensors)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 # the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5
