@@ -697,10 +697,11 @@ struct gemm_call {
 
 /* A device-wide scratch buffer of at least `bytes` (struct gpu gemm_x: the gemm's prepared
  * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp; attn_part:
- * attn_kv.comp's split outputs): one per device, shared by every dispatch that needs it. gemm_x is no plan buffer, so recording puts barriers on both
- * sides of a prep (plan_barriers); gemm_w's halves are (engine.c), so a widening and the products
- * around it are ordered by the data they share. When a plan needs more a larger one is made; the
- * old one stays (plans built before keep its address) until gpu_close frees all. */
+ * attn_kv.comp's split outputs): one per device, shared by every dispatch that needs it. gemm_x is
+ * no plan buffer, so recording puts barriers on both sides of a prep (plan_barriers); gemm_w's
+ * halves are (engine.c), so a widening and the products around it are ordered by the data they
+ * share. When a plan needs more a larger one is made; the old one stays (plans built before keep
+ * its address) until gpu_close frees all. */
 static int dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
 {
     if (b->size < bytes) {
@@ -1479,8 +1480,9 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
 /* Attention outside the wide plan's prefill: where a column may hold more than K_ATTN_KV_KEYS keys
  * and the step has at most K_ATTN_KV_MAX_COLS columns, attn_kv.comp, a workgroup per (kv head,
  * column, key split), its splits merged by attn_merge.comp; else attention.comp (above), which
- * measured faster at short contexts, and wider steps at long ones are unmeasured (bench/35).
- * LFM2_ATTN_KV_KEYS moves the line (and lifts the columns' bound). */
+ * measured faster at short contexts, and wider steps at long ones are unmeasured (bench/35), or
+ * where the kv head's group would not fit the shared memory. LFM2_ATTN_KV_KEYS moves the line (and
+ * lifts the columns' bound). */
 static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_geom *a, struct push_attn_decode *pc,
                             int cols, bool prefill, bool fused, uint64_t bytes, int layer, struct err *e)
 {
@@ -1496,11 +1498,8 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     uint64_t smem = g->shared_mem ? g->shared_mem : 32768;
     uint32_t nt = MAX(ATTN_NT, sg);
     while (nt > sg && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
-    if (attn_shared(hd, gq, nt, sg, fused) > smem)
-        return err_set(e, ST_USAGE,
-                       "attention: head dim %d with %u q heads a kv head needs %llu bytes of shared memory, the "
-                       "device has %llu",
-                       a->hd, gq, (unsigned long long)attn_shared(hd, gq, nt, sg, fused), (unsigned long long)smem);
+    if (attn_shared(hd, gq, nt, sg, fused) > smem) /* a group too large for the device's shared memory */
+        return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
     uint32_t n_kv = (uint32_t)a->n_kv;
     uint32_t nspl = attn_splits(keys, n_kv * (uint32_t)cols, nt), kper = 0;
     if (nspl > 1) {
