@@ -36,6 +36,8 @@ struct dispatch {
     uint64_t bytes; /* weight bytes it reads (0 for kernels that read no weights) */
     bool bytes_again; /* those bytes are tagged on the products it serves too, so the step's floor
                          counts them there (the widening of Q4_0 weights into f16 copies) */
+    uint64_t kv_key_bytes; /* attention: KV-pool bytes one key costs it (the k and v rows of its kv
+                              heads); the profiler multiplies by the keys of the step it profiles */
     /* Its outputs, for --attribution (which records a dispatch again with its outputs redirected
      * to scratch copies): byte offsets into push of the 64-bit device addresses it writes through
      * (in-place operands such as an accumulated y or a state it reads and writes included).

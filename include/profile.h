@@ -62,6 +62,9 @@ struct prof_dispatch {
     uint32_t groups[3]; /* workgroup counts x, y, z */
     uint64_t bytes;     /* weight bytes it reads (0: reads no weights) */
     bool bytes_again;   /* its bytes are counted by other dispatches too (plan.h): not in the floor */
+    uint64_t kv_bytes;  /* attention: the KV-pool bytes of the keys the step's columns attend to,
+                           each key once (a slot's keys 0 .. its last column's position); not in
+                           the floor (0: reads no KV pool) */
     /* the kernel variant that ran: its pipeline (shader module name, "" when unknown, e.g. a file
      * written before this field) and the specialisation constants it was built with (constant_id
      * 0..n_spec-1; the shader's header names them): e.g. which gemm tile and split count */
@@ -80,9 +83,10 @@ struct prof_kind {
     int n;            /* dispatches of this kind per step */
     struct timing us; /* per rep: sum of its dispatches' times in that rep */
     double share;     /* of busy (layer kinds) or of the head's sum (kinds starting "head.") */
-    double gbps;      /* bytes / mean time; 0 for kinds that read no weights */
+    double gbps;      /* (bytes + kv_bytes) / median time; 0 for kinds that read neither */
     double bw_share;  /* gbps / device copy_gbps (0 when either is unknown) */
     uint64_t bytes;   /* weight bytes all its dispatches read per step */
+    uint64_t kv_bytes; /* KV-pool bytes all its dispatches read per step (attention) */
 };
 
 /* --attribution: one row per kind (or per kind and op): the in-place cost of its dispatches

@@ -1368,6 +1368,12 @@ struct push_attn_merge {
 };
 _Static_assert(sizeof(struct push_attn_merge) == 40, "push_attn_merge layout");
 
+/* KV-pool bytes one key costs an attention dispatch: its k and v rows (f32) of every kv head. */
+static uint64_t attn_key_bytes(const struct k_attn_geom *a)
+{
+    return 2ull * (uint64_t)a->n_kv * (uint64_t)a->hd * 4;
+}
+
 /* ---- attention tiled over queries × keys (the wide plan's prefill) */
 
 struct push_attn_prefill {
@@ -1426,6 +1432,7 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     struct push_attn_prefill pc = {*base, (uint32_t)cols, 0};
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
                              a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0);
+    d->kv_key_bytes = attn_key_bytes(a);
     dispatch_outputs(d, 1, offsetof(struct push_attention, dst));
     return ST_OK;
 }
@@ -1469,6 +1476,7 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
     int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
+    d->kv_key_bytes = attn_key_bytes(a);
     if (fused)
         dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
                          offsetof(struct push_attn_decode, a.vpool));
@@ -1520,6 +1528,7 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     int rc = gpu_pipeline(g, "attn_kv", spec, 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, n_kv * nspl, (uint32_t)cols, kind, layer, "attn", bytes);
+    d->kv_key_bytes = attn_key_bytes(a);
     size_t out = nspl > 1 ? offsetof(struct push_attn_decode, part) : offsetof(struct push_attn_decode, a.dst);
     if (fused)
         dispatch_outputs(d, 3, out, offsetof(struct push_attn_decode, a.kpool), offsetof(struct push_attn_decode, a.vpool));

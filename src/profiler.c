@@ -144,7 +144,16 @@ static const struct dispatch *step_dispatch(const struct plan *layers, const str
     return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
 }
 
-static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i)
+/* Keys the step's columns attend to, each once: a slot's keys 0 .. its last column's position. */
+static uint64_t step_keys(const struct step_shape *sh, const struct step_io *io)
+{
+    uint64_t keys = 0;
+    for (int r = 0; r < sh->n_runs; r++)
+        keys += (uint64_t)io->runs[r].pos0 + io->runs[r].n_cols;
+    return keys;
+}
+
+static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i, uint64_t keys)
 {
     pd->index = i;
     snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
@@ -153,6 +162,7 @@ static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int
     memcpy(pd->groups, d->groups, sizeof pd->groups);
     pd->bytes = d->bytes;
     pd->bytes_again = d->bytes_again;
+    pd->kv_bytes = d->kv_key_bytes * keys;
     _Static_assert(GPU_MAX_SPEC <= PROF_MAX_SPEC, "a pipeline's constants fit a profile's");
     if (d->pipe) {
         snprintf(pd->pipeline, sizeof pd->pipeline, "%s", d->pipe->name);
@@ -200,7 +210,7 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
     progress_end(&pr);
     en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
-        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i);
+        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i, step_keys(c->sh, c->io));
         p->dispatches[i].us = timing_from(&samples[(size_t)i * reps], got[i]);
         p->dispatches[i].start_us = starts[i];
     }
@@ -225,7 +235,7 @@ static int profile_tags(const struct step_ctx *c, struct profile *p, struct err 
     p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
     if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
     for (int i = 0; i < n; i++)
-        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i);
+        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i, step_keys(c->sh, c->io));
     p->n_dispatches = n;
     return ST_OK;
 }

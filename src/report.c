@@ -309,13 +309,15 @@ void profile_by_kind(struct profile *p)
             p->n_kinds++;
         }
         p->by_kind[k].bytes += d->bytes;
+        p->by_kind[k].kv_bytes += d->kv_bytes;
     }
     for (int k = 0; k < p->n_kinds; k++) {
         struct prof_kind *pk = &p->by_kind[k];
         pk->us = sum_dispatches(p, pk->kind, false, &pk->n);
         double whole = prof_kind_is_head(pk->kind) ? p->head_us.median : p->busy_us.median;
         pk->share = safe_div(pk->us.median, whole);
-        pk->gbps = pk->bytes > 0 ? gbps_of((double)pk->bytes, pk->us.median) : 0.0;
+        uint64_t read = pk->bytes + pk->kv_bytes;
+        pk->gbps = read > 0 ? gbps_of((double)read, pk->us.median) : 0.0;
         pk->bw_share = safe_div(pk->gbps, p->device.copy_gbps);
     }
     qsort(p->by_kind, (size_t)p->n_kinds, sizeof *p->by_kind, cmp_kind_total);
@@ -801,7 +803,7 @@ static void text_by_kind(FILE *out, const struct profile *p)
         char a[32], b[32], bw[32];
         fprintf(out, "  %-28s n=%-4d %9.1f µs (%4.1f%%)  avg %7.1f µs", pk->kind, pk->n,
                 pk->us.median, 100.0 * pk->share, safe_div(pk->us.median, pk->n));
-        if (pk->bytes > 0) {
+        if (pk->bytes + pk->kv_bytes > 0) {
             fprintf(out, "  %7s GB/s", fmt_sig3(bw, sizeof bw, pk->gbps));
             if (p->device.copy_gbps > 0) fprintf(out, " (%4.1f%% of copy)", 100.0 * pk->bw_share);
         }
@@ -993,7 +995,7 @@ static void md_tables(FILE *out, const struct profile *p)
         char a[32], b[32], bw[32];
         fprintf(out, "| `%s` | %d | %.1f | %.1f%% | %.1f |", pk->kind, pk->n, pk->us.median,
                 100.0 * pk->share, safe_div(pk->us.median, pk->n));
-        if (pk->bytes > 0)
+        if (pk->bytes + pk->kv_bytes > 0)
             fprintf(out, " %s | %.1f%% |", fmt_sig3(bw, sizeof bw, pk->gbps), 100.0 * pk->bw_share);
         else
             fprintf(out, " | |");

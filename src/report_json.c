@@ -2,8 +2,8 @@
  *
  * Every timing is {mean, median, min, p10, p90, mad, median_err, reps: [...]}. Field names are a
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
- * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[].start_us, by_kind[] {bytes,
- * bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
+ * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[] {start_us, kv_bytes}, by_kind[]
+ * {bytes, kv_bytes, bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
  * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers (the walls' plan;
  * optional on read), chained (always null: chained dispatches, a bench/28-29 experiment, were
  * removed; files of that time may hold an object, read as ignored)}, lm_head (null when the head
@@ -172,6 +172,7 @@ static cJSON *dispatch_json(const struct prof_dispatch *d)
     for (int i = 0; i < 3; i++)
         cJSON_AddItemToArray(g, report_json_number(d->groups[i]));
     add_num(o, "bytes", (double)d->bytes);
+    add_num(o, "kv_bytes", (double)d->kv_bytes);
     report_json_variant(o, d);
     cJSON_AddItemToObject(o, "us", timing_json(&d->us));
     add_num(o, "start_us", d->start_us);
@@ -189,6 +190,7 @@ static cJSON *kind_json(const struct prof_kind *k)
     add_num(o, "gbps", k->gbps);
     add_num(o, "bw_share", k->bw_share);
     add_num(o, "bytes", (double)k->bytes);
+    add_num(o, "kv_bytes", (double)k->kv_bytes);
     return o;
 }
 
@@ -455,6 +457,7 @@ static void read_dispatch(struct reader *r, const cJSON *o, int i, struct prof_d
     for (const cJSON *v = g ? g->child : NULL; v && k < 3; v = v->next, k++)
         d->groups[k] = (uint32_t)check_int(r, v, at, "groups", 0, UINT32_MAX);
     d->bytes = (uint64_t)get_int(r, o, at, "bytes", 0, JSON_MAX_EXACT);
+    d->kv_bytes = (uint64_t)opt_int(r, o, at, "kv_bytes", JSON_MAX_EXACT); /* files from before it: 0 */
     if (opt(o, "pipeline")) { /* files from before the field have neither */
         get_str(r, o, at, "pipeline", d->pipeline, sizeof d->pipeline);
         const cJSON *s = get_arr(r, o, at, "spec");
@@ -479,6 +482,7 @@ static void read_kind(struct reader *r, const cJSON *o, int i, struct prof_kind 
     k->gbps = get_num(r, o, at, "gbps");
     k->bw_share = opt_num(r, o, at, "bw_share", 0.0);
     k->bytes = (uint64_t)opt_int(r, o, at, "bytes", JSON_MAX_EXACT);
+    k->kv_bytes = (uint64_t)opt_int(r, o, at, "kv_bytes", JSON_MAX_EXACT);
 }
 
 static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *p)

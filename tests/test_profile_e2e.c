@@ -104,6 +104,32 @@ int main(int argc, char **argv)
             }
             T_CHECK(mm, "a matmul.bf16 dispatch names a bf16 pipeline");
         }
+        {
+            /* attention reads the KV pool: each of the 4 decode columns (slots) attends to keys
+             * 0..8, lfm2-tiny's one kv head of 64 dims costs 2 x 64 x 4 B a key: 36 x 512 B a
+             * dispatch; every other dispatch reads none, and the kind's GB/s counts it */
+            int n_attn = 0;
+            cJSON_ArrayForEach(e, d)
+            {
+                const cJSON *k = t_json_at(e, "kind"), *kv = t_json_at(e, "kv_bytes");
+                bool attn = cJSON_IsString(k) && !strncmp(k->valuestring, "attn.decode", 11);
+                n_attn += attn;
+                T_CHECK(cJSON_IsNumber(kv) && kv->valuedouble == (attn ? 36.0 * 512.0 : 0.0), "%s: kv_bytes %g",
+                        cJSON_IsString(k) ? k->valuestring : "?", cJSON_IsNumber(kv) ? kv->valuedouble : -1.0);
+            }
+            T_CHECK(n_attn == 2, "%d attention dispatches, expected lfm2-tiny's 2", n_attn);
+            const cJSON *bk = t_json_at(j, "by_kind"), *row;
+            bool seen = false;
+            cJSON_ArrayForEach(row, bk)
+            {
+                const cJSON *k = t_json_at(row, "kind");
+                if (!cJSON_IsString(k) || strncmp(k->valuestring, "attn.decode", 11)) continue;
+                seen = true;
+                T_CHECK(t_json_at(row, "kv_bytes")->valuedouble == 2 * 36.0 * 512.0 && t_json_at(row, "gbps")->valuedouble > 0,
+                        "by_kind %s: kv_bytes and GB/s", k->valuestring);
+            }
+            T_CHECK(seen, "an attention row in by_kind");
+        }
         T_CHECK(!strcmp(t_json_at(j, "model.family")->valuestring, "lfm2"), "family");
         T_CHECK(t_json_at(j, "shard.b")->valueint == 6 && t_json_at(j, "shape.cols")->valueint == 4, "shard/shape");
         cJSON_Delete(j);
