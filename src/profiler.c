@@ -128,12 +128,22 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
 
+/* Keys the step's columns attend to, each once: a slot's keys 0 .. its last column's position. */
+static uint64_t step_keys(const struct step_shape *sh, const struct step_io *io)
+{
+    uint64_t keys = 0;
+    for (int r = 0; r < sh->n_runs; r++)
+        keys += (uint64_t)io->runs[r].pos0 + io->runs[r].n_cols;
+    return keys;
+}
+
 /* Everything one profiled step needs, built once. */
 struct step_ctx {
     struct engine *en;
     const struct step_shape *sh;
     const struct plan *layers, *head;
     const struct step_io *io;
+    uint64_t keys; /* step_keys: the attention dispatches' KV bytes are kv_key_bytes times these */
     int reps;
 };
 
@@ -142,15 +152,6 @@ static const struct dispatch *step_dispatch(const struct plan *layers, const str
                                             int i)
 {
     return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
-}
-
-/* Keys the step's columns attend to, each once: a slot's keys 0 .. its last column's position. */
-static uint64_t step_keys(const struct step_shape *sh, const struct step_io *io)
-{
-    uint64_t keys = 0;
-    for (int r = 0; r < sh->n_runs; r++)
-        keys += (uint64_t)io->runs[r].pos0 + io->runs[r].n_cols;
-    return keys;
 }
 
 static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i, uint64_t keys)
@@ -210,7 +211,7 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
     progress_end(&pr);
     en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
-        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i, step_keys(c->sh, c->io));
+        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i, c->keys);
         p->dispatches[i].us = timing_from(&samples[(size_t)i * reps], got[i]);
         p->dispatches[i].start_us = starts[i];
     }
@@ -235,7 +236,7 @@ static int profile_tags(const struct step_ctx *c, struct profile *p, struct err 
     p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
     if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
     for (int i = 0; i < n; i++)
-        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i, step_keys(c->sh, c->io));
+        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i, c->keys);
     p->n_dispatches = n;
     return ST_OK;
 }
@@ -569,6 +570,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
                              .layers = &layers,
                              .head = head_on ? &head : NULL,
                              .io = &io,
+                             .keys = step_keys(&sh, &io),
                              .reps = rq->reps};
         if (p->timing != TIMING_NONE) {
             int n = layers.n + (head_on ? head.n : 0);
