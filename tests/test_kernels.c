@@ -1136,7 +1136,7 @@ struct attn_case {
     int cols;
     struct col_meta cm[128];
     enum plan_kind plan; /* PLAN_WIDE: the tiled prefill kernel */
-    int split;           /* attention.comp's keys split (and merged) by the automatic rule */
+    int split;           /* keys split (and merged) by attn_kv.comp's automatic rule, where it runs */
 };
 
 static void rope_ref(const struct k_attn_geom *a, double *v, uint32_t pos)
@@ -2045,9 +2045,13 @@ static void test_deltanet(void)
     test_dn_norm_gate();
 }
 
-/* test_kernels [FIXTURES [gemm]]: with "gemm" only the matrix products (ctest runs it so under
- * LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2 and a 32x32x32 tile: split-k sums and double-buffered
- * tiles, on the twin too). */
+/* An environment hook's value for a timing line ("auto" when unset). */
+static const char *env_or_auto(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? v : "auto";
+}
+
 /* The device closed, then the tally (main's exit status). */
 static int close_and_finish(void)
 {
@@ -2056,6 +2060,10 @@ static int close_and_finish(void)
     return t_finish();
 }
 
+/* test_kernels [FIXTURES [gemm|attention]]: with "gemm" only the matrix products (ctest runs it so
+ * under LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2 and a 32x32x32 tile: split-k sums and double-buffered
+ * tiles, on the twin too); with "attention" only the attention cases (ctest runs them so under
+ * LFM2_ATTN_KV_KEYS=0, with and without LFM2_ATTN_SPLIT=1). */
 int main(int argc, char **argv)
 {
     bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
@@ -2071,9 +2079,8 @@ int main(int argc, char **argv)
     double t0 = now_us();
     if (only_attn) {
         test_attention();
-        printf("attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n",
-               getenv("LFM2_ATTN_KV_KEYS") ? getenv("LFM2_ATTN_KV_KEYS") : "auto",
-               getenv("LFM2_ATTN_SPLIT") ? getenv("LFM2_ATTN_SPLIT") : "auto", (now_us() - t0) / 1e6);
+        printf("attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n", env_or_auto("LFM2_ATTN_KV_KEYS"),
+               env_or_auto("LFM2_ATTN_SPLIT"), (now_us() - t0) / 1e6);
         return close_and_finish();
     }
     if (only_gemm) {
@@ -2084,7 +2091,7 @@ int main(int argc, char **argv)
         test_gemm();
         printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
                g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
-               getenv("LFM2_GEMM_SPLITK") ? getenv("LFM2_GEMM_SPLITK") : "auto", (now_us() - t0) / 1e6);
+               env_or_auto("LFM2_GEMM_SPLITK"), (now_us() - t0) / 1e6);
         return close_and_finish();
     }
     test_embed();
