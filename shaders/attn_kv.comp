@@ -38,12 +38,11 @@ layout(constant_id = 5) const uint SPLIT = 0; // 1: partial outputs to p.part (k
 
 const uint NT = gl_WorkGroupSize.x, NSG = NT / SG;
 const uint HD4 = HD / 4u;
-// The value phase: NU = GQ·HD4 output units (vec4) of the group; with fewer units than
-// invocations, KL key lanes each take every KL-th key of the chunk for one unit (their sums meet
-// in shared memory at the end), else an invocation holds UPT units over every key.
-const uint NU = GQ * HD4;
-const uint KL = NU >= NT ? 1u : NT / NU;
-const uint UPT = (NU + NT - 1u) / NT;
+// The value phase: KL key lanes of HD4 invocations each; invocation (lane, u) takes every KL-th key
+// of the chunk and sums unit u (a vec4) of those keys' v rows into all GQ heads' outputs, loading
+// up to VB rows before their products (every row is read once for the group, and a full chunk is
+// one or a few loads deep); the lanes' sums meet in shared memory at the end, a head at a time.
+const uint KL = NT / HD4;
 
 layout(push_constant) uniform Push {
     F32Buf q;
@@ -78,9 +77,9 @@ shared float s_k[PH];                       // prep: k rotated (the key at pos)
 shared vec2 s_sc[PREP != 0u ? HD / 2u : 1u]; // prep: (sin, cos) of each pair at pos
 shared float s_p[2u * GQ * NT];             // a chunk's scores, then probabilities [head][key] (two chunks)
 shared float s_red[2u * GQ * NSG];          // subgroups' maxima (two chunks), then sums
-shared vec4 s_o[KL > 1u ? KL * NU : 1u];    // key lanes' partial outputs
+shared vec4 s_o[NT];                       // key lanes' partial outputs of one head
 shared uint s_row[2u * NT];                 // a chunk's pool rows (two chunks)
-const uint VB = 8u; // value rows an invocation has in flight
+const uint VB = 16u; // value rows an invocation has in flight
 
 // The prep of column c at position pos: s_q (normed, rotated, scaled), s_k, and v in s_x's last
 // row (barriers inside: every invocation calls it). A subgroup a row: its lanes load the row,
@@ -128,14 +127,14 @@ void prep(uint c, uint kvh, uint pos, uint kvw)
 uint kv_row(uint slot, uint j) { return p.btab.v[slot * p.max_blocks + j / 16u] * 16u + j % 16u; }
 uint64_t kv_off(uint row, uint kvh, uint kvw) { return 4ul * (uint64_t(row) * kvw + kvh * HD); }
 
-// Σ over the chunk's keys i = i0, i0 + step, ... < nk of p[h][i]·v_i[unit u] added to a, VB rows
-// loaded before their products (the key at pos from shared memory with the prep).
-vec4 vsum(vec4 a, uint h, uint u, uint i0, uint step, uint nk, uint buf, uint j0, uint pos, uint kvh, uint kvw)
+// Σ over the chunk's keys i = kl, kl + KL, ... < nk of p[h][i]·v_i[unit u] added to a[h] for the
+// GQ heads, VB rows loaded before their products (the key at pos from shared memory with the prep).
+void vsum(inout vec4 a[GQ], uint u, uint kl, uint nk, uint buf, uint j0, uint pos, uint kvh, uint kvw)
 {
-    for (uint i = i0; i < nk; i += step * VB) {
+    for (uint i = kl; i < nk; i += KL * VB) {
         vec4 vv[VB];
         [[unroll]] for (uint b = 0u; b < VB; b++) {
-            uint ii = i + b * step;
+            uint ii = i + b * KL;
             if (PREP != 0u && j0 + ii == pos) {
                 uint o = (GQ + 1u) * HD + 4u * u;
                 vv[b] = vec4(s_x[o], s_x[o + 1u], s_x[o + 2u], s_x[o + 3u]);
@@ -143,11 +142,11 @@ vec4 vsum(vec4 a, uint h, uint u, uint i0, uint step, uint nk, uint buf, uint j0
                 vv[b] = ii < nk ? Vec4Buf(p.vpool + kv_off(s_row[buf * NT + ii], kvh, kvw)).v[u] : vec4(0.0);
         }
         [[unroll]] for (uint b = 0u; b < VB; b++) {
-            uint ii = i + b * step;
-            if (ii < nk) a += s_p[(buf * GQ + h) * NT + ii] * vv[b];
+            uint ii = i + b * KL;
+            if (ii < nk)
+                [[unroll]] for (uint h = 0u; h < GQ; h++) a[h] += s_p[(buf * GQ + h) * NT + ii] * vv[b];
         }
     }
-    return a;
 }
 
 void main()
@@ -176,13 +175,13 @@ void main()
     }
 
     float m[GQ], l[GQ];
-    vec4 acc[UPT];
+    vec4 acc[GQ];
     for (uint h = 0u; h < GQ; h++) {
         m[h] = -1.0 / 0.0;
         l[h] = 0.0;
+        acc[h] = vec4(0.0);
     }
-    for (uint u = 0u; u < UPT; u++) acc[u] = vec4(0.0);
-    uint kl = t / NU, ku = t % NU; // the value phase with key lanes (KL > 1)
+    uint kl = t / HD4, ku = t % HD4; // the value phase: key lane, unit
     uint buf = 0u;
     for (uint j0 = kbeg; j0 < kend; j0 += NT, buf ^= 1u) {
         // scores: invocation t takes key j0 + t
@@ -217,50 +216,47 @@ void main()
             s_p[(buf * GQ + h) * NT + t] = pr;
         }
         barrier();
-        // values: units of the group's outputs over the chunk's keys
-        uint nk = min(NT, kend - j0);
-        if (KL > 1u) {
-            if (kl < KL) acc[0] = vsum(acc[0] * corr[ku / HD4], ku / HD4, ku % HD4, kl, KL, nk, buf, j0, pos, kvh, kvw);
-        } else {
-            for (uint w = 0u; w < UPT; w++) {
-                uint un = t + w * NT;
-                if (un < NU) acc[w] = vsum(acc[w] * corr[un / HD4], un / HD4, un % HD4, 0u, 1u, nk, buf, j0, pos, kvh, kvw);
-            }
+        // values: unit ku of every head's output over the lane's keys of the chunk
+        if (kl < KL) {
+            for (uint h = 0u; h < GQ; h++) acc[h] *= corr[h];
+            vsum(acc, ku, kl, min(NT, kend - j0), buf, j0, pos, kvh, kvw);
         }
     }
 
-    // the group's sums of probabilities, then the key lanes' outputs meet (the chunks read s_red
-    // only between their two barriers)
+    // the group's sums of probabilities (the chunks read s_red only between their two barriers),
+    // then a head at a time the key lanes' outputs meet
     for (uint h = 0u; h < GQ; h++) {
         float sum = subgroupAdd(l[h]);
         if (lane == 0u) s_red[h * NSG + sg] = sum;
     }
-    if (KL > 1u && kl < KL) s_o[kl * NU + ku] = acc[0];
-    barrier();
-    for (uint un = t; un < NU; un += NT) {
-        uint h = un / HD4, u = un % HD4, hg = kvh * GQ + h;
-        vec4 o = KL > 1u ? vec4(0.0) : acc[un / NT];
-        if (KL > 1u)
-            for (uint i = 0u; i < KL; i++) o += s_o[i * NU + un];
-        float tot = 0.0;
-        for (uint i = 0u; i < NSG; i++) tot += s_red[h * NSG + i];
-        if (SPLIT != 0u) {
-            uint pi = (c * p.n_h + hg) * nspl + z;
-            Vec4Buf(uint64_t(p.part)).v[pi * HD4 + u] = o; // zeros and sum 0 where the split has no key
-            if (u == 0u) {
-                uint64_t ml = uint64_t(p.part) + 4ul * (gl_NumWorkGroups.y * p.n_h * nspl * HD);
-                F32Buf(ml).v[2u * pi] = m[h];
-                F32Buf(ml).v[2u * pi + 1u] = tot;
+    for (uint h = 0u; h < GQ; h++) {
+        if (h > 0u) barrier(); // the previous head's sums read
+        if (kl < KL) s_o[t] = acc[h];
+        barrier();
+        if (t < HD4) {
+            uint u = t, hg = kvh * GQ + h;
+            vec4 o = vec4(0.0);
+            for (uint i = 0u; i < KL; i++) o += s_o[i * HD4 + u];
+            float tot = 0.0;
+            for (uint i = 0u; i < NSG; i++) tot += s_red[h * NSG + i];
+            if (SPLIT != 0u) {
+                uint pi = (c * p.n_h + hg) * nspl + z;
+                Vec4Buf(uint64_t(p.part)).v[pi * HD4 + u] = o; // zeros and sum 0 where the split has no key
+                if (u == 0u) {
+                    uint64_t ml = uint64_t(p.part) + 4ul * (gl_NumWorkGroups.y * p.n_h * nspl * HD);
+                    F32Buf(ml).v[2u * pi] = m[h];
+                    F32Buf(ml).v[2u * pi + 1u] = tot;
+                }
+            } else {
+                o /= tot;
+                if (p.gated != 0u) {
+                    uint go = (c * p.n_h + hg) * qs + HD + 4u * u;
+                    vec4 gate = vec4(act_get(uint64_t(p.q), go), act_get(uint64_t(p.q), go + 1u),
+                                     act_get(uint64_t(p.q), go + 2u), act_get(uint64_t(p.q), go + 3u));
+                    o /= 1.0 + exp(-gate);
+                }
+                act_set4(uint64_t(p.dst), (c * p.n_h + hg) * HD4 + u, o);
             }
-            continue;
         }
-        o /= tot;
-        if (p.gated != 0u) {
-            uint go = (c * p.n_h + hg) * qs + HD + 4u * u;
-            vec4 gate = vec4(act_get(uint64_t(p.q), go), act_get(uint64_t(p.q), go + 1u), act_get(uint64_t(p.q), go + 2u),
-                             act_get(uint64_t(p.q), go + 3u));
-            o /= 1.0 + exp(-gate);
-        }
-        act_set4(uint64_t(p.dst), (c * p.n_h + hg) * HD4 + u, o);
     }
 }

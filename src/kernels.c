@@ -1443,8 +1443,7 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
  * sg, with the prep or without (mirrors its shared arrays). */
 static uint64_t attn_shared(uint64_t hd, uint64_t gq, uint64_t nt, uint64_t sg, bool prep)
 {
-    uint64_t nu = gq * hd / 4, kl = nu >= nt ? 1 : nt / nu;
-    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * (kl > 1 ? kl * nu : 1) + 4 * 2 * nt;
+    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * nt + 4 * 2 * nt;
     return b + (prep ? 4 * (gq + 2) * hd + 4 * hd + 8 * (hd / 2) : 4 + 4 + 8);
 }
 
@@ -1505,7 +1504,7 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
     uint64_t smem = g->shared_mem ? g->shared_mem : 32768;
     uint32_t nt = MAX(ATTN_NT, sg);
-    while (nt > sg && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
+    while (nt > sg && nt / 2 >= hd / 4 && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
     if (attn_shared(hd, gq, nt, sg, fused) > smem) /* a group too large for the device's shared memory */
         return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
     uint32_t n_kv = (uint32_t)a->n_kv;
