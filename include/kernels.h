@@ -28,8 +28,12 @@
 #define K_KV_BLOCK 16        /* positions per KV block */
 #define K_MATMUL_MAX_COLS 16 /* columns one matmul pass serves; wider steps get one pass per chunk */
 #define K_MAX_HEAD_DIM 256
-#define K_ATTN_KV_KEYS 512   /* attention by kv head (attn_kv.comp) past this many keys a column ... */
-#define K_ATTN_KV_MAX_COLS 64 /* ... in steps of up to this many columns (bench/35) */
+/* attention outside the wide plan's prefill by kv head (attn_kv.comp) or by q head (attention.comp):
+ * the line k_attn_by_kv_head draws (bench/35 runs 6-7) */
+#define K_ATTN_KV_KEYS 512    /* by kv head past this many keys a column ... */
+#define K_ATTN_KV_KEYS_1 256  /* ... at one column past this many, or past 2 x the head dim ... */
+#define K_ATTN_KV_COLS 64     /* ... and at any context in decode steps of this many columns or more */
+#define K_ATTN_KV_MAX_COLS 64 /* a batch-plan prefill: by kv head only up to this many columns */
 #define K_ATTN_SPLIT_WG 512  /* attn_kv.comp: workgroups below which a column's keys are split (bench/35) */
 /* columns of a run one invocation of the wide plan's convolutions takes (shortconv_wide.comp,
  * dn_conv.comp WIDE: their J, a specialization constant; >= the taps - 1; bench/25) */
@@ -287,6 +291,16 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
  * or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
  * successive.
  */
+/* Whether attention outside the wide plan's prefill runs by kv head (attn_kv.comp, its key splits
+ * merged by attn_merge.comp) rather than by q head (attention.comp), for a head dim, a column's keys
+ * (the slot table's blocks x K_KV_BLOCK) and the step's columns (bench/35 runs 6-7, measured on an
+ * H100 across LFM2, Qwen3.5 and GLM-OCR): by kv head where the keys pass K_ATTN_KV_KEYS, at one
+ * column where they pass K_ATTN_KV_KEYS_1 and 2 x hd (a head dim of 256 makes a chunk dearer), and
+ * in decode steps of K_ATTN_KV_COLS columns or more at any context; a batch-plan prefill of more
+ * than K_ATTN_KV_MAX_COLS columns stays by q head (unmeasured). LFM2_ATTN_KV_KEYS=N (tuning.h)
+ * replaces the rule by keys > N at any width. */
+bool k_attn_by_kv_head(int hd, int64_t keys, int cols, bool prefill);
+
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e);

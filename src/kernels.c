@@ -1484,12 +1484,18 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
     return ST_OK;
 }
 
-/* Attention outside the wide plan's prefill: where a column may hold more than K_ATTN_KV_KEYS keys
- * and the step has at most K_ATTN_KV_MAX_COLS columns, attn_kv.comp, a workgroup per (kv head,
- * column, key split), its splits merged by attn_merge.comp; else attention.comp (above), which
- * measured faster at short contexts, and wider steps at long ones are unmeasured (bench/35), or
- * where the kv head's group would not fit the shared memory. LFM2_ATTN_KV_KEYS moves the line (and
- * lifts the columns' bound). */
+bool k_attn_by_kv_head(int hd, int64_t keys, int cols, bool prefill)
+{
+    if (tuning()->attn_kv_keys >= 0) return keys > tuning()->attn_kv_keys;
+    if (prefill) return cols <= K_ATTN_KV_MAX_COLS && keys > K_ATTN_KV_KEYS;
+    if (cols >= K_ATTN_KV_COLS) return true;
+    return keys > (cols == 1 ? MAX(K_ATTN_KV_KEYS_1, 2 * (int64_t)hd) : K_ATTN_KV_KEYS);
+}
+
+/* Attention outside the wide plan's prefill: by kv head where k_attn_by_kv_head says (attn_kv.comp,
+ * a workgroup per (kv head, column, key split), its splits merged by attn_merge.comp), else
+ * attention.comp (above), which measured faster at short contexts and narrow steps, or where the kv
+ * head's group would not fit the shared memory. */
 static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_geom *a, struct push_attn_decode *pc,
                             int cols, bool prefill, bool fused, uint64_t bytes, int layer, struct err *e)
 {
@@ -1497,9 +1503,7 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
                              : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                         : (prefill ? "attn.prefill" : "attn.decode");
     uint32_t keys = (uint32_t)a->max_blocks * K_KV_BLOCK;
-    bool hook = tuning()->attn_kv_keys >= 0;
-    int64_t kv_keys = hook ? tuning()->attn_kv_keys : K_ATTN_KV_KEYS;
-    if ((int64_t)keys <= kv_keys || (!hook && cols > K_ATTN_KV_MAX_COLS))
+    if (!k_attn_by_kv_head((int)a->hd, keys, cols, prefill))
         return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
     uint64_t smem = g->shared_mem ? g->shared_mem : 32768;

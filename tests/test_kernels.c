@@ -1214,12 +1214,11 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
     }
     bool split = p.n == at + 2 && !strcmp(p.d[at + 1].kind, merge);
     T_CHECK(p.n == at + 1 + split, "attention: %d dispatches", p.n);
-    /* by kv head (attn_kv.comp) past K_ATTN_KV_KEYS keys in steps of up to K_ATTN_KV_MAX_COLS
-     * columns (LFM2_ATTN_KV_KEYS: past that many, any width), else by q head (attention.comp); the
-     * wide plan's prefill is neither (attn_prefill.comp, below) */
+    /* by kv head (attn_kv.comp) where k_attn_by_kv_head says (its line is checked on its own in
+     * attn_rule_checks), else by q head (attention.comp); the wide plan's prefill is neither
+     * (attn_prefill.comp, below); unfused, the case runs as a prefill */
     bool tiled = tc->plan == PLAN_WIDE && !fused;
-    int64_t keys = (int64_t)a->max_blocks * K_KV_BLOCK, hook = tuning()->attn_kv_keys;
-    bool kv = !tiled && (hook >= 0 ? keys > hook : keys > K_ATTN_KV_KEYS && C <= K_ATTN_KV_MAX_COLS);
+    bool kv = !tiled && k_attn_by_kv_head(hd, (int64_t)a->max_blocks * K_KV_BLOCK, C, !fused);
     /* key splits where the case expects them (LFM2_ATTN_SPLIT: as forced), each split a workgroup
      * of the kv head's q heads */
     int want = kv && (tuning()->attn_split ? tuning()->attn_split > 1 : tc->split);
@@ -1328,8 +1327,34 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
 
 static void test_attention_case(struct attn_case *tc, enum dtype gtype) { test_attention_case_as(tc, gtype, false); }
 
+/* k_attn_by_kv_head's line at the rows bench/35 runs 6-7 measured (H100; keys as the slot table
+ * holds them, --pos P: blocks of 16 past P + 1 keys): each choice is the kernel that measured
+ * faster there, or attention.comp where the two tied (within 4 %). Skipped under the hook. */
+static void attn_rule_checks(void)
+{
+    if (tuning()->attn_kv_keys >= 0) return;
+    static const struct { int hd; int64_t keys; int cols; bool prefill, kv; } rows[] = {
+        {64, 80, 1, false, false},    {64, 144, 1, false, false},  {64, 272, 1, false, true},
+        {64, 400, 1, false, true},    {64, 528, 1, false, true},   {64, 4112, 1, false, true},
+        {64, 80, 16, false, false},   {64, 272, 16, false, false}, {64, 528, 16, false, true},
+        {64, 80, 32, false, false},   {64, 80, 64, false, true},   {64, 144, 64, false, true},
+        {64, 80, 128, false, true},   {64, 1040, 128, false, true},
+        {256, 80, 1, false, false},   {256, 272, 1, false, false}, {256, 528, 1, false, true},
+        {256, 1040, 16, false, true},
+        {128, 80, 1, false, false},   {128, 144, 1, false, false}, {128, 272, 1, false, true},
+        {128, 1040, 16, false, true},
+        /* a batch-plan prefill: by kv head only past the keys and up to 64 columns (unmeasured wider) */
+        {64, 80, 64, true, false},    {64, 528, 64, true, true},   {64, 528, 65, true, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        T_CHECK(k_attn_by_kv_head(rows[i].hd, rows[i].keys, rows[i].cols, rows[i].prefill) == rows[i].kv,
+                "attention rule: head dim %d, %lld keys, %d columns%s: expected by %s head", rows[i].hd,
+                (long long)rows[i].keys, rows[i].cols, rows[i].prefill ? ", prefill" : "", rows[i].kv ? "kv" : "q");
+}
+
 static void test_attention(void)
 {
+    attn_rule_checks();
     /* LFM2 shape, decode: 3 slots at different lengths */
     struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4, false}, .n_slots = 3, .cols = 3};
     dec.cm[0] = (struct col_meta){1, 5, 2, 1};
