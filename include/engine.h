@@ -19,6 +19,16 @@
 struct family_plan;
 
 /* The device buffers of one shard. Sizes are for max_cols columns. */
+/* Per-layer regions of one kind (recurrent state, KV pools), in layer order, packed into as few
+ * buffers as the device's largest allocation allows (a wide step at a long context passes one
+ * buffer's 4 GiB on NVIDIA long before the GPU's memory): one layer's region never spans two.
+ * LFM2_POOL_MAX=BYTES (tuning.h) lowers the bound (the tests split tiny pools with it). */
+#define ENGINE_POOL_BUFS 8
+struct engine_pool {
+    int n;
+    struct gpu_buf buf[ENGINE_POOL_BUFS];
+};
+
 struct engine {
     const struct family_plan *fp;
     struct gpu *g;
@@ -36,12 +46,12 @@ struct engine {
     struct gpu_buf logits;    /* f32 [max_logits][V] */
     struct gpu_buf cols, runs, logit_idx; /* u32 metadata (struct col_meta, run_meta, u32) */
     struct gpu_buf btab;      /* u32 [n_slots][blocks_per_slot] */
-    struct gpu_buf state;     /* recurrent state of every layer of the shard (zeroed per slot start):
-                                 layer l: [n_slots][n_snap][state_bytes(l)] at state_off[l] */
-    uint64_t state_off[MODEL_MAX_LAYERS]; /* offset of layer l's state in `state` */
+    struct engine_pool state; /* recurrent state of every layer of the shard (zeroed per slot start):
+                                 layer l: [n_slots][n_snap][state_bytes(l)] at state_addr[l] */
+    uint64_t state_addr[MODEL_MAX_LAYERS];
     struct gpu_buf slot_tab;  /* struct slot_meta [n_slots], uploaded with every step */
-    struct gpu_buf kv;        /* paged KV of every attention layer */
-    uint64_t kv_off[MODEL_MAX_LAYERS][2]; /* offsets of layer l's K and V pools in `kv` */
+    struct engine_pool kv;    /* paged KV of every attention layer: layer l's K and V pools at kv_addr[l] */
+    uint64_t kv_addr[MODEL_MAX_LAYERS][2];
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
     struct plan_bufs bufs;    /* the device buffers above that dispatches write (plan.h), then (from

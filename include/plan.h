@@ -48,7 +48,7 @@ struct dispatch {
 
 /* The buffers (device address ranges) a plan's dispatches may write: an engine's activations,
  * state and KV. Everything else a dispatch's push names (weights) is only read. */
-#define PLAN_MAX_BUFS 32
+#define PLAN_MAX_BUFS 40
 struct plan_bufs {
     int n;
     uint64_t lo[PLAN_MAX_BUFS], hi[PLAN_MAX_BUFS]; /* [lo, hi) */

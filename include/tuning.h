@@ -40,7 +40,7 @@
  *   LFM2_ATTN_KV_KEYS=N                   attention (decode, batch-plan prefill) by kv head
  *                                         (attn_kv.comp) where a column may hold more than N keys
  *                                         (0: always; any width), by q head (attention.comp) elsewhere
- *                                         (default K_ATTN_KV_KEYS; tests, bench/35)
+ *                                         (default: kernels.h k_attn_by_kv_head; tests, bench/35)
  *   LFM2_ATTN_SPLIT=1..4096               attn_kv.comp: key splits a column (1: none; tests, bench/35)
  *   LFM2_ATTN_SPLIT_WG=N                  attn_kv.comp: the workgroups the automatic split aims at
  *                                         (default K_ATTN_SPLIT_WG; bench/35)
@@ -85,6 +85,8 @@
  *                                         has float atomic add (tests: both paths; bench/)
  *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
  *                                         matrices (tests: compare both on the H200)
+ *   LFM2_POOL_MAX=BYTES                   the largest buffer the engine packs its state or KV pools
+ *                                         into (default the device's largest allocation; tests)
  *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
@@ -104,7 +106,7 @@ struct tuning {
     int attn_bq;          /* 0: automatic (any fitting tile: taken) */
     int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
     bool attn_unfused;
-    int attn_kv_keys;     /* -1: K_ATTN_KV_KEYS */
+    int attn_kv_keys;     /* -1: k_attn_by_kv_head's rule */
     int attn_split;       /* 0: automatic (kernels.c attention_decode) */
     int attn_split_wg;    /* 0: K_ATTN_SPLIT_WG */
     bool conv_unfused;
@@ -148,6 +150,7 @@ struct tuning {
     bool test_skip_snapshot;
     bool validation;
     bool pipeline_stats;
+    int pool_max;         /* 0: the device's largest allocation (engine.h struct engine_pool) */
 };
 
 /* The environment's switches, read on the first call; values out of range read as 0 (automatic). */

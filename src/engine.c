@@ -1,5 +1,6 @@
 /* engine.c - the executor: device state of a shard and the one-submit step. */
 #include "engine.h"
+#include "tuning.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -8,9 +9,9 @@
 
 #define ALIGN256(x) (((x) + 255) & ~(uint64_t)255)
 
-uint64_t engine_state_addr(const struct engine *en, int l) { return en->state.addr + en->state_off[l]; }
-uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][0]; }
-uint64_t engine_vpool_addr(const struct engine *en, int l) { return en->kv.addr + en->kv_off[l][1]; }
+uint64_t engine_state_addr(const struct engine *en, int l) { return en->state_addr[l]; }
+uint64_t engine_kpool_addr(const struct engine *en, int l) { return en->kv_addr[l][0]; }
+uint64_t engine_vpool_addr(const struct engine *en, int l) { return en->kv_addr[l][1]; }
 
 struct k_state engine_state(const struct engine *en, int l)
 {
@@ -45,6 +46,50 @@ int engine_commit(struct engine *en, int slot, int accepted, struct err *e)
     return ST_OK;
 }
 
+/* One buffer of an engine_pool for regions first .. end-1 (used bytes, at least 256), their
+ * addresses into addr. */
+static int pool_flush(struct gpu *g, struct engine_pool *pool, const uint64_t *size, uint64_t *addr, int first,
+                      int end, uint64_t used, uint64_t limit, const char *what, struct err *e)
+{
+    if (pool->n == ENGINE_POOL_BUFS)
+        return err_set(e, ST_RUNTIME, "engine %s: more than %d buffers of up to %llu bytes (the device's largest "
+                       "allocation%s): fewer slots, columns or positions", what, ENGINE_POOL_BUFS,
+                       (unsigned long long)limit, tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+    struct gpu_buf *b = &pool->buf[pool->n];
+    int st = gpu_alloc(g, MAX(used, 256), GPU_MEM_DEVICE, b, e);
+    if (st) return err_wrap(e, st, "engine %s buffer %d", what, pool->n);
+    pool->n++;
+    for (uint64_t off = 0; first < end; off += size[first++]) addr[first] = b->addr + off;
+    return ST_OK;
+}
+
+/* Packs n regions (bytes, 256-aligned), in order, into the pool's buffers (engine.h engine_pool):
+ * each buffer within the device's largest allocation (or LFM2_POOL_MAX), no region across two;
+ * addr[i] gets region i's address. */
+static int pool_alloc(struct gpu *g, struct engine_pool *pool, int n, const uint64_t *size, uint64_t *addr,
+                      const char *what, struct err *e)
+{
+    uint64_t limit = MIN(g->max_alloc, g->max_buffer), used = 0;
+    if (tuning()->pool_max) limit = MIN(limit, (uint64_t)tuning()->pool_max);
+    pool->n = 0;
+    int first = 0;
+    for (int i = 0; i < n; i++) {
+        if (size[i] > limit)
+            return err_set(e, ST_RUNTIME, "engine %s: one layer's %llu bytes (%.1f MiB) pass the largest buffer of "
+                           "%llu bytes (the device's largest allocation%s): fewer slots, columns or positions", what,
+                           (unsigned long long)size[i], (double)size[i] / (1024.0 * 1024.0),
+                           (unsigned long long)limit, tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+        if (used + size[i] > limit) {
+            int st = pool_flush(g, pool, size, addr, first, i, used, limit, what, e);
+            if (st) return st;
+            first = i;
+            used = 0;
+        }
+        used += size[i];
+    }
+    return pool_flush(g, pool, size, addr, first, n, used, limit, what, e);
+}
+
 int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, int max_cols, int n_slots, int max_pos, int max_logits, struct err *e)
 {
@@ -77,15 +122,16 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     uint64_t H = (uint64_t)d->hidden, C = (uint64_t)max_cols;
     uint64_t qd = (uint64_t)MAX(dims.q, 1), kvd = (uint64_t)MAX(dims.kv, 1), sd = (uint64_t)MAX(dims.scratch, 1);
 
-    uint64_t state = 0, kv = 0;
+    /* the per-layer regions of the state and KV pools, in layer order (engine_pool) */
+    uint64_t st_size[MODEL_MAX_LAYERS], st_addr[MODEL_MAX_LAYERS], kv_size[2 * MODEL_MAX_LAYERS],
+        kv_addr[2 * MODEL_MAX_LAYERS];
+    int n_st = 0, n_kv = 0;
     for (int l = s->a; l < s->b; l++) {
-        en->state_off[l] = state;
-        state += ALIGN256(fp->state_bytes(d, l) * (uint64_t)n_slots * (uint64_t)en->n_snap);
+        st_size[n_st++] = ALIGN256(fp->state_bytes(d, l) * (uint64_t)n_slots * (uint64_t)en->n_snap);
         if (d->kind[l] == LAYER_ATTN) {
-            uint64_t pool = (uint64_t)n_slots * en->blocks_per_slot * KV_BLOCK * kvd * 4;
-            en->kv_off[l][0] = kv;
-            en->kv_off[l][1] = kv + ALIGN256(pool);
-            kv += 2 * ALIGN256(pool);
+            uint64_t pool = ALIGN256((uint64_t)n_slots * en->blocks_per_slot * KV_BLOCK * kvd * 4);
+            kv_size[n_kv++] = pool; /* K */
+            kv_size[n_kv++] = pool; /* V */
         }
     }
     struct {
@@ -108,8 +154,6 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
         {&en->logit_idx, (uint64_t)MAX(max_logits, 1) * 4, GPU_MEM_DEVICE, "logit index"},
         {&en->btab, (uint64_t)n_slots * en->blocks_per_slot * 4, GPU_MEM_DEVICE, "block table"},
         {&en->slot_tab, (uint64_t)n_slots * sizeof(struct slot_meta), GPU_MEM_DEVICE, "slot table"},
-        {&en->state, MAX(state, 256), GPU_MEM_DEVICE, "recurrent state"},
-        {&en->kv, MAX(kv, 256), GPU_MEM_DEVICE, "KV pool"},
     };
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
         int st = gpu_alloc(g, bufs[i].size, bufs[i].kind, bufs[i].b, e);
@@ -118,6 +162,23 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
         en->bufs.lo[en->bufs.n] = bufs[i].b->addr;
         en->bufs.hi[en->bufs.n++] = bufs[i].b->addr + bufs[i].b->size;
     }
+    int st = pool_alloc(g, &en->state, n_st, st_size, st_addr, "recurrent state", e);
+    if (!st) st = pool_alloc(g, &en->kv, n_kv, kv_size, kv_addr, "KV pool", e);
+    if (st) return st;
+    for (int l = s->a, j = 0; l < s->b; l++) {
+        en->state_addr[l] = st_addr[l - s->a];
+        if (d->kind[l] == LAYER_ATTN) {
+            en->kv_addr[l][0] = kv_addr[j++];
+            en->kv_addr[l][1] = kv_addr[j++];
+        }
+    }
+    const struct engine_pool *pools[2] = {&en->state, &en->kv};
+    for (int i = 0; i < 2; i++)
+        for (int b = 0; b < pools[i]->n; b++) {
+            CHECK(en->bufs.n < PLAN_MAX_BUFS);
+            en->bufs.lo[en->bufs.n] = pools[i]->buf[b].addr;
+            en->bufs.hi[en->bufs.n++] = pools[i]->buf[b].addr + pools[i]->buf[b].size;
+        }
     en->n_own_bufs = en->bufs.n;
     en->up_cols = 0;
     en->up_runs = ALIGN256(C * sizeof(struct col_meta));
@@ -126,7 +187,7 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     en->up_slots = ALIGN256(en->up_hidden + C * H * 4);
     uint64_t up = en->up_slots + (uint64_t)n_slots * sizeof(struct slot_meta);
     uint64_t down = MAX(C * H * 4, (uint64_t)MAX(max_logits, 1) * (uint64_t)d->vocab * 4);
-    int st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
+    st = gpu_alloc(g, up, GPU_MEM_HOST, &en->up, e);
     if (!st) st = gpu_alloc(g, down, GPU_MEM_HOST, &en->down, e);
     if (st) return err_wrap(e, st, "engine host buffers");
     return engine_reset(en, e);
@@ -136,7 +197,8 @@ void engine_free(struct engine *en) { memset(en, 0, sizeof *en); /* device memor
 
 int engine_reset(struct engine *en, struct err *e)
 {
-    int st = gpu_fill(en->g, &en->state, 0, e);
+    int st = ST_OK;
+    for (int i = 0; i < en->state.n && !st; i++) st = gpu_fill(en->g, &en->state.buf[i], 0, e);
     if (st) return st;
     memset(slot_table(en), 0, (size_t)en->n_slots * sizeof(struct slot_meta)); /* entry 0, position 0 */
     uint64_t n = (uint64_t)en->n_slots * en->blocks_per_slot;

@@ -342,12 +342,15 @@ struct shadow {
  * outputs point into. */
 static int shadows_list(struct engine *en, struct shadow *sh)
 {
-    const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,  &en->t1,     &en->t2,    &en->q, &en->k,
-                                    &en->v,      &en->att, &en->logits, &en->state, &en->kv,
-                                    &en->g->gemm_x, &en->g->gemm_w, &en->g->attn_part};
+    const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,     &en->t1,        &en->t2,        &en->q,
+                                    &en->k,      &en->v,      &en->att,       &en->logits,    &en->g->gemm_x,
+                                    &en->g->gemm_w, &en->g->attn_part};
+    int n = 0;
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
-        sh[i] = (struct shadow){.real = bufs[i]};
-    return (int)ARRAY_LEN(bufs);
+        sh[n++] = (struct shadow){.real = bufs[i]};
+    for (int i = 0; i < en->state.n; i++) sh[n++] = (struct shadow){.real = &en->state.buf[i]};
+    for (int i = 0; i < en->kv.n; i++) sh[n++] = (struct shadow){.real = &en->kv.buf[i]};
+    return n;
 }
 
 static struct shadow *shadow_of(struct shadow *sh, int n, uint64_t addr)
@@ -446,7 +449,7 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
     struct prof_attribution *a = &p->attribution;
     struct plan all = {.kind = c->layers->kind};
     struct plan *var = NULL;
-    struct shadow sh[16];
+    struct shadow sh[12 + 2 * ENGINE_POOL_BUFS];
     int n_sh = shadows_list(c->en, sh), reps = c->reps, st = ST_OK;
     for (int i = 0; i < c->layers->n; i++)
         plan_append(&all, &c->layers->d[i]);

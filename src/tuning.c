@@ -81,6 +81,7 @@ const struct tuning *tuning(void)
     t.attn_kv_keys = env_int_or_unset("LFM2_ATTN_KV_KEYS", 0, 1 << 30);
     t.attn_split = env_int("LFM2_ATTN_SPLIT", 1, 4096);
     t.attn_split_wg = env_int("LFM2_ATTN_SPLIT_WG", 1, 1 << 20);
+    t.pool_max = env_int("LFM2_POOL_MAX", 256, 1 << 30);
     t.conv_unfused = env_flag("LFM2_CONV_UNFUSED");
     t.gemm_min_cols = env_int("LFM2_GEMM_MIN_COLS", 1, 65535);
     gemm_tile_env("LFM2_GEMM_TILE", t.gemm_tile);

@@ -240,10 +240,16 @@ cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                
 # its keys across workgroups (bench/35: a kv head and 2 columns fill too little), then merges them;
 # --attribution copies the splits' scratch, so the attention's row is measured too
 cli_test(cli_attn_split_attribution cli-gpu 0 "attn.merge                               n=2    diff" --model ${LT} --full --cols 2 --pos 600 --reps 2 --attribution)
-# every family's goldens through the attention by kv head (attn_kv.comp: by default only past 512
-# keys, which no golden reaches), its keys split in three and merged (attn_merge.comp)
+# every family's goldens through the attention by kv head (attn_kv.comp: by default only at long
+# contexts or 64 decode columns, which no golden reaches), its keys split in three and merged (attn_merge.comp)
 cli_test_env(golden_attn_kv_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
 cli_test_env(golden_attn_kv_qwen_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+# the state and KV pools packed into several buffers (engine.h engine_pool; LFM2_POOL_MAX lowers the
+# device's largest allocation): LFM2's KV two layers' pools a buffer, Qwen3.5's states likewise
+# (a region at the wrong offset fails them); below one layer's region, the error
+cli_test_env(golden_pools_split golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=300000" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
+cli_test_env(golden_pools_split_qwen golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=1200000" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+cli_test_env(cli_pool_too_small cli 1 "engine KV pool: one layer's 106496 bytes" "LFM2_POOL_MAX=100000" --model ${LT} --full --cols 2 --pos 200)
 cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${GT} --full --golden ${GT}/golden-long.safetensors)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
