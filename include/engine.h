@@ -18,7 +18,6 @@
 
 struct family_plan;
 
-/* The device buffers of one shard. Sizes are for max_cols columns. */
 /* Per-layer regions of one kind (recurrent state, KV pools), in layer order, packed into as few
  * buffers as the device's largest allocation allows (a wide step at a long context passes one
  * buffer's 4 GiB on NVIDIA long before the GPU's memory): one layer's region never spans two.
@@ -29,6 +28,7 @@ struct engine_pool {
     struct gpu_buf buf[ENGINE_POOL_BUFS];
 };
 
+/* The device buffers of one shard. Sizes are for max_cols columns. */
 struct engine {
     const struct family_plan *fp;
     struct gpu *g;

@@ -279,18 +279,6 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e);
 
-/* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
- * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
- * Up to K_ATTN_KV_KEYS keys a column (or past K_ATTN_KV_MAX_COLS columns), attention.comp: a
- * workgroup per (q head, column). Past them, attn_kv.comp: a workgroup per (kv head, column, key split), the kv head's q heads together;
- * where kv heads × columns fall short of K_ATTN_SPLIT_WG workgroups and a column's keys pass two
- * chunks (of 128), its keys are split and a second dispatch (attn_merge.comp, kind "attn.merge" /
- * "attn.gated.merge") combines the splits (bench/35). push (both: 128 B; the first 72 B:
- * u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated, kper).
- * A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys, gated
- * or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
- * successive.
- */
 /* Whether attention outside the wide plan's prefill runs by kv head (attn_kv.comp, its key splits
  * merged by attn_merge.comp) rather than by q head (attention.comp), for a head dim, a column's keys
  * (the slot table's blocks x K_KV_BLOCK) and the step's columns (bench/35 runs 6-7, measured on an
@@ -301,6 +289,18 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
  * replaces the rule by keys > N at any width. */
 bool k_attn_by_kv_head(int hd, int64_t keys, int cols, bool prefill);
 
+/* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
+ * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
+ * Where k_attn_by_kv_head (above) says no, attention.comp: a workgroup per (q head, column); where
+ * it says yes, attn_kv.comp: a workgroup per (kv head, column, key split), the kv head's q heads together;
+ * where kv heads × columns fall short of K_ATTN_SPLIT_WG workgroups and a column's keys pass two
+ * chunks (of 128), its keys are split and a second dispatch (attn_merge.comp, kind "attn.merge" /
+ * "attn.gated.merge") combines the splits (bench/35). push (both: 128 B; the first 72 B:
+ * u64 q, kpool, vpool, btab, cols, out; u32 n_h, n_kv, max_blocks; float scale; u32 gated, kper).
+ * A prefill in a PLAN_WIDE plan runs attn_prefill.comp instead (tiled over queries × keys, gated
+ * or not; push 80 B: the same + u32 n_cols, u32 pad); the columns of a slot must then be
+ * successive.
+ */
 int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint64_t q, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, bool prefill,
                 int layer, struct err *e);

@@ -52,9 +52,9 @@ static int pool_flush(struct gpu *g, struct engine_pool *pool, const uint64_t *s
                       int end, uint64_t used, uint64_t limit, const char *what, struct err *e)
 {
     if (pool->n == ENGINE_POOL_BUFS)
-        return err_set(e, ST_RUNTIME, "engine %s: more than %d buffers of up to %llu bytes (the device's largest "
-                       "allocation%s): fewer slots, columns or positions", what, ENGINE_POOL_BUFS,
-                       (unsigned long long)limit, tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+        return err_set(e, ST_RUNTIME, "engine %s buffer: out of device memory: more than %d buffers of up to %.1f MiB "
+                       "(the device's largest allocation%s): fewer slots, columns or positions", what, ENGINE_POOL_BUFS,
+                       (double)limit / (1024.0 * 1024.0), tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
     struct gpu_buf *b = &pool->buf[pool->n];
     int st = gpu_alloc(g, MAX(used, 256), GPU_MEM_DEVICE, b, e);
     if (st) return err_wrap(e, st, "engine %s buffer %d", what, pool->n);
@@ -75,10 +75,11 @@ static int pool_alloc(struct gpu *g, struct engine_pool *pool, int n, const uint
     int first = 0;
     for (int i = 0; i < n; i++) {
         if (size[i] > limit)
-            return err_set(e, ST_RUNTIME, "engine %s: one layer's %llu bytes (%.1f MiB) pass the largest buffer of "
-                           "%llu bytes (the device's largest allocation%s): fewer slots, columns or positions", what,
-                           (unsigned long long)size[i], (double)size[i] / (1024.0 * 1024.0),
-                           (unsigned long long)limit, tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+            return err_set(e, ST_RUNTIME, "engine %s buffer: out of device memory: asked %.1f MiB (%llu bytes) for one "
+                           "layer, more than the largest buffer of %.1f MiB (%llu bytes: the device's largest "
+                           "allocation%s): fewer slots, columns or positions", what, (double)size[i] / (1024.0 * 1024.0),
+                           (unsigned long long)size[i], (double)limit / (1024.0 * 1024.0), (unsigned long long)limit,
+                           tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
         if (used + size[i] > limit) {
             int st = pool_flush(g, pool, size, addr, first, i, used, limit, what, e);
             if (st) return st;

@@ -249,7 +249,7 @@ cli_test_env(golden_attn_kv_qwen_long golden 0 "golden: 6/6 checks passed" "LFM2
 # (a region at the wrong offset fails them); below one layer's region, the error
 cli_test_env(golden_pools_split golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=300000" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
 cli_test_env(golden_pools_split_qwen golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=1200000" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
-cli_test_env(cli_pool_too_small cli 1 "engine KV pool: one layer's 106496 bytes" "LFM2_POOL_MAX=100000" --model ${LT} --full --cols 2 --pos 200)
+cli_test_env(cli_pool_too_small cli 1 "engine KV pool buffer: out of device memory: asked 0.1 MiB (106496 bytes) for one layer" "LFM2_POOL_MAX=100000" --model ${LT} --full --cols 2 --pos 200)
 cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${GT} --full --golden ${GT}/golden-long.safetensors)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
