@@ -46,10 +46,19 @@ int engine_commit(struct engine *en, int slot, int accepted, struct err *e)
     return ST_OK;
 }
 
+/* Adds [lo, hi) to the buffers a plan's dispatches may write (plan.h). */
+static void bufs_add(struct plan_bufs *pb, uint64_t lo, uint64_t hi)
+{
+    CHECK(pb->n < PLAN_MAX_BUFS);
+    pb->lo[pb->n] = lo;
+    pb->hi[pb->n++] = hi;
+}
+
 /* One buffer of an engine_pool for regions first .. end-1 (used bytes, at least 256), their
- * addresses into addr. */
-static int pool_flush(struct gpu *g, struct engine_pool *pool, const uint64_t *size, uint64_t *addr, int first,
-                      int end, uint64_t used, uint64_t limit, const char *what, struct err *e)
+ * addresses into addr; the buffer joins the plan buffers pb. */
+static int pool_flush(struct gpu *g, struct engine_pool *pool, struct plan_bufs *pb, const uint64_t *size,
+                      uint64_t *addr, int first, int end, uint64_t used, uint64_t limit, const char *what,
+                      struct err *e)
 {
     if (pool->n == ENGINE_POOL_BUFS)
         return err_set(e, ST_RUNTIME, "engine %s buffer: out of device memory: more than %d buffers of up to %.1f MiB "
@@ -59,15 +68,16 @@ static int pool_flush(struct gpu *g, struct engine_pool *pool, const uint64_t *s
     int st = gpu_alloc(g, MAX(used, 256), GPU_MEM_DEVICE, b, e);
     if (st) return err_wrap(e, st, "engine %s buffer %d", what, pool->n);
     pool->n++;
+    bufs_add(pb, b->addr, b->addr + b->size);
     for (uint64_t off = 0; first < end; off += size[first++]) addr[first] = b->addr + off;
     return ST_OK;
 }
 
 /* Packs n regions (bytes, 256-aligned), in order, into the pool's buffers (engine.h engine_pool):
  * each buffer within the device's largest allocation (or LFM2_POOL_MAX), no region across two;
- * addr[i] gets region i's address. */
-static int pool_alloc(struct gpu *g, struct engine_pool *pool, int n, const uint64_t *size, uint64_t *addr,
-                      const char *what, struct err *e)
+ * addr[i] gets region i's address; each buffer joins the plan buffers pb. */
+static int pool_alloc(struct gpu *g, struct engine_pool *pool, struct plan_bufs *pb, int n, const uint64_t *size,
+                      uint64_t *addr, const char *what, struct err *e)
 {
     uint64_t limit = MIN(g->max_alloc, g->max_buffer), used = 0;
     if (tuning()->pool_max) limit = MIN(limit, (uint64_t)tuning()->pool_max);
@@ -81,14 +91,14 @@ static int pool_alloc(struct gpu *g, struct engine_pool *pool, int n, const uint
                            (unsigned long long)size[i], (double)limit / (1024.0 * 1024.0), (unsigned long long)limit,
                            tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
         if (used + size[i] > limit) {
-            int st = pool_flush(g, pool, size, addr, first, i, used, limit, what, e);
+            int st = pool_flush(g, pool, pb, size, addr, first, i, used, limit, what, e);
             if (st) return st;
             first = i;
             used = 0;
         }
         used += size[i];
     }
-    return pool_flush(g, pool, size, addr, first, n, used, limit, what, e);
+    return pool_flush(g, pool, pb, size, addr, first, n, used, limit, what, e);
 }
 
 int engine_init(struct engine *en, struct gpu *g, const struct model_desc *d, const struct shard *s,
@@ -159,12 +169,10 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++) {
         int st = gpu_alloc(g, bufs[i].size, bufs[i].kind, bufs[i].b, e);
         if (st) return err_wrap(e, st, "engine %s buffer", bufs[i].what);
-        CHECK(en->bufs.n < PLAN_MAX_BUFS);
-        en->bufs.lo[en->bufs.n] = bufs[i].b->addr;
-        en->bufs.hi[en->bufs.n++] = bufs[i].b->addr + bufs[i].b->size;
+        bufs_add(&en->bufs, bufs[i].b->addr, bufs[i].b->addr + bufs[i].b->size);
     }
-    int st = pool_alloc(g, &en->state, n_st, st_size, st_addr, "recurrent state", e);
-    if (!st) st = pool_alloc(g, &en->kv, n_kv, kv_size, kv_addr, "KV pool", e);
+    int st = pool_alloc(g, &en->state, &en->bufs, n_st, st_size, st_addr, "recurrent state", e);
+    if (!st) st = pool_alloc(g, &en->kv, &en->bufs, n_kv, kv_size, kv_addr, "KV pool", e);
     if (st) return st;
     for (int l = s->a, j = 0; l < s->b; l++) {
         en->state_addr[l] = st_addr[l - s->a];
@@ -173,13 +181,6 @@ int engine_init_spec(struct engine *en, struct gpu *g, const struct model_desc *
             en->kv_addr[l][1] = kv_addr[j++];
         }
     }
-    const struct engine_pool *pools[2] = {&en->state, &en->kv};
-    for (int i = 0; i < 2; i++)
-        for (int b = 0; b < pools[i]->n; b++) {
-            CHECK(en->bufs.n < PLAN_MAX_BUFS);
-            en->bufs.lo[en->bufs.n] = pools[i]->buf[b].addr;
-            en->bufs.hi[en->bufs.n++] = pools[i]->buf[b].addr + pools[i]->buf[b].size;
-        }
     en->n_own_bufs = en->bufs.n;
     en->up_cols = 0;
     en->up_runs = ALIGN256(C * sizeof(struct col_meta));
@@ -247,12 +248,8 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
      * keep barriers on both sides */
     uint64_t lo[K_SCRATCH_BUFS], hi[K_SCRATCH_BUFS];
     int n = k_scratch_bufs(en->g, lo, hi);
-    CHECK(en->n_own_bufs + n <= PLAN_MAX_BUFS);
     en->bufs.n = en->n_own_bufs;
-    for (int i = 0; i < n; i++) {
-        en->bufs.lo[en->bufs.n] = lo[i];
-        en->bufs.hi[en->bufs.n++] = hi[i];
-    }
+    for (int i = 0; i < n; i++) bufs_add(&en->bufs, lo[i], hi[i]);
     return st;
 }
 

@@ -1458,6 +1458,17 @@ static uint32_t attn_splits(uint32_t keys, uint32_t wg, uint32_t nt)
     return MIN(div_up(target, wg), div_up(keys, nt));
 }
 
+/* The KV bytes and outputs of an attention.comp / attn_kv.comp dispatch: its output at push offset
+ * `out`, and with the prep fused the two pools it writes k and v into. */
+static void attn_decode_outputs(struct dispatch *d, const struct k_attn_geom *a, bool fused, size_t out)
+{
+    d->kv_key_bytes = attn_key_bytes(a);
+    if (fused)
+        dispatch_outputs(d, 3, out, offsetof(struct push_attn_decode, a.kpool), offsetof(struct push_attn_decode, a.vpool));
+    else
+        dispatch_outputs(d, 1, out);
+}
+
 /* attention.comp, a workgroup per (q head, column) whose subgroups walk every NSG-th key one at a
  * time (fused: with the prep, PREP = 1). */
 static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
@@ -1475,12 +1486,7 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
     int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, (uint32_t)a->n_h, (uint32_t)cols, kind, layer, "attn", bytes);
-    d->kv_key_bytes = attn_key_bytes(a);
-    if (fused)
-        dispatch_outputs(d, 3, offsetof(struct push_attn_decode, a.dst), offsetof(struct push_attn_decode, a.kpool),
-                         offsetof(struct push_attn_decode, a.vpool));
-    else
-        dispatch_outputs(d, 1, offsetof(struct push_attn_decode, a.dst));
+    attn_decode_outputs(d, a, fused, offsetof(struct push_attn_decode, a.dst));
     return ST_OK;
 }
 
@@ -1531,12 +1537,8 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
     int rc = gpu_pipeline(g, "attn_kv", spec, 6, &pipe, e);
     if (rc) return rc;
     struct dispatch *d = add(p, pipe, pc, sizeof *pc, n_kv * nspl, (uint32_t)cols, kind, layer, "attn", bytes);
-    d->kv_key_bytes = attn_key_bytes(a);
-    size_t out = nspl > 1 ? offsetof(struct push_attn_decode, part) : offsetof(struct push_attn_decode, a.dst);
-    if (fused)
-        dispatch_outputs(d, 3, out, offsetof(struct push_attn_decode, a.kpool), offsetof(struct push_attn_decode, a.vpool));
-    else
-        dispatch_outputs(d, 1, out);
+    attn_decode_outputs(d, a, fused,
+                        nspl > 1 ? offsetof(struct push_attn_decode, part) : offsetof(struct push_attn_decode, a.dst));
     if (nspl == 1) return ST_OK;
     uint32_t mspec[1] = {hd};
     if ((rc = gpu_pipeline(g, "attn_merge", mspec, 1, &pipe, e))) return rc;
