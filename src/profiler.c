@@ -339,12 +339,14 @@ struct shadow {
 
 /* The buffers a dispatch may write: the engine's, and the kernels' scratch (gpu.h: prepared
  * activations, f16 copies of Q4_0 weights, attention's split outputs); the profiler shadows those
- * outputs point into. */
-static int shadows_list(struct engine *en, struct shadow *sh)
+ * outputs point into (at most MAX_SHADOWS). */
+#define MAX_SHADOWS (12 + 2 * ENGINE_POOL_BUFS)
+static int shadows_list(struct engine *en, struct shadow sh[MAX_SHADOWS])
 {
     const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,     &en->t1,        &en->t2,        &en->q,
                                     &en->k,      &en->v,      &en->att,       &en->logits,    &en->g->gemm_x,
                                     &en->g->gemm_w, &en->g->attn_part};
+    _Static_assert(ARRAY_LEN(bufs) + 2 * ENGINE_POOL_BUFS <= MAX_SHADOWS, "MAX_SHADOWS counts every buffer");
     int n = 0;
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
         sh[n++] = (struct shadow){.real = bufs[i]};
@@ -449,7 +451,7 @@ static int attribution(const struct step_ctx *c, bool by_op, struct profile *p, 
     struct prof_attribution *a = &p->attribution;
     struct plan all = {.kind = c->layers->kind};
     struct plan *var = NULL;
-    struct shadow sh[12 + 2 * ENGINE_POOL_BUFS];
+    struct shadow sh[MAX_SHADOWS];
     int n_sh = shadows_list(c->en, sh), reps = c->reps, st = ST_OK;
     for (int i = 0; i < c->layers->n; i++)
         plan_append(&all, &c->layers->d[i]);
