@@ -1,0 +1,530 @@
+/* device.c - physical devices: what we ask of one, the device list (--list-devices), and opening
+ * and closing the chosen device (gpu_open, gpu_close). */
+#include "vk_priv.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tuning.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Physical device: everything we ask of one, gathered once (for gpu_open and the device list). */
+
+struct dev_info {
+    VkPhysicalDeviceProperties2 props;
+    VkPhysicalDeviceDriverProperties driver;
+    VkPhysicalDeviceVulkan11Properties p11; /* subgroupSize, maxMemoryAllocationSize */
+    VkPhysicalDeviceVulkan13Properties p13; /* maxBufferSize, subgroup size range (1.3 only) */
+    VkPhysicalDeviceMemoryProperties mem;
+    VkPhysicalDeviceFeatures2 features;
+    VkPhysicalDeviceVulkan11Features f11;
+    VkPhysicalDeviceVulkan12Features f12;
+    VkPhysicalDeviceVulkan13Features f13; /* zero below 1.3 */
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop;
+    bool api13, has_budget, has_coopmat_nv;
+    int queue_family; /* compute family used, -1 if none */
+    uint32_t ts_bits; /* its timestampValidBits */
+    uint64_t device_local_bytes;
+};
+
+static bool has_device_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return false;
+    VkExtensionProperties *ext = calloc(n, sizeof *ext);
+    bool found = false;
+    if (ext && vkEnumerateDeviceExtensionProperties(pd, NULL, &n, ext) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strcmp(ext[i].extensionName, name) == 0;
+    free(ext);
+    return found;
+}
+
+/* A compute-capable queue family, preferring one with timestamps; -1 if there is none. */
+static int pick_queue_family(VkPhysicalDevice pd, uint32_t *ts_bits)
+{
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    VkQueueFamilyProperties fam[64];
+    n = MIN(n, (uint32_t)ARRAY_LEN(fam));
+    vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, fam);
+    int best = -1;
+    *ts_bits = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!(fam[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fam[i].queueCount == 0) continue;
+        if (best < 0 || (*ts_bits == 0 && fam[i].timestampValidBits > 0)) {
+            best = (int)i;
+            *ts_bits = fam[i].timestampValidBits;
+        }
+    }
+    return best;
+}
+
+/* Fills d; the pNext chains point into d, so d must not be copied afterwards. */
+static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
+{
+    memset(d, 0, sizeof *d);
+    VkPhysicalDeviceProperties basic;
+    vkGetPhysicalDeviceProperties(pd, &basic);
+    d->api13 = basic.apiVersion >= VK_API_VERSION_1_3;
+    d->has_budget = has_device_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    d->has_coopmat_nv = has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+
+    d->props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    d->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+    d->p11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES;
+    d->p13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_PROPERTIES;
+    if (basic.apiVersion >= VK_API_VERSION_1_2) {
+        d->props.pNext = &d->driver;
+        d->driver.pNext = &d->p11;
+        if (d->api13) d->p11.pNext = &d->p13;
+        vkGetPhysicalDeviceProperties2(pd, &d->props);
+    } else {
+        d->props.properties = basic;
+    }
+    vkGetPhysicalDeviceMemoryProperties(pd, &d->mem);
+    for (uint32_t h = 0; h < d->mem.memoryHeapCount; h++)
+        if (d->mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+            d->device_local_bytes = MAX(d->device_local_bytes, d->mem.memoryHeaps[h].size);
+
+    d->features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    d->f11.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+    d->f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    d->f13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+    d->fcoop.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+    if (basic.apiVersion >= VK_API_VERSION_1_2) {
+        void **next = &d->features.pNext;
+        *next = &d->f11;
+        next = &d->f11.pNext;
+        *next = &d->f12;
+        next = &d->f12.pNext;
+        if (d->api13) {
+            *next = &d->f13;
+            next = &d->f13.pNext;
+        }
+        if (d->has_coopmat_nv) *next = &d->fcoop;
+        vkGetPhysicalDeviceFeatures2(pd, &d->features);
+    }
+    d->queue_family = pick_queue_family(pd, &d->ts_bits);
+}
+
+static const char *device_type_name(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return "CPU";
+    default:
+        return "other";
+    }
+}
+
+static const char *component_type_name(VkComponentTypeNV t)
+{
+    switch (t) {
+    case VK_COMPONENT_TYPE_FLOAT16_NV:
+        return "f16";
+    case VK_COMPONENT_TYPE_FLOAT32_NV:
+        return "f32";
+    case VK_COMPONENT_TYPE_FLOAT64_NV:
+        return "f64";
+    case VK_COMPONENT_TYPE_SINT8_NV:
+        return "s8";
+    case VK_COMPONENT_TYPE_SINT16_NV:
+        return "s16";
+    case VK_COMPONENT_TYPE_SINT32_NV:
+        return "s32";
+    case VK_COMPONENT_TYPE_SINT64_NV:
+        return "s64";
+    case VK_COMPONENT_TYPE_UINT8_NV:
+        return "u8";
+    case VK_COMPONENT_TYPE_UINT16_NV:
+        return "u16";
+    case VK_COMPONENT_TYPE_UINT32_NV:
+        return "u32";
+    case VK_COMPONENT_TYPE_UINT64_NV:
+        return "u64";
+    default:
+        return "?";
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Device list */
+
+static void print_coopmat_nv(FILE *out, VkPhysicalDevice pd, const struct dev_info *d)
+{
+    if (!d->has_coopmat_nv || !d->fcoop.cooperativeMatrix) {
+        fprintf(out, "  %-18s none (VK_NV_cooperative_matrix absent)\n", "cooperative matrix");
+        return;
+    }
+    uint32_t n = 0;
+    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS) n = 0;
+    VkCooperativeMatrixPropertiesNV *shapes = n ? calloc(n, sizeof *shapes) : NULL;
+    for (uint32_t i = 0; shapes && i < n; i++)
+        shapes[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    if (shapes && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, shapes) != VK_SUCCESS)
+        n = 0;
+    fprintf(out, "  %-18s VK_NV_cooperative_matrix, %u shapes (MxNxK A*B+C->D)\n",
+            "cooperative matrix", shapes ? n : 0);
+    for (uint32_t i = 0; shapes && i < n; i++) {
+        const VkCooperativeMatrixPropertiesNV *s = &shapes[i];
+        fprintf(out, "  %-18s %ux%ux%u %s*%s+%s->%s%s\n", "", s->MSize, s->NSize, s->KSize,
+                component_type_name(s->AType), component_type_name(s->BType),
+                component_type_name(s->CType), component_type_name(s->DType),
+                s->scope == VK_SCOPE_SUBGROUP_NV ? "" : " (not subgroup scope)");
+    }
+    free(shapes);
+}
+
+static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd)
+{
+    struct dev_info d;
+    dev_query(pd, &d);
+    const VkPhysicalDeviceProperties *p = &d.props.properties;
+    fprintf(out, "device %u: %s\n", index, p->deviceName);
+    fprintf(out, "  %-18s %s\n", "type", device_type_name(p->deviceType));
+    fprintf(out, "  %-18s %s %s\n", "driver", d.driver.driverName, d.driver.driverInfo);
+    fprintf(out, "  %-18s %u.%u.%u\n", "api", VK_API_VERSION_MAJOR(p->apiVersion),
+            VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion));
+    if (d.queue_family < 0)
+        fprintf(out, "  %-18s none (no compute queue)\n", "timestamps");
+    else if (d.ts_bits == 0)
+        fprintf(out, "  %-18s no timestamps (compute queue family %d)\n", "timestamps",
+                d.queue_family);
+    else
+        fprintf(out, "  %-18s %.3f ns/tick, %u valid bits (compute queue family %d)\n",
+                "timestamps", p->limits.timestampPeriod, d.ts_bits, d.queue_family);
+    if (d.api13)
+        fprintf(out, "  %-18s %u (range %u..%u)\n", "subgroup size", d.p11.subgroupSize,
+                d.p13.minSubgroupSize, d.p13.maxSubgroupSize);
+    else
+        fprintf(out, "  %-18s %u\n", "subgroup size", d.p11.subgroupSize);
+    fprintf(out, "  %-18s %u KiB\n", "shared memory", p->limits.maxComputeSharedMemorySize / 1024);
+    fprintf(out, "  %-18s %.0f MiB\n", "max allocation", MIB(d.p11.maxMemoryAllocationSize));
+    fprintf(out, "  %-18s %s\n", "buffer address",
+            d.f12.bufferDeviceAddress ? "yes" : "NO (this tool cannot use the device)");
+    print_coopmat_nv(out, pd, &d);
+    for (uint32_t h = 0; h < d.mem.memoryHeapCount; h++) {
+        char label[32];
+        snprintf(label, sizeof label, "heap %u", h);
+        fprintf(out, "  %-18s %.0f MiB%s\n", label, MIB(d.mem.memoryHeaps[h].size),
+                d.mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? " device-local"
+                                                                             : "");
+    }
+}
+
+int gpu_list_devices(FILE *out, struct err *e)
+{
+    VkInstance instance = VK_NULL_HANDLE;
+    VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
+    uint32_t messages = 0;
+    VkPhysicalDevice *devs = NULL;
+    uint32_t n = 0;
+    int st = vk_instance_create(&instance, &messenger, &messages, e);
+    if (st == ST_OK) st = vk_devices_enumerate(instance, &devs, &n, e);
+    if (st == ST_OK) {
+        if (n == 0) fprintf(out, "no Vulkan devices\n");
+        for (uint32_t i = 0; i < n; i++) {
+            if (i) fprintf(out, "\n");
+            print_device(out, i, devs[i]);
+        }
+    }
+    free(devs);
+    vk_instance_destroy(instance, messenger);
+    if (st == ST_OK && messages)
+        st = err_set(e, ST_RUNTIME, "validation layer reported %u messages", messages);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Opening and closing a device */
+
+/* Creates the logical device with every feature the kernels may use that the device has. */
+static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
+{
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .cooperativeMatrix = d->fcoop.cooperativeMatrix,
+    };
+    VkPhysicalDeviceVulkan13Features f13 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
+        .pNext = d->has_coopmat_nv ? &coop : NULL,
+        .subgroupSizeControl = d->f13.subgroupSizeControl,
+        .computeFullSubgroups = d->f13.computeFullSubgroups,
+        .maintenance4 = d->f13.maintenance4,
+        .shaderIntegerDotProduct = d->f13.shaderIntegerDotProduct,
+    };
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+        .pNext = d->api13 ? (void *)&f13 : (d->has_coopmat_nv ? (void *)&coop : NULL),
+        .bufferDeviceAddress = VK_TRUE,
+        .shaderFloat16 = d->f12.shaderFloat16,
+        .shaderInt8 = d->f12.shaderInt8,
+        .storageBuffer8BitAccess = d->f12.storageBuffer8BitAccess,
+        .uniformAndStorageBuffer8BitAccess = d->f12.uniformAndStorageBuffer8BitAccess,
+        .storagePushConstant8 = d->f12.storagePushConstant8,
+        .shaderSubgroupExtendedTypes = d->f12.shaderSubgroupExtendedTypes,
+        .vulkanMemoryModel = d->f12.vulkanMemoryModel,
+        .vulkanMemoryModelDeviceScope = d->f12.vulkanMemoryModelDeviceScope,
+        .scalarBlockLayout = d->f12.scalarBlockLayout,
+    };
+    VkPhysicalDeviceVulkan11Features f11 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+        .pNext = &f12,
+        .storageBuffer16BitAccess = d->f11.storageBuffer16BitAccess,
+        .uniformAndStorageBuffer16BitAccess = d->f11.uniformAndStorageBuffer16BitAccess,
+        .storagePushConstant16 = d->f11.storagePushConstant16,
+    };
+    VkPhysicalDeviceFeatures2 features = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+        .pNext = &f11,
+        .features =
+            {
+                .shaderInt64 = d->features.features.shaderInt64,
+                .shaderInt16 = d->features.features.shaderInt16,
+                .shaderFloat64 = d->features.features.shaderFloat64,
+            },
+    };
+    const char *ext[4];
+    uint32_t n_ext = 0;
+    if (d->has_budget) ext[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+    if (d->has_coopmat_nv) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    /* LFM2_PIPELINE_STATS (tuning.h): the driver's statistics of each pipeline (registers, spills) */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+    };
+    VkPhysicalDeviceFeatures2 fq = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &fexec};
+    /* float atomic add on buffers: the wide plan's split-k sums (gemm.comp FADD variants) */
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT faf = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+    };
+    g->has_float_atomic_add = false;
+    if (has_device_extension(g->phys, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) {
+        VkPhysicalDeviceFeatures2 fa = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &faf};
+        vkGetPhysicalDeviceFeatures2(g->phys, &fa);
+        if (faf.shaderBufferFloat32AtomicAdd) {
+            faf = (VkPhysicalDeviceShaderAtomicFloatFeaturesEXT){
+                .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
+                .pNext = features.pNext,
+                .shaderBufferFloat32AtomicAdd = VK_TRUE,
+            };
+            features.pNext = &faf;
+            ext[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
+            g->has_float_atomic_add = true;
+        }
+    }
+    g->pipeline_stats = false;
+    if (tuning()->pipeline_stats && has_device_extension(g->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
+        vkGetPhysicalDeviceFeatures2(g->phys, &fq);
+        if (fexec.pipelineExecutableInfo) {
+            ext[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+            fexec.pNext = features.pNext;
+            features.pNext = &fexec;
+            g->pipeline_stats = true;
+        }
+    }
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = g->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = &features,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+        .enabledExtensionCount = n_ext,
+        .ppEnabledExtensionNames = ext,
+    };
+    VK_TRY(vkCreateDevice(g->phys, &dci, NULL, &g->device));
+    volkLoadDevice(g->device);
+    vkGetDeviceQueue(g->device, g->queue_family, 0, &g->queue);
+    return ST_OK;
+}
+
+/* Whether the device lists the cooperative-matrix shape gemm.comp uses: 16x16x16, f16 * f16 + f32
+ * -> f32, subgroup scope. */
+static bool coopmat_f16_16(VkPhysicalDevice pd)
+{
+    uint32_t n = 0;
+    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0) return false;
+    VkCooperativeMatrixPropertiesNV *s = calloc(n, sizeof *s);
+    bool found = false;
+    for (uint32_t i = 0; s && i < n; i++) s[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+    if (s && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, s) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = s[i].MSize == 16 && s[i].NSize == 16 && s[i].KSize == 16 &&
+                    s[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && s[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+                    s[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && s[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+                    s[i].scope == VK_SCOPE_SUBGROUP_NV;
+    free(s);
+    return found;
+}
+
+/* Copies what kernels and the report need from d into g. */
+static void fill_device_fields(struct gpu *g, const struct dev_info *d)
+{
+    g->props = d->props.properties;
+    snprintf(g->driver_name, sizeof g->driver_name, "%.120s %.120s", d->driver.driverName,
+             d->driver.driverInfo);
+    g->subgroup_size = d->p11.subgroupSize;
+    g->shared_mem = g->props.limits.maxComputeSharedMemorySize;
+    g->max_push = g->props.limits.maxPushConstantsSize;
+    g->max_alloc = d->p11.maxMemoryAllocationSize;
+    g->max_buffer = d->api13 && d->p13.maxBufferSize ? d->p13.maxBufferSize : g->max_alloc;
+    g->timestamp_period = g->props.limits.timestampPeriod;
+    g->timestamp_valid_bits = d->ts_bits;
+    /* Test hook: behave as a device without timestamps (the profiler's fallback path). */
+    if (tuning()->test_no_timestamps) g->timestamp_valid_bits = 0;
+    g->has_coopmat_nv = d->has_coopmat_nv && d->fcoop.cooperativeMatrix;
+    g->has_memory_budget = d->has_budget;
+    g->device_local_bytes = d->device_local_bytes;
+    g->has_subgroup_size_control = d->f13.subgroupSizeControl && d->f13.computeFullSubgroups;
+    g->min_subgroup_size = d->api13 ? d->p13.minSubgroupSize : g->subgroup_size;
+    g->max_subgroup_size = d->api13 ? d->p13.maxSubgroupSize : g->subgroup_size;
+    g->has_float16 = d->f12.shaderFloat16;
+    g->has_int8 = d->f12.shaderInt8;
+    /* the wide plan's tensor-core gemm needs the shape, f16 arithmetic and 16-bit storage, and a
+     * subgroup of 32 (its 2 x 2 subgroup grid); test hook: LFM2_TEST_NO_COOPMAT=1 runs the FMA twin
+     * on such a device too, so both can be compared on it */
+    g->gemm_coopmat = g->has_coopmat_nv && coopmat_f16_16(g->phys) && g->has_float16 &&
+                      d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !tuning()->test_no_coopmat;
+}
+
+/* The command pool, the step and transfer command buffers, the fence, the staging buffer. */
+static int commands_create(struct gpu *g, struct err *e)
+{
+    VkCommandPoolCreateInfo pci = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = g->queue_family,
+    };
+    VK_TRY(vkCreateCommandPool(g->device, &pci, NULL, &g->pool));
+    VkCommandBufferAllocateInfo cai = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = g->pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    VK_TRY(vkAllocateCommandBuffers(g->device, &cai, &g->cmd));
+    VK_TRY(vkAllocateCommandBuffers(g->device, &cai, &g->xfer));
+    VK_TRY(vkAllocateCommandBuffers(g->device, &cai, &g->xfer2));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    VK_TRY(vkCreateFence(g->device, &fci, NULL, &g->fence));
+    VK_TRY(vkCreateFence(g->device, &fci, NULL, &g->xfer_fence[0]));
+    VK_TRY(vkCreateFence(g->device, &fci, NULL, &g->xfer_fence[1]));
+    return ST_OK;
+}
+
+static int open_device(struct gpu *g, int index, struct err *e)
+{
+    int st = vk_instance_create(&g->instance, &g->messenger, &g->validation_messages, e);
+    if (st) return st;
+    VkPhysicalDevice *devs = NULL;
+    uint32_t n = 0;
+    st = vk_devices_enumerate(g->instance, &devs, &n, e);
+    if (st) return st;
+    if (n == 0)
+        return err_set(e, ST_RUNTIME,
+                       "no Vulkan device found (install a Vulkan driver: the "
+                       "NVIDIA driver, or mesa-vulkan-drivers for lavapipe)");
+    if (index < -1 || index >= (int)n) {
+        free(devs);
+        return err_set(e, ST_USAGE,
+                       "--device %d: out of range, this machine has %u Vulkan "
+                       "device%s (0..%u; --list-devices shows them)",
+                       index, n, n == 1 ? "" : "s", n - 1);
+    }
+    if (index < 0) {
+        index = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(devs[i], &p);
+            if (p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) {
+                index = (int)i;
+                break;
+            }
+        }
+    }
+    g->index = index;
+    g->phys = devs[index];
+    free(devs);
+
+    struct dev_info *d = calloc(1, sizeof *d);
+    if (!d) return err_set(e, ST_RUNTIME, "out of host memory");
+    dev_query(g->phys, d);
+    const char *name = d->props.properties.deviceName;
+    if (d->props.properties.apiVersion < VK_API_VERSION_1_2)
+        st = err_set(e, ST_RUNTIME, "device %d (%s) supports Vulkan %u.%u; this tool needs 1.2+",
+                     index, name, VK_API_VERSION_MAJOR(d->props.properties.apiVersion),
+                     VK_API_VERSION_MINOR(d->props.properties.apiVersion));
+    else if (!d->f12.bufferDeviceAddress)
+        st = err_set(e, ST_RUNTIME,
+                     "device %d (%s) lacks the bufferDeviceAddress feature, "
+                     "which every kernel uses to reach its buffers",
+                     index, name);
+    else if (d->queue_family < 0)
+        st = err_set(e, ST_RUNTIME, "device %d (%s) has no compute queue", index, name);
+    if (st == ST_OK) {
+        g->queue_family = (uint32_t)d->queue_family;
+        fill_device_fields(g, d);
+        st = device_create(g, d, e);
+    }
+    free(d);
+    if (st == ST_OK) st = commands_create(g, e);
+    if (st == ST_OK) {
+        uint64_t staging = MIN(GPU_STAGING, g->max_alloc / 4 / GPU_ALIGN * GPU_ALIGN);
+        st = gpu_alloc(g, staging, GPU_MEM_HOST, &g->staging, e);
+        if (st) err_wrap(e, st, "staging buffer");
+    }
+    return st;
+}
+
+int gpu_open(struct gpu *g, int index, struct err *e)
+{
+    memset(g, 0, sizeof *g);
+    int st = open_device(g, index, e);
+    if (st) gpu_close(g, NULL);
+    return st;
+}
+
+void vk_block_destroy(struct gpu *g, struct gpu_block *b)
+{
+    if (b->buffer) vkDestroyBuffer(g->device, b->buffer, NULL);
+    if (b->memory) vkFreeMemory(g->device, b->memory, NULL); /* unmaps too */
+    memset(b, 0, sizeof *b);
+}
+
+int gpu_close(struct gpu *g, struct err *e)
+{
+    if (g->device) {
+        vkDeviceWaitIdle(g->device);
+        for (int i = 0; i < g->n_pipelines; i++) {
+            vkDestroyPipeline(g->device, g->pipelines[i].pipeline, NULL);
+            vkDestroyPipelineLayout(g->device, g->pipelines[i].layout, NULL);
+        }
+        if (g->queries) vkDestroyQueryPool(g->device, g->queries, NULL);
+        if (g->fence) vkDestroyFence(g->device, g->fence, NULL);
+        for (int i = 0; i < 2; i++)
+            if (g->xfer_fence[i]) vkDestroyFence(g->device, g->xfer_fence[i], NULL);
+        if (g->pool) vkDestroyCommandPool(g->device, g->pool, NULL);
+        for (int i = 0; i < g->n_blocks; i++)
+            vk_block_destroy(g, &g->blocks[i]);
+        vkDestroyDevice(g->device, NULL);
+    }
+    vk_instance_destroy(g->instance, g->messenger);
+    uint32_t messages = g->validation_messages;
+    memset(g, 0, sizeof *g);
+    if (messages) return err_set(e, ST_RUNTIME, "validation layer reported %u messages", messages);
+    return ST_OK;
+}

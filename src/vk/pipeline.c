@@ -1,0 +1,157 @@
+/* pipeline.c - compute pipelines from the embedded SPIR-V, with specialization constants. */
+#include "vk_priv.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shaders.h"
+#include "tuning.h"
+
+/* ---------------------------------------------------------------------------------------------
+ * Pipelines */
+
+uint32_t vk_push_range(const struct gpu *g)
+{
+    return MIN(g->max_push, GPU_PUSH_MAX);
+}
+
+static const struct shader_blob *shader_find(const char *name)
+{
+    for (const struct shader_blob *s = shader_blobs; s->name; s++)
+        if (strcmp(s->name, name) == 0) return s;
+    return NULL;
+}
+
+/* Prints the driver's statistics of p's executables to stderr, one line each (LFM2_PIPELINE_STATS). */
+static void pipeline_print_stats(struct gpu *g, const struct gpu_pipeline *p)
+{
+    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = p->pipeline};
+    VkPipelineExecutablePropertiesKHR props[4];
+    uint32_t n = ARRAY_LEN(props);
+    for (uint32_t i = 0; i < n; i++)
+        props[i] = (VkPipelineExecutablePropertiesKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
+    if (vkGetPipelineExecutablePropertiesKHR(g->device, &pi, &n, props) < 0) return;
+    for (uint32_t x = 0; x < n; x++) {
+        fprintf(stderr, "pipeline %s spec", p->name);
+        for (uint32_t i = 0; i < p->n_spec; i++) fprintf(stderr, " %u", p->spec[i]);
+        fprintf(stderr, " [%s]:", props[x].name);
+        VkPipelineExecutableInfoKHR xi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+                                          .pipeline = p->pipeline, .executableIndex = x};
+        VkPipelineExecutableStatisticKHR st[32];
+        uint32_t m = ARRAY_LEN(st);
+        for (uint32_t i = 0; i < m; i++)
+            st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+        if (vkGetPipelineExecutableStatisticsKHR(g->device, &xi, &m, st) < 0) m = 0;
+        for (uint32_t i = 0; i < m; i++) {
+            fprintf(stderr, " %s=", st[i].name);
+            switch (st[i].format) {
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, "%u", st[i].value.b32); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, "%" PRId64, st[i].value.i64); break;
+            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, "%" PRIu64, st[i].value.u64); break;
+            default: fprintf(stderr, "%g", st[i].value.f64); break;
+            }
+        }
+        fprintf(stderr, "\n");
+    }
+}
+
+/* Makes p's layout and pipeline from blob (p's name and spec already set). */
+static int pipeline_create(struct gpu *g, const struct shader_blob *blob, struct gpu_pipeline *p,
+                           struct err *e)
+{
+    VkShaderModuleCreateInfo smi = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = blob->size,
+        .pCode = blob->code,
+    };
+    VkShaderModule module;
+    VK_TRY(vkCreateShaderModule(g->device, &smi, NULL, &module));
+    VkPushConstantRange range = {
+        .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+        .size = vk_push_range(g),
+    };
+    VkPipelineLayoutCreateInfo lci = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &range,
+    };
+    VkResult r = vkCreatePipelineLayout(g->device, &lci, NULL, &p->layout);
+    if (r != VK_SUCCESS) {
+        vkDestroyShaderModule(g->device, module, NULL);
+        p->layout = VK_NULL_HANDLE;
+        return vk_fail(e, "vkCreatePipelineLayout", r);
+    }
+    VkSpecializationMapEntry entries[GPU_MAX_SPEC];
+    for (uint32_t i = 0; i < p->n_spec; i++)
+        entries[i] = (VkSpecializationMapEntry){.constantID = i, .offset = 4 * i, .size = 4};
+    VkSpecializationInfo spec = {
+        .mapEntryCount = p->n_spec,
+        .pMapEntries = entries,
+        .dataSize = 4 * p->n_spec,
+        .pData = p->spec,
+    };
+    VkComputePipelineCreateInfo cpi = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage =
+            {
+                .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                .module = module,
+                .pName = "main",
+                .pSpecializationInfo = p->n_spec ? &spec : NULL,
+            },
+        .layout = p->layout,
+    };
+    if (g->pipeline_stats) cpi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
+    r = vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &cpi, NULL, &p->pipeline);
+    vkDestroyShaderModule(g->device, module, NULL);
+    if (r != VK_SUCCESS) {
+        vkDestroyPipelineLayout(g->device, p->layout, NULL);
+        p->layout = VK_NULL_HANDLE;
+        p->pipeline = VK_NULL_HANDLE;
+        return err_set(e, ST_RUNTIME, "vkCreateComputePipelines failed for shader '%s': %s",
+                       p->name, vk_result_name(r));
+    }
+    if (g->pipeline_stats) pipeline_print_stats(g, p);
+    return ST_OK;
+}
+
+int gpu_pipeline(struct gpu *g, const char *name, const uint32_t *spec, uint32_t n_spec,
+                 const struct gpu_pipeline **out, struct err *e)
+{
+    *out = NULL;
+    if (n_spec > GPU_MAX_SPEC)
+        return err_set(e, ST_RUNTIME, "shader '%s': %u specialization constants, at most %d", name,
+                       n_spec, GPU_MAX_SPEC);
+    for (int i = 0; i < g->n_pipelines; i++) {
+        const struct gpu_pipeline *p = &g->pipelines[i];
+        if (strcmp(p->name, name) == 0 && p->n_spec == n_spec &&
+            (n_spec == 0 || memcmp(p->spec, spec, 4 * n_spec) == 0)) {
+            *out = p;
+            return ST_OK;
+        }
+    }
+    const struct shader_blob *blob = shader_find(name);
+    if (!blob)
+        return err_set(e, ST_RUNTIME,
+                       "no embedded shader named '%s' (expected shaders/%s.comp or a line of "
+                       "shaders/variants.txt)",
+                       name, name);
+    if (g->n_pipelines == GPU_MAX_PIPELINES)
+        return err_set(e, ST_RUNTIME, "shader '%s': more than %d pipelines (GPU_MAX_PIPELINES)",
+                       name, GPU_MAX_PIPELINES);
+    struct gpu_pipeline *p = &g->pipelines[g->n_pipelines];
+    memset(p, 0, sizeof *p);
+    if (strlen(name) >= sizeof p->name)
+        return err_set(e, ST_RUNTIME, "shader name '%s' longer than %zu characters", name,
+                       sizeof p->name - 1);
+    strcpy(p->name, name);
+    p->n_spec = n_spec;
+    if (n_spec) memcpy(p->spec, spec, 4 * n_spec);
+    int st = pipeline_create(g, blob, p, e);
+    if (st) return st;
+    g->n_pipelines++;
+    *out = p;
+    return ST_OK;
+}

@@ -1,0 +1,51 @@
+/* vk_priv.h - internal to src/vk: what the files of the Vulkan core share and nobody else needs
+ * (the interface is gpu.h). */
+#ifndef LFM2_VK_PRIV_H
+#define LFM2_VK_PRIV_H
+
+#include "gpu.h"
+
+#define GPU_ALIGN 256ull              /* sub-allocation alignment, bytes */
+#define GPU_DEVICE_BLOCK (1ull << 30) /* default device block (capped by max_alloc) */
+#define GPU_HOST_BLOCK (64ull << 20)  /* default host block */
+#define GPU_STAGING (64ull << 20)     /* staging buffer (capped by max_alloc / 4) */
+/* Hang guard of one fence wait, not a deadline: 60 s on a GPU; a CPU device (lavapipe) runs a
+ * step of a real-size model (built-in glm-ocr, 16 columns, the gap probe's doubled plan and
+ * head) for minutes. */
+#define GPU_TIMEOUT_S 60ull
+#define GPU_TIMEOUT_CPU_S 3600ull
+#define GPU_PUSH_MAX 128u /* push range of every pipeline layout (capped) */
+#define MIB(x) ((double)(x) / (1024.0 * 1024.0))
+
+#define VK_TRY(call)                                                                               \
+    do {                                                                                           \
+        VkResult vk_r_ = (call);                                                                   \
+        if (vk_r_ != VK_SUCCESS) return vk_fail(e, #call, vk_r_);                                  \
+    } while (0)
+
+/* vk_util.c */
+const char *vk_result_name(VkResult r);
+int vk_fail(struct err *e, const char *call, VkResult r); /* fills e naming the call and the result */
+uint64_t vk_align_up(uint64_t x, uint64_t a);
+const char *vk_mem_kind_name(enum gpu_mem kind);
+
+/* instance.c */
+int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger, uint32_t *count,
+                       struct err *e);
+void vk_instance_destroy(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
+int vk_devices_enumerate(VkInstance instance, VkPhysicalDevice **out, uint32_t *n, struct err *e);
+
+/* memory.c */
+int vk_block_create(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_block *b,
+                    struct err *e);
+void vk_block_destroy(struct gpu *g, struct gpu_block *b);
+struct gpu_buf vk_block_range(const struct gpu_block *b, uint64_t off, uint64_t size);
+
+/* transfer.c */
+int vk_fence_wait(struct gpu *g, VkFence fence, const char *what, struct err *e);
+int vk_submit(struct gpu *g, VkCommandBuffer cb, VkFence fence, struct err *e);
+
+/* pipeline.c */
+uint32_t vk_push_range(const struct gpu *g);
+
+#endif
