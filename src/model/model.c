@@ -1,6 +1,6 @@
-/* model.c - model description and shard binding, the parts every family shares: family detection,
- * canonical names, expected shapes, binding a..b-1 to file tensors with presence/shape/dtype
- * checks. What differs per family lives in model_<family>.c behind struct family_ops. */
+/* model.c - model description, the parts every family shares: family detection, canonical
+ * names, expected shapes, file tensor names, describe. What differs per family lives in
+ * model_<family>.c behind struct family_ops; config.c reads dimensions, shard.c binds a..b-1. */
 #include "model_family.h"
 
 #include <float.h>
@@ -73,7 +73,7 @@ const char *grole_name(enum grole r)
     return (unsigned)r < G_COUNT ? names[r] : "?";
 }
 
-static void canonical_name(int layer, int role, char *buf, size_t n)
+void model_canonical_name(int layer, int role, char *buf, size_t n)
 {
     if (layer < 0)
         snprintf(buf, n, "%s", grole_name((enum grole)role));
@@ -96,7 +96,7 @@ const struct family_ops *family_ops_get(enum family f)
     return NULL;
 }
 
-static bool is_weight_dtype(enum dtype t)
+bool model_is_weight_dtype(enum dtype t)
 {
     return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_0;
 }
@@ -171,7 +171,7 @@ bool model_global_shape(const struct model_desc *d, enum grole r, int *n_dims, i
     return false;
 }
 
-static void shape_str(int n_dims, const int64_t *shape, char *buf, size_t n)
+void model_shape_str(int n_dims, const int64_t *shape, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < n_dims && k < n; i++)
@@ -180,7 +180,7 @@ static void shape_str(int n_dims, const int64_t *shape, char *buf, size_t n)
 }
 
 /* Equal shapes, or a conv kernel stored as [C,1,K] where [C,K] is expected (same bytes). */
-static bool shape_matches(const struct tensor_view *v, int n_dims, const int64_t *shape)
+bool model_shape_matches(const struct tensor_view *v, int n_dims, const int64_t *shape)
 {
     if (v->rank > v->n_dims) return false; /* folded: never a decoder weight */
     if (v->n_dims == 3 && n_dims == 2)
@@ -191,240 +191,6 @@ static bool shape_matches(const struct tensor_view *v, int n_dims, const int64_t
     return true;
 }
 
-/* ------------------------------------------------------------------ config.json */
-
-/* The value of key in obj, NULL when absent or null (transformers writes None as null). */
-static const cJSON *cfg_item(const cJSON *obj, const char *key)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsNull(it) ? NULL : it;
-}
-
-static const char *json_kind(const cJSON *it)
-{
-    if (cJSON_IsString(it)) return "a string";
-    if (cJSON_IsBool(it)) return "a boolean";
-    if (cJSON_IsArray(it)) return "an array";
-    if (cJSON_IsObject(it)) return "an object";
-    return "not a number";
-}
-
-int cfg_get_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path,
-                bool required, int *v, struct err *e)
-{
-    const cJSON *it = cfg_item(obj, key);
-    if (!it)
-        return required ? err_set(e, ST_USAGE, "%s: missing '%s' (expected an integer in %d..%d)",
-                                  cfg_path, key, lo, hi)
-                        : ST_OK;
-    if (!cJSON_IsNumber(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an integer in %d..%d)", cfg_path,
-                       key, json_kind(it), lo, hi);
-    double x = it->valuedouble;
-    if (x != floor(x))
-        return err_set(e, ST_USAGE, "%s: '%s' is %g, not an integer (expected an integer in "
-                       "%d..%d)", cfg_path, key, x, lo, hi);
-    if (x < lo || x > hi)
-        return err_set(e, ST_USAGE, "%s: '%s' is %.17g (expected %d..%d)", cfg_path, key, x, lo,
-                       hi);
-    *v = (int)x;
-    return ST_OK;
-}
-
-int cfg_need_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path, int *v,
-                 struct err *e)
-{
-    return cfg_get_int(obj, key, lo, hi, cfg_path, true, v, e);
-}
-
-int cfg_get_num(const cJSON *obj, const char *key, double lo, double hi, const char *cfg_path,
-                double *v, struct err *e)
-{
-    const cJSON *it = cfg_item(obj, key);
-    if (!it) return ST_OK;
-    if (!cJSON_IsNumber(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected a number above %g, at most %g)",
-                       cfg_path, key, json_kind(it), lo, hi);
-    double x = it->valuedouble;
-    if (!(x > lo && x <= hi))
-        return err_set(e, ST_USAGE, "%s: '%s' is %g (expected a number above %g, at most %g)",
-                       cfg_path, key, x, lo, hi);
-    *v = x;
-    return ST_OK;
-}
-
-int cfg_get_bool(const cJSON *obj, const char *key, const char *cfg_path, bool *v, struct err *e)
-{
-    const cJSON *it = cfg_item(obj, key);
-    if (!it) return ST_OK;
-    if (!cJSON_IsBool(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected true or false)", cfg_path, key,
-                       json_kind(it));
-    *v = cJSON_IsTrue(it);
-    return ST_OK;
-}
-
-int cfg_get_obj(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
-                struct err *e)
-{
-    const cJSON *it = cfg_item(obj, key);
-    *v = NULL;
-    if (!it) return ST_OK;
-    if (!cJSON_IsObject(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an object)", cfg_path, key,
-                       cJSON_IsNumber(it) ? "a number" : json_kind(it));
-    *v = it;
-    return ST_OK;
-}
-
-int cfg_get_arr(const cJSON *obj, const char *key, const char *cfg_path, const cJSON **v,
-                struct err *e)
-{
-    const cJSON *it = cfg_item(obj, key);
-    *v = NULL;
-    if (!it) return ST_OK;
-    if (!cJSON_IsArray(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected an array)", cfg_path, key,
-                       cJSON_IsNumber(it) ? "a number" : json_kind(it));
-    *v = it;
-    return ST_OK;
-}
-
-int cfg_common_dims(const cJSON *text, const char *cfg_path, struct model_desc *d, struct err *e)
-{
-    int st;
-    if ((st = cfg_need_int(text, "num_hidden_layers", 1, MODEL_MAX_LAYERS, cfg_path, &d->n_layers,
-                           e)) ||
-        (st = cfg_need_int(text, "hidden_size", 1, 1 << 20, cfg_path, &d->hidden, e)) ||
-        (st = cfg_need_int(text, "num_attention_heads", 1, 1 << 12, cfg_path, &d->n_heads, e)) ||
-        (st =
-             cfg_need_int(text, "num_key_value_heads", 1, d->n_heads, cfg_path, &d->n_kv_heads, e)))
-        return st;
-    if (d->n_heads % d->n_kv_heads)
-        return err_set(e, ST_USAGE, "%s: %d attention heads are not a multiple of %d kv heads",
-                       cfg_path, d->n_heads, d->n_kv_heads);
-    if ((st = cfg_get_int(text, "vocab_size", 1, INT32_MAX, cfg_path, false, &d->vocab, e)) ||
-        (st = cfg_get_int(text, "max_position_embeddings", 1, MODEL_MAX_POS, cfg_path, false,
-                          &d->max_pos, e)))
-        return st;
-    return ST_OK;
-}
-
-int cfg_rope_theta(const cJSON *text, const char *cfg_path, float *theta, struct err *e)
-{
-    double v = *theta;
-    const cJSON *rp;
-    int st = cfg_get_obj(text, "rope_parameters", cfg_path, &rp, e);
-    if (!st) st = cfg_get_num(text, "rope_theta", 0, MODEL_MAX_THETA, cfg_path, &v, e);
-    if (!st && rp) st = cfg_get_num(rp, "rope_theta", 0, MODEL_MAX_THETA, cfg_path, &v, e);
-    *theta = (float)v;
-    return st;
-}
-
-int cfg_rope_dims(const cJSON *text, const char *cfg_path, double partial, struct model_desc *d, struct err *e)
-{
-    const cJSON *rp;
-    int st = cfg_get_obj(text, "rope_parameters", cfg_path, &rp, e);
-    if (!st && rp) st = cfg_get_num(rp, "partial_rotary_factor", 0, 1, cfg_path, &partial, e);
-    if (!st) st = cfg_get_num(text, "partial_rotary_factor", 0, 1, cfg_path, &partial, e);
-    if (st) return st;
-    d->rope_dims = (int)lround(d->head_dim * partial);
-    if (d->rope_dims <= 0 || d->rope_dims > d->head_dim || d->rope_dims % 2)
-        return err_set(e, ST_USAGE, "%s: rotary dims %d, expected an even number in 2..%d", cfg_path, d->rope_dims,
-                       d->head_dim);
-    return ST_OK;
-}
-
-int cfg_eps(const cJSON *text, const char *key, const char *cfg_path, float *eps, struct err *e)
-{
-    double v = *eps;
-    int st = cfg_get_num(text, key, 0, MODEL_MAX_EPS, cfg_path, &v, e);
-    if (!st && !((float)v > 0))
-        return err_set(e, ST_USAGE, "%s: '%s' is %g, which is 0 as a float (expected at least %g)",
-                       cfg_path, key, v, (double)FLT_MIN);
-    *eps = (float)v;
-    return st;
-}
-
-int cfg_tied(const cJSON *root, const cJSON *text, const char *cfg_path, bool *tied, struct err *e)
-{
-    int st = cfg_get_bool(root, "tie_word_embeddings", cfg_path, tied, e);
-    if (!st && text != root) st = cfg_get_bool(text, "tie_word_embeddings", cfg_path, tied, e);
-    return st;
-}
-
-static int gguf_get_int(const struct model_source *src, const char *arch, const char *key, int lo,
-                        int hi, bool required, int *v, struct err *e)
-{
-    char full[128];
-    int64_t x;
-    snprintf(full, sizeof full, "%s.%s", arch, key);
-    const struct gguf_kv *kv = gguf_find(src, full);
-    if (!kv)
-        return required ? err_set(e, ST_USAGE,
-                                  "%s: missing GGUF key '%s' (expected an integer in %d..%d)",
-                                  src->path, full, lo, hi)
-                        : ST_OK;
-    if (!gguf_get_i64(src, full, &x))
-        return err_set(e, ST_USAGE,
-                       "%s: GGUF key '%s' has value type %d, not an integer (expected an integer "
-                       "in %d..%d)",
-                       src->path, full, (int)kv->type, lo, hi);
-    if (x < lo || x > hi)
-        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %lld, expected %d..%d", src->path, full,
-                       (long long)x, lo, hi);
-    *v = (int)x;
-    return ST_OK;
-}
-
-int gguf_need_u32(const struct model_source *src, const char *arch, const char *key, int lo, int hi,
-                  int *v, struct err *e)
-{
-    return gguf_get_int(src, arch, key, lo, hi, true, v, e);
-}
-
-int gguf_common_dims(const struct model_source *src, const char *arch, struct model_desc *d,
-                     struct err *e)
-{
-    int st;
-    if ((st = gguf_need_u32(src, arch, "block_count", 1, MODEL_MAX_LAYERS, &d->n_layers, e)) ||
-        (st = gguf_need_u32(src, arch, "embedding_length", 1, 1 << 20, &d->hidden, e)) ||
-        (st = gguf_need_u32(src, arch, "attention.head_count", 1, 1 << 12, &d->n_heads, e)) ||
-        (st = gguf_get_int(src, arch, "vocab_size", 1, INT32_MAX, false, &d->vocab, e)) ||
-        (st = gguf_get_int(src, arch, "context_length", 1, MODEL_MAX_POS, false, &d->max_pos, e)))
-        return st;
-    return ST_OK;
-}
-
-/* An optional float key: f32/f64 in (lo, hi]. */
-static int gguf_get_real(const struct model_source *src, const char *arch, const char *key,
-                         double lo, double hi, float *v, struct err *e)
-{
-    char full[128];
-    float f;
-    snprintf(full, sizeof full, "%s.%s", arch, key);
-    const struct gguf_kv *kv = gguf_find(src, full);
-    if (!kv) return ST_OK;
-    if (!gguf_get_f32(src, full, &f))
-        return err_set(e, ST_USAGE,
-                       "%s: GGUF key '%s' has value type %d (expected f32 or f64 in (%g, %g])",
-                       src->path, full, (int)kv->type, lo, hi);
-    if (!(f > lo && f <= hi))
-        return err_set(e, ST_USAGE, "%s: GGUF key '%s' is %g (expected a number above %g, at most %g)",
-                       src->path, full, (double)f, lo, hi);
-    *v = f;
-    return ST_OK;
-}
-
-int gguf_norm_rope(const struct model_source *src, const char *arch, struct model_desc *d,
-                   struct err *e)
-{
-    int st = gguf_get_real(src, arch, "attention.layer_norm_rms_epsilon", 0, MODEL_MAX_EPS,
-                           &d->eps, e);
-    if (!st) st = gguf_get_real(src, arch, "rope.freq_base", 0, MODEL_MAX_THETA, &d->rope_theta, e);
-    return st;
-}
-
 /* ------------------------------------------------------------------ file names */
 
 static const char HF_VL_PREFIX[] = "model.language_model.";
@@ -432,7 +198,7 @@ static const char HF_PREFIX[] = "model.";
 
 /* Maps a file tensor name onto (layer, role); layer -1 for globals. False: not a decoder tensor
  * of this family (vision tower, MTP, unknown), which binding ignores. */
-static bool parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer,
+bool model_parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer,
                        int *role)
 {
     const char *rest = name;
@@ -525,7 +291,7 @@ int model_ignored(const struct model_source *src, const struct model_desc *d, ch
     for (int i = 0; i < src->n_tensors; i++) {
         const char *name = src->tensors[i].name;
         int l = -1, r = -1;
-        bool decoder = parse_name(ops, gguf, name, &l, &r) && l < d->n_layers;
+        bool decoder = model_parse_name(ops, gguf, name, &l, &r) && l < d->n_layers;
         if (decoder && !(l < 0 && r == G_HEAD && d->tied)) continue;
         count[decoder ? IGN_OTHER : ignored_kind(d, name, l)]++;
         total++;
@@ -537,11 +303,11 @@ int model_ignored(const struct model_source *src, const struct model_desc *d, ch
     return total;
 }
 
-static int err_missing(const struct model_source *src, const struct family_ops *ops, int layer,
+int model_err_missing(const struct model_source *src, const struct family_ops *ops, int layer,
                        int role, struct err *e)
 {
     char canon[64], fname[256];
-    canonical_name(layer, role, canon, sizeof canon);
+    model_canonical_name(layer, role, canon, sizeof canon);
     file_name(src, ops, layer, role, fname, sizeof fname);
     return err_set(e, ST_USAGE, "%s: missing tensor '%s' (%s name '%s')", src->path, canon,
                    src->kind == SOURCE_GGUF ? "GGUF" : "HF", fname);
@@ -553,7 +319,7 @@ const struct tensor_view *model_find_view(const struct model_source *src,
     bool gguf = src->kind == SOURCE_GGUF;
     for (int i = 0; i < src->n_tensors; i++) {
         int l, r;
-        if (parse_name(ops, gguf, src->tensors[i].name, &l, &r) && l == layer && r == role)
+        if (model_parse_name(ops, gguf, src->tensors[i].name, &l, &r) && l == layer && r == role)
             return &src->tensors[i];
     }
     return NULL;
@@ -658,7 +424,7 @@ static int describe_from_tensors(const struct model_source *src, const struct fa
     enum wrole gate =
         ops->layer_shape(d, 0, W_FFN_GATE, &n_dims, shape) ? W_FFN_GATE : W_FFN_GATE_UP;
     const struct tensor_view *v = model_find_view(src, ops, 0, gate);
-    if (!v) return err_missing(src, ops, 0, gate, e);
+    if (!v) return model_err_missing(src, ops, 0, gate, e);
     int64_t rows = v->n_dims == 2 ? v->shape[0] : 0;
     if (gate == W_FFN_GATE_UP) rows = rows % 2 ? 0 : rows / 2;
     if (v->n_dims != 2 || v->shape[1] != d->hidden || rows <= 0 || rows > INT32_MAX) {
@@ -674,7 +440,7 @@ static int describe_from_tensors(const struct model_source *src, const struct fa
     if (src->kind == SOURCE_GGUF) d->tied = model_find_view(src, ops, -1, G_HEAD) == NULL;
     if (d->vocab <= 0) {
         const struct tensor_view *emb = model_find_view(src, ops, -1, G_EMBED);
-        if (!emb) return err_missing(src, ops, -1, G_EMBED, e);
+        if (!emb) return model_err_missing(src, ops, -1, G_EMBED, e);
         if (emb->n_dims != 2 || emb->shape[0] <= 0 || emb->shape[0] > INT32_MAX)
             return err_set(e, ST_USAGE, "%s: tensor '%s' is not a [vocab, hidden] matrix",
                            emb->file, emb->name);
@@ -698,153 +464,4 @@ int model_describe(const struct model_source *src, struct model_desc *d, struct 
                        "head_count a multiple of head_count_kv)",
                        src->path, d->n_heads, d->n_kv_heads);
     return describe_from_tensors(src, ops, d, e);
-}
-
-/* ------------------------------------------------------------------ shards */
-
-static void shard_push(struct shard *s, int layer, int role, int n_dims, const int64_t *shape)
-{
-    struct shard_tensor *t = &s->t[s->n];
-    memset(t, 0, sizeof *t);
-    canonical_name(layer, role, t->name, sizeof t->name);
-    t->layer = layer;
-    t->role = role;
-    t->dtype = DT_F32;
-    t->n_dims = n_dims;
-    memcpy(t->shape, shape, sizeof t->shape);
-    t->init = WINIT_MATRIX;
-    if (layer >= 0)
-        s->layer_index[layer][role] = s->n;
-    else
-        s->global_index[role] = s->n;
-    s->n++;
-}
-
-/* The tied head is the embedding: one tensor, reached through global_index[G_HEAD]. On a later
- * stage (a > 0) global_index[G_EMBED] stays -1 (nothing to embed) although the tensor is there. */
-int shard_layout(const struct model_desc *d, int a, int b, struct shard *s, struct err *e)
-{
-    int n_dims;
-    int64_t shape[4];
-    memset(s, 0, sizeof *s);
-    memset(s->layer_index, -1, sizeof s->layer_index);
-    memset(s->global_index, -1, sizeof s->global_index);
-    if (a < 0 || b > d->n_layers)
-        return err_set(e, ST_USAGE, "--layers %d:%d: out of range (model has %d layers)", a, b,
-                       d->n_layers);
-    if (a >= b)
-        return err_set(e, ST_USAGE,
-                       "--layers %d:%d: empty range, a must be below b (model has %d layers)", a, b,
-                       d->n_layers);
-    s->a = a;
-    s->b = b;
-    s->first = a == 0;
-    s->last = b == d->n_layers;
-    int cap = (b - a) * W_COUNT + G_COUNT;
-    s->t = calloc((size_t)cap, sizeof *s->t);
-    if (!s->t) return err_set(e, ST_RUNTIME, "out of host memory for shard %d:%d", a, b);
-
-    if (s->first || (s->last && d->tied)) {
-        model_global_shape(d, G_EMBED, &n_dims, shape);
-        shard_push(s, -1, G_EMBED, n_dims, shape);
-    }
-    for (int l = a; l < b; l++)
-        for (int r = 0; r < W_COUNT; r++)
-            if (model_layer_shape(d, l, (enum wrole)r, &n_dims, shape))
-                shard_push(s, l, r, n_dims, shape);
-    if (s->last) {
-        model_global_shape(d, G_FINAL_NORM, &n_dims, shape);
-        shard_push(s, -1, G_FINAL_NORM, n_dims, shape);
-        if (d->tied) {
-            s->global_index[G_HEAD] = s->global_index[G_EMBED];
-        } else {
-            model_global_shape(d, G_HEAD, &n_dims, shape);
-            shard_push(s, -1, G_HEAD, n_dims, shape);
-        }
-    }
-    if (!s->first) s->global_index[G_EMBED] = -1;
-    CHECK(s->n <= cap);
-    return ST_OK;
-}
-
-static int bind_one(const struct model_source *src, const struct family_ops *ops,
-                    const struct tensor_view *v, struct shard_tensor *t, struct err *e)
-{
-    char got[96], want[96];
-    if (!v) return err_missing(src, ops, t->layer, t->role, e);
-    if (!shape_matches(v, t->n_dims, t->shape)) {
-        tensor_shape_str(v, got, sizeof got);
-        shape_str(t->n_dims, t->shape, want, sizeof want);
-        return err_set(e, ST_USAGE, "%s: tensor '%s' (%s) has shape %s, expected %s", v->file,
-                       v->name, t->name, got, want);
-    }
-    if (!is_weight_dtype(v->dtype))
-        return err_set(
-            e, ST_USAGE,
-            "%s: unsupported dtype %s for tensor '%s' (weights: F32, F16, BF16, Q8_0, Q4_0)",
-            v->file, dtype_name(v->dtype), v->name);
-    t->src = v;
-    t->dtype = v->dtype;
-    return ST_OK;
-}
-
-int shard_bind(const struct model_source *src, const struct model_desc *d, int a, int b,
-               struct shard *s, struct err *e)
-{
-    const struct family_ops *ops = family_ops_get(d->family);
-    CHECK(ops);
-    int st = shard_layout(d, a, b, s, e);
-    if (st) return st;
-
-    /* Every file tensor of this shard's layers and the globals, by (layer, role). */
-    const struct tensor_view **layer_views = calloc((size_t)(b - a) * W_COUNT, sizeof *layer_views);
-    const struct tensor_view *global_views[G_COUNT] = {0};
-    if (!layer_views) {
-        shard_free(s);
-        return err_set(e, ST_RUNTIME, "out of host memory binding shard %d:%d", a, b);
-    }
-    bool gguf = src->kind == SOURCE_GGUF;
-    for (int i = 0; i < src->n_tensors && !st; i++) {
-        const struct tensor_view *v = &src->tensors[i];
-        int l, r;
-        if (!parse_name(ops, gguf, v->name, &l, &r)) continue;
-        if (l >= 0 && (l < a || l >= b)) continue;
-        const struct tensor_view **slot =
-            l >= 0 ? &layer_views[(l - a) * W_COUNT + r] : &global_views[r];
-        if (*slot) {
-            char canon[64];
-            canonical_name(l, r, canon, sizeof canon);
-            st = err_set(e, ST_USAGE, "%s: tensors '%s' and '%s' both name '%s'", src->path,
-                         (*slot)->name, v->name, canon);
-        }
-        *slot = v;
-    }
-    for (int k = 0; k < s->n && !st; k++) {
-        struct shard_tensor *t = &s->t[k];
-        const struct tensor_view *v =
-            t->layer >= 0 ? layer_views[(t->layer - a) * W_COUNT + t->role] : global_views[t->role];
-        st = bind_one(src, ops, v, t, e);
-        if (!st) s->bytes += v->n_bytes;
-    }
-    free(layer_views);
-    if (st) shard_free(s);
-    return st;
-}
-
-void shard_free(struct shard *s)
-{
-    free(s->t);
-    s->t = NULL;
-    s->n = 0;
-}
-
-/* ------------------------------------------------------------------ built-in storage types */
-
-enum dtype model_builtin_dtype(enum dtype matrix, bool global, int role, int n_dims,
-                               const int64_t shape[4])
-{
-    if (n_dims != 2) return DT_F32;
-    if (!global && (role == W_CONV || role == W_DN_CONV)) return DT_F32;
-    if (shape[1] % dtype_block(matrix) != 0) return DT_F16;
-    return matrix;
 }

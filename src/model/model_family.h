@@ -111,4 +111,16 @@ enum dtype model_builtin_dtype(enum dtype matrix, bool global, int role, int n_d
  * init WINIT_MATRIX) as shard_bind and builtin_shard both need; checks a:b. */
 int shard_layout(const struct model_desc *d, int a, int b, struct shard *s, struct err *e);
 
+
+/* Shared by model.c, config.c and shard.c (the generic model code). */
+void model_canonical_name(int layer, int role, char *buf, size_t n); /* "blk.<l>.<role>", or the global role */
+bool model_is_weight_dtype(enum dtype t);
+void model_shape_str(int n_dims, const int64_t *shape, char *buf, size_t n); /* "[a, b]" */
+bool model_shape_matches(const struct tensor_view *v, int n_dims, const int64_t *shape);
+/* A file tensor name -> (layer, role) for this family and format; false when it names none. */
+bool model_parse_name(const struct family_ops *ops, bool gguf, const char *name, int *layer, int *role);
+/* The error for a tensor the shard needs and the file lacks (names the file's name for it). */
+int model_err_missing(const struct model_source *src, const struct family_ops *ops, int layer, int role,
+                      struct err *e);
+
 #endif
