@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# fixtures_check.sh DIR [SHARED]: every file of the fixtures folder DIR (but its README.md) is
-# listed in DIR/README.md's checksum block with the right sha256, and every listed file exists.
-# With SHARED (../shared/fixtures beside the checkout, when there is one), each file must also be
-# byte-identical to its twin there and every file there must have been copied in.
+# fixtures_check.sh DIR: every file of the fixtures folder DIR (but its README.md) is listed in
+# DIR/README.md's checksum block with the right sha256, and every listed file exists.
 set -u
-dir=$1; shared=${2:-}
+dir=$1
 cd "$dir" || { echo "fixtures_check: no folder $dir"; exit 1; }
 list=$(sed -n '/^## Checksums/,$p' README.md | grep -E '^[0-9a-f]{64}  ')
 [ -n "$list" ] || { echo "fixtures_check: $dir/README.md has no checksum list"; exit 1; }
@@ -12,9 +10,4 @@ printf '%s\n' "$list" | sha256sum --quiet -c - || { echo "fixtures_check: checks
 have=$(find . -type f ! -name README.md | sort)
 listed=$(printf '%s\n' "$list" | sed 's/^[0-9a-f]*  //' | sort)
 [ "$have" = "$listed" ] || { echo "fixtures_check: files and list differ:"; diff <(echo "$have") <(echo "$listed"); exit 1; }
-if [ -n "$shared" ] && [ -d "$shared" ]; then
-    for f in $(cd "$shared" && find . -type f ! -name README.md | sort); do
-        cmp -s "$shared/$f" "$f" || { echo "fixtures_check: $f differs from (or is missing beside) $shared/$f: copy it in"; exit 1; }
-    done
-fi
 echo "fixtures_check: $(printf '%s\n' "$list" | wc -l) files match their checksums"
