@@ -21,6 +21,8 @@ void cli_usage(FILE *out)
             "                    built-in name (--list-models)\n"
             "  --layers a:b      load layers a..b-1 (+ embedding if a = 0, + final norm and head if b = N)\n"
             "  --full            load every layer\n"
+            "  --stages K|a:b,.. every stage of a K-way (even) or given pipeline split, profiled in turn;\n"
+            "                    per-layer costs, the balanced split, bottleneck, bubble, hand-off\n"
             "  --dtype T         built-in models: bf16 (default), f16, q8_0, q4_0, f32\n"
             "  --seed N          built-in models: weight seed (default 0)\n"
             "  --load-only       load the shard, report what was uploaded, exit\n"
@@ -206,6 +208,9 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         if (!strcmp(a, "--model")) {
             if (!v) return err_set(e, ST_USAGE, "--model needs a value (folder, .gguf or built-in name)");
             o->model = v;
+        } else if (!strcmp(a, "--stages")) {
+            if (!v) return err_set(e, ST_USAGE, "--stages needs a value: K (an even split) or ranges a:b,b:c,...");
+            o->stages = v;
         } else if (!strcmp(a, "--layers")) {
             st = parse_layers(v, o, e);
         } else if (!strcmp(a, "--cols")) {

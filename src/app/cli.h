@@ -38,6 +38,7 @@ struct options {
     uint64_t seed;
     bool seed_set;
     const char *json, *trace, *compare, *current, *golden;
+    const char *stages;    /* --stages K or a:b,b:c,... (stages.c parses it) */
     double threshold;      /* percent */
     char argline[2048];    /* the command line as given, for the JSON */
 };

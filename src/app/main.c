@@ -11,6 +11,7 @@
 #include "model.h"
 #include "profile.h"
 #include "profiler.h"
+#include "stages.h"
 #include "weights.h"
 
 static int fail(int st, const struct err *e)
@@ -161,6 +162,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
 
 static int run(const struct options *o, struct err *e)
 {
+    if (stages_wanted(o)) return stages_run(o, e);
     if (o->compare && o->current) {
         struct profile base = {0}, cur = {0};
         int st = report_json_read(o->compare, &base, e);

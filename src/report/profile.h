@@ -292,9 +292,14 @@ int report_json_read(const char *path, struct profile *p, struct err *e);
  * integers where integers are meant, optional fields of the right type, bounded counts. */
 int report_json_parse(const char *path, const char *text, size_t len, struct profile *p,
                       struct err *e);
+struct cJSON;
+/* One profile as the JSON object --json writes, and read back from such an object (a stage of a
+ * --stages file; path names the file in messages). */
+struct cJSON *report_json_profile(const struct profile *p);
+int report_json_profile_read(const char *path, const struct cJSON *obj, struct profile *p,
+                             struct err *e);
 /* Prints root (pretty or compact) to path and deletes root; errors name `flag` and path. Shared by
  * --json and --trace. */
-struct cJSON;
 int report_json_save(const char *path, const char *flag, struct cJSON *root, bool pretty,
                      struct err *e);
 /* A JSON number that reads back as exactly v (null when v is not finite). */

@@ -277,6 +277,8 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
     return ST_OK;
 }
 
+cJSON *report_json_profile(const struct profile *p) { return profile_json(p); }
+
 int report_json_write(const char *path, const struct profile *p, struct err *e)
 {
     return report_json_save(path, "--json", profile_json(p), true, e);
@@ -612,9 +614,20 @@ int report_json_parse(const char *path, const char *text, size_t len, struct pro
                        "by --json",
                        path);
     }
-    struct reader r = {.path = path};
-    read_profile(&r, root, p);
+    if (cJSON_GetObjectItemCaseSensitive(root, "pipeline")) {
+        cJSON_Delete(root);
+        return err_set(e, ST_USAGE, "%s: a --stages pipeline file; compare it with another pipeline file", path);
+    }
+    st = report_json_profile_read(path, root, p, e);
     cJSON_Delete(root);
+    return st;
+}
+
+int report_json_profile_read(const char *path, const struct cJSON *obj, struct profile *p, struct err *e)
+{
+    memset(p, 0, sizeof *p);
+    struct reader r = {.path = path};
+    read_profile(&r, obj, p);
     if (r.missing[0]) {
         profile_free(p);
         return err_set(e, ST_USAGE,

@@ -131,6 +131,20 @@ int gpu_close(struct gpu *g, struct err *e);
 /* Allocates `size` bytes (256-aligned). Out of memory is an error that says how much was asked
  * and how much is free. */
 int gpu_alloc(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_buf *out, struct err *e);
+/* A mark of what is allocated now, and the release back to it: every block made since is destroyed
+ * and the blocks that existed get their fill level back, so one process can profile shard after
+ * shard (--stages) without holding them all. The kernels' scratch (gemm_x, gemm_w, attn_part)
+ * returns to what it was at the mark. Nothing may be in flight, and no buffer handed out after the
+ * mark may be used again. */
+struct gpu_mark {
+    int n_blocks;
+    uint64_t used[GPU_MAX_BLOCKS];
+    uint64_t allocated[2];
+    struct gpu_buf gemm_x, gemm_w, attn_part;
+    int gemm_w_half;
+};
+void gpu_mark(const struct gpu *g, struct gpu_mark *m);
+void gpu_release(struct gpu *g, const struct gpu_mark *m);
 /* A sub-range of a buffer. */
 struct gpu_buf gpu_sub(const struct gpu_buf *b, uint64_t offset, uint64_t size);
 
@@ -184,5 +198,11 @@ int gpu_read_timestamps(struct gpu *g, uint32_t first, uint32_t count, uint64_t 
  * device), minimum time of `reps` runs. Its two buffers are freed again. Records its own steps
  * (not while one is being recorded) and uses timestamp queries 0 and 1. */
 int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
+
+/* Bytes per second of a device-local to host-visible transfer (vkCmdCopyBuffer; what a stage's
+ * activations cross on their way to another GPU through the host): 256 MiB (32 MiB on a CPU
+ * device), minimum time of `reps` runs, timestamps when there are, else the wall. Its buffers are
+ * freed again; uses timestamp queries 0 and 1. */
+int gpu_copy_bandwidth_d2h(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
 
 #endif

@@ -208,3 +208,33 @@ struct gpu_buf gpu_sub(const struct gpu_buf *b, uint64_t offset, uint64_t size)
     if (s.host) s.host = (char *)s.host + offset;
     return s;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * Mark and release (gpu.h): shard after shard in one process. */
+
+void gpu_mark(const struct gpu *g, struct gpu_mark *m)
+{
+    m->n_blocks = g->n_blocks;
+    for (int i = 0; i < g->n_blocks; i++) m->used[i] = g->blocks[i].used;
+    m->allocated[0] = g->allocated[0];
+    m->allocated[1] = g->allocated[1];
+    m->gemm_x = g->gemm_x;
+    m->gemm_w = g->gemm_w;
+    m->attn_part = g->attn_part;
+    m->gemm_w_half = g->gemm_w_half;
+}
+
+void gpu_release(struct gpu *g, const struct gpu_mark *m)
+{
+    CHECK(!g->recording && m->n_blocks <= g->n_blocks);
+    for (int i = m->n_blocks; i < g->n_blocks; i++) vk_block_destroy(g, &g->blocks[i]);
+    g->n_blocks = m->n_blocks;
+    for (int i = 0; i < m->n_blocks; i++) g->blocks[i].used = m->used[i];
+    g->allocated[0] = m->allocated[0];
+    g->allocated[1] = m->allocated[1];
+    g->gemm_x = m->gemm_x;
+    g->gemm_w = m->gemm_w;
+    g->attn_part = m->attn_part;
+    g->gemm_w_half = m->gemm_w_half;
+    g->scratch_gen++; /* plans built against the released scratch are stale */
+}

@@ -1,0 +1,273 @@
+/* stages.c - --stages (issue 40): a pipeline-parallel deployment profiled stage by stage on one
+ * device.
+ *
+ * Each stage's shard is bound, uploaded and profiled exactly as a separate `--layers a:b` run with
+ * the same flags profiles it (the first stage with its embedding, the last with its LM head when
+ * the columns want logits), then its device memory is released (gpu_mark / gpu_release) before
+ * the next: one process, one device open, pipelines compiled once.
+ *
+ * Per-layer costs come from per-layer marginal passes: the one-layer shard l:l+1 profiled without
+ * timestamps, its gap probe's 2× − 1× walls (the kernels plus the dead time between them, submit and
+ * wait cancelled). The attribution mode would give per-kind costs of a whole shard, not per-layer
+ * ones; a marginal pass per layer is what a stage is made of, and sums to a stage's marginal pass
+ * up to cache effects at the seams. The balanced split is the exact contiguous partition of those
+ * costs into K parts with the smallest maximum (pipeline_partition); it is profiled again so the
+ * report sets prediction and measurement side by side. */
+#include "stages.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine.h"
+#include "input.h"
+#include "model.h"
+#include "pipeline.h"
+#include "profiler.h"
+#include "weights.h"
+
+bool stages_wanted(const struct options *o)
+{
+    return o->stages || (o->compare && o->current && pipeline_json_sniff(o->compare));
+}
+
+/* Flags --stages cannot honour: exit 2 naming them. */
+static int stages_check(const struct options *o, struct err *e)
+{
+    const char *no = o->layers_set       ? "--layers"
+                     : o->full           ? "--full"
+                     : o->golden         ? "--golden"
+                     : o->load_only      ? "--load-only"
+                     : o->trace          ? "--trace"
+                     : o->attribution    ? "--attribution"
+                     : o->current        ? "--current"
+                                         : NULL;
+    if (no)
+        return err_set(e, ST_USAGE, "--stages and %s: --stages profiles every layer of the model, stage by stage, "
+                       "with the step-shape flags only (drop %s)", no, no);
+    if (o->n_cols > 1 || o->n_plans > 1)
+        return err_set(e, ST_USAGE, "--stages takes one width and one plan (a list of --cols or --plans is not "
+                       "supported with --stages)");
+    return ST_OK;
+}
+
+/* The request of one stage: the one main.c's request_of builds for a --layers run of the same
+ * flags (keep the two alike), with the gap probe on: the stage's step is its 1× wall.
+ * TODO(lead): share one builder with main.c's request_of. */
+static struct profile_request stage_request(const struct options *o)
+{
+    struct profile_request rq = profile_request_default();
+    rq.plan = o->plans[0];
+    rq.cols = o->cols;
+    rq.pos = o->pos;
+    rq.slots = o->slots;
+    if (rq.plan == PLAN_SPEC && !rq.slots) rq.slots = o->cols / SPEC_DEFAULT_DRAFT;
+    rq.logits = o->logits;
+    rq.all_logits = o->all_logits;
+    rq.reps = o->reps;
+    rq.timing = o->timing;
+    rq.sample_stride = o->sample_stride;
+    rq.gap_probe = true;
+    rq.seed = o->seed;
+    rq.argline = o->argline;
+    return rq;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The model, described once; a shard of it bound per stage. */
+
+struct stages_model {
+    struct model_source src;
+    bool have_src;
+    struct model_desc d;
+};
+
+static bool is_builtin(const char *name)
+{
+    for (int i = 0; i < n_builtin_models; i++)
+        if (!strcmp(builtin_models[i].name, name)) return true;
+    return false;
+}
+
+static int model_open(const struct options *o, struct stages_model *m, struct err *e)
+{
+    memset(m, 0, sizeof *m);
+    if (!o->model) return err_set(e, ST_USAGE, "--model is required (a folder, a .gguf file or a built-in name: --list-models)");
+    int st;
+    if (is_builtin(o->model)) {
+        st = builtin_describe(o->model, o->dtype, &m->d, e);
+    } else {
+        if (o->dtype_set) return err_set(e, ST_USAGE, "--dtype applies to built-in models only; %s is a checkpoint (its file decides the types)", o->model);
+        if (o->seed_set) return err_set(e, ST_USAGE, "--seed applies to built-in models only; %s is a checkpoint", o->model);
+        if ((st = source_open(&m->src, o->model, e))) return st;
+        m->have_src = true;
+        st = model_describe(&m->src, &m->d, e);
+    }
+    if (!st && !family_plan_get(m->d.family))
+        st = err_set(e, ST_USAGE, "%s: --stages is not supported yet for the %s family (only --load-only is)",
+                     m->d.source, family_name(m->d.family));
+    return st;
+}
+
+static void model_close(struct stages_model *m)
+{
+    if (m->have_src) source_close(&m->src);
+}
+
+/* Binds layers a:b, uploads them, profiles them, releases their device memory. */
+static int profile_shard(struct gpu *g, const struct stages_model *m, const struct options *o, int a, int b,
+                         const struct profile_request *rq, struct profile *p, struct err *e)
+{
+    struct shard s;
+    int st = m->have_src ? shard_bind(&m->src, &m->d, a, b, &s, e) : builtin_shard(&m->d, a, b, &s, e);
+    if (st) return st;
+    struct gpu_mark mark;
+    gpu_mark(g, &mark);
+    struct dev_weights w = {0};
+    st = weights_upload(g, &s, o->seed, true, &w, e);
+    if (!st) st = profile_run(g, &m->d, &s, &w, rq, p, e);
+    if (st) err_wrap(e, st, "--stages: layers %d:%d", a, b);
+    weights_free(&w);
+    shard_free(&s);
+    gpu_release(g, &mark);
+    return st;
+}
+
+/* Profiles every stage of split sp (bounds and k set), printing each stage's report as it comes. */
+static int profile_split(struct gpu *g, const struct stages_model *m, const struct options *o,
+                         const struct profile_request *rq, struct pipeline_split *sp, FILE *out, struct err *e)
+{
+    for (int i = 0; i < sp->k; i++) {
+        struct pipeline_stage *s = &sp->st[i];
+        s->a = sp->bounds[i];
+        s->b = sp->bounds[i + 1];
+        fprintf(out, o->markdown ? "\n## %s stage %d of %d: layers %d:%d\n" : "\n== %s stage %d of %d: layers %d:%d ==\n",
+                sp->how, i, sp->k, s->a, s->b);
+        int st = profile_shard(g, m, o, s->a, s->b, rq, &s->p, e);
+        if (st) return st;
+        (o->markdown ? report_markdown : report_text)(out, &s->p);
+        pipeline_stage_times(s);
+    }
+    return ST_OK;
+}
+
+/* Each layer's marginal pass (stages.c's header says why), without timestamps. */
+static int measure_layers(struct gpu *g, const struct stages_model *m, const struct options *o,
+                          const struct profile_request *rq0, struct pipeline *pl, struct err *e)
+{
+    struct profile_request rq = *rq0;
+    rq.timing = TIMING_NONE;
+    rq.gap_probe = true;
+    pl->layer_cost = calloc((size_t)pl->n_layers, sizeof *pl->layer_cost);
+    if (!pl->layer_cost) return err_set(e, ST_RUNTIME, "out of host memory");
+    for (int l = 0; l < pl->n_layers; l++) {
+        struct pipeline_stage s = {.a = l, .b = l + 1};
+        int st = profile_shard(g, m, o, l, l + 1, &rq, &s.p, e);
+        if (st) return err_wrap(e, st, "--stages: layer costs");
+        pipeline_stage_times(&s);
+        pl->layer_cost[l] = s.marginal_us;
+        profile_free(&s.p);
+    }
+    return ST_OK;
+}
+
+/* The balanced split of the layer costs (a cost below zero, noise on a tiny layer, counts as 0). */
+static void balance(struct pipeline *pl)
+{
+    double cost[MODEL_MAX_LAYERS];
+    for (int l = 0; l < pl->n_layers; l++) cost[l] = MAX(0, pl->layer_cost[l].v);
+    struct pipeline_split *b = &pl->balanced;
+    snprintf(b->how, sizeof b->how, "balanced");
+    b->k = pl->given.k;
+    pipeline_partition(cost, pl->n_layers, b->k, b->bounds);
+    pl->balanced_is_given = !memcmp(b->bounds, pl->given.bounds, sizeof(int) * (size_t)(b->k + 1));
+    if (pl->balanced_is_given)
+        for (int i = 0; i < b->k; i++) {
+            b->st[i].a = b->bounds[i];
+            b->st[i].b = b->bounds[i + 1];
+            b->st[i].step_us = pl->given.st[i].step_us;
+            b->st[i].marginal_us = pl->given.st[i].marginal_us;
+        }
+}
+
+static int compare_files(const struct options *o, struct err *e)
+{
+    if (o->json)
+        return err_set(e, ST_USAGE, "--json with a comparison of two pipeline files is not supported yet (drop --json)");
+    struct pipeline base, cur;
+    int st = pipeline_json_read(o->compare, &base, e);
+    if (st) return st;
+    st = pipeline_json_read(o->current, &cur, e);
+    if (!st) st = pipeline_compare(stdout, &base, &cur, o->threshold, o->markdown, e);
+    pipeline_free(&base);
+    pipeline_free(&cur);
+    return st;
+}
+
+static int run_pipeline(struct gpu *g, const struct stages_model *m, const struct options *o, struct pipeline *pl,
+                        FILE *out, struct err *e)
+{
+    struct profile_request rq = stage_request(o);
+    double d2h = 0;
+    int st = gpu_copy_bandwidth_d2h(g, 5, &d2h, e);
+    if (st) return st;
+    pl->d2h_gbps = d2h * 1e-9;
+    pl->handoff_us = pl->d2h_gbps > 0 ? (double)pl->handoff_bytes / (pl->d2h_gbps * 1e3) : 0;
+    if ((st = profile_split(g, m, o, &rq, &pl->given, out, e))) return st;
+    if ((st = measure_layers(g, m, o, &rq, pl, e))) return st;
+    balance(pl);
+    if (!pl->balanced_is_given && (st = profile_split(g, m, o, &rq, &pl->balanced, out, e))) return st;
+    pipeline_summarize(pl, &pl->given);
+    pipeline_summarize(pl, &pl->balanced);
+    return ST_OK;
+}
+
+int stages_run(const struct options *o, struct err *e)
+{
+    if (o->compare && o->current) return compare_files(o, e);
+    struct pipeline_spec spec;
+    int st = stages_check(o, e);
+    if (!st) st = pipeline_spec_parse(o->stages, &spec, e);
+    if (st) return st;
+    struct stages_model m;
+    struct pipeline pl = {0}, base = {0};
+    st = model_open(o, &m, e);
+    if (!st) st = pipeline_spec_bounds(&spec, m.d.n_layers, pl.given.bounds, e);
+    /* every input file and output path is checked before the GPU is touched */
+    if (!st && o->compare) st = pipeline_json_read(o->compare, &base, e);
+    if (!st && o->json) st = output_check("--json", o->json, e);
+    struct gpu g;
+    bool gpu_up = false;
+    if (!st) {
+        st = gpu_open(&g, o->device, e);
+        gpu_up = !st;
+    }
+    bool json_stdout = o->json && !strcmp(o->json, "-");
+    FILE *out = json_stdout ? stderr : stdout;
+    if (!st) {
+        snprintf(pl.tool, sizeof pl.tool, "lfm2-profile-stage");
+        snprintf(pl.version, sizeof pl.version, "%s", LFM2_VERSION);
+        snprintf(pl.args, sizeof pl.args, "%s", o->argline);
+        pl.n_layers = m.d.n_layers;
+        pl.hidden = m.d.hidden;
+        pl.cols = o->cols;
+        pl.handoff_bytes = (uint64_t)o->cols * (uint64_t)m.d.hidden * sizeof(float); /* engine.h: hidden is f32 */
+        snprintf(pl.given.how, sizeof pl.given.how, "%s", spec.given ? "given" : "even");
+        pl.given.k = spec.k;
+        st = run_pipeline(&g, &m, o, &pl, out, e);
+    }
+    if (!st) pipeline_report(out, &pl, o->markdown);
+    if (!st && o->json) st = pipeline_json_write(o->json, &pl, e);
+    if (!st && o->compare) st = pipeline_compare(out, &base, &pl, o->threshold, o->markdown, e);
+    if (gpu_up) {
+        struct err ce;
+        int cst = gpu_close(&g, &ce);
+        if (cst && !st) {
+            *e = ce;
+            st = cst;
+        }
+    }
+    pipeline_free(&pl);
+    pipeline_free(&base);
+    model_close(&m);
+    return st;
+}

@@ -1,0 +1,331 @@
+/* pipeline.c - --stages: splits, the balanced partition, the pipeline summary and its report
+ * (pipeline.h). */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double div0(double a, double b) { return b > 0 ? a / b : 0; }
+
+/* ------------------------------------------------------------------------------------------------
+ * Splits */
+
+static int parse_range(const char *v, const char *at, const char *end, int *a, int *b, struct err *e)
+{
+    char *p;
+    errno = 0;
+    long x = strtol(at, &p, 10);
+    if (errno || p == at || *p != ':' || x < 0 || x > 100000)
+        return err_set(e, ST_USAGE, "--stages %s: expected K or ranges a:b,b:c,... (integers, a < b)", v);
+    const char *bs = p + 1;
+    long y = strtol(bs, &p, 10);
+    if (errno || p == bs || p != end || y < 0 || y > 100000)
+        return err_set(e, ST_USAGE, "--stages %s: expected K or ranges a:b,b:c,... (integers, a < b)", v);
+    if (x >= y) return err_set(e, ST_USAGE, "--stages %s: range %ld:%ld is empty (expected a < b)", v, x, y);
+    *a = (int)x;
+    *b = (int)y;
+    return ST_OK;
+}
+
+int pipeline_spec_parse(const char *v, struct pipeline_spec *sp, struct err *e)
+{
+    memset(sp, 0, sizeof *sp);
+    if (!v || !*v) return err_set(e, ST_USAGE, "--stages needs a value: K (an even split) or ranges a:b,b:c,...");
+    if (!strchr(v, ':')) {
+        char *end;
+        errno = 0;
+        long k = strtol(v, &end, 10);
+        if (errno || end == v || *end || k < 1 || k > PIPELINE_MAX_STAGES)
+            return err_set(e, ST_USAGE, "--stages %s: expected a stage count in 1..%d or ranges a:b,b:c,...", v,
+                           PIPELINE_MAX_STAGES);
+        sp->k = (int)k;
+        return ST_OK;
+    }
+    sp->given = true;
+    for (const char *at = v;;) {
+        const char *end = at + strcspn(at, ",");
+        if (sp->k == PIPELINE_MAX_STAGES)
+            return err_set(e, ST_USAGE, "--stages %s: at most %d stages", v, PIPELINE_MAX_STAGES);
+        int st = parse_range(v, at, end, &sp->a[sp->k], &sp->b[sp->k], e);
+        if (st) return st;
+        sp->k++;
+        if (!*end) break;
+        at = end + 1;
+    }
+    return ST_OK;
+}
+
+void pipeline_even(int n, int k, int *bounds)
+{
+    bounds[0] = 0;
+    for (int i = 0; i < k; i++) bounds[i + 1] = bounds[i] + n / k + (i < n % k);
+}
+
+int pipeline_spec_bounds(const struct pipeline_spec *sp, int n, int *bounds, struct err *e)
+{
+    if (!sp->given) {
+        if (sp->k > n)
+            return err_set(e, ST_USAGE, "--stages %d: more stages than the model's %d layers", sp->k, n);
+        pipeline_even(n, sp->k, bounds);
+        return ST_OK;
+    }
+    if (sp->a[0] != 0)
+        return err_set(e, ST_USAGE, "--stages: the first stage starts at layer %d; expected 0 (layers 0:%d are in no "
+                       "stage)", sp->a[0], sp->a[0]);
+    bounds[0] = 0;
+    for (int i = 0; i < sp->k; i++) {
+        if (i > 0 && sp->a[i] > sp->b[i - 1])
+            return err_set(e, ST_USAGE, "--stages: gap between %d:%d and %d:%d: layers %d:%d are in no stage "
+                           "(expected contiguous ranges)", sp->a[i - 1], sp->b[i - 1], sp->a[i], sp->b[i],
+                           sp->b[i - 1], sp->a[i]);
+        if (i > 0 && sp->a[i] < sp->b[i - 1])
+            return err_set(e, ST_USAGE, "--stages: %d:%d overlaps %d:%d: layers %d:%d are in two stages "
+                           "(expected contiguous ranges)", sp->a[i - 1], sp->b[i - 1], sp->a[i], sp->b[i],
+                           sp->a[i], MIN(sp->b[i - 1], sp->b[i]));
+        bounds[i + 1] = sp->b[i];
+    }
+    if (sp->b[sp->k - 1] != n)
+        return err_set(e, ST_USAGE, "--stages: the last stage ends at layer %d; the model has %d layers (expected the "
+                       "ranges to end at %d)", sp->b[sp->k - 1], n, n);
+    return ST_OK;
+}
+
+double pipeline_split_max(const double *cost, int k, const int *bounds)
+{
+    double worst = 0;
+    for (int i = 0; i < k; i++) {
+        double s = 0;
+        for (int l = bounds[i]; l < bounds[i + 1]; l++) s += cost[l];
+        worst = MAX(worst, s);
+    }
+    return worst;
+}
+
+/* best[j][i]: the smallest maximum over splits of the first i layers into j parts;
+ * cut[j][i]: where the last of those parts starts. */
+double pipeline_partition(const double *cost, int n, int k, int *bounds)
+{
+    CHECK(k >= 1 && k <= n);
+    double *pre = malloc((size_t)(n + 1) * sizeof *pre);
+    double *best = malloc((size_t)(k + 1) * (n + 1) * sizeof *best);
+    int *cut = calloc((size_t)(k + 1) * (n + 1), sizeof *cut);
+    CHECK(pre && best && cut);
+#define BEST(j, i) best[(size_t)(j) * (n + 1) + (i)]
+#define CUT(j, i) cut[(size_t)(j) * (n + 1) + (i)]
+    pre[0] = 0;
+    for (int i = 0; i < n; i++) pre[i + 1] = pre[i] + cost[i];
+    for (int i = 1; i <= n; i++) BEST(1, i) = pre[i];
+    for (int j = 2; j <= k; j++)
+        for (int i = j; i <= n; i++) {
+            /* the last part is m..i-1; the largest m wins ties (earlier stages shortest) */
+            double b = INFINITY;
+            int arg = j - 1;
+            for (int m = j - 1; m < i; m++) {
+                double v = MAX(BEST(j - 1, m), pre[i] - pre[m]);
+                if (v <= b) {
+                    b = v;
+                    arg = m;
+                }
+            }
+            BEST(j, i) = b;
+            CUT(j, i) = arg;
+        }
+    double worst = BEST(k, n);
+    bounds[k] = n;
+    for (int j = k; j > 1; j--) bounds[j - 1] = CUT(j, bounds[j]);
+    bounds[0] = 0;
+#undef BEST
+#undef CUT
+    free(pre);
+    free(best);
+    free(cut);
+    return worst;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * The record */
+
+void pipeline_free(struct pipeline *p)
+{
+    for (int i = 0; i < p->given.k; i++) profile_free(&p->given.st[i].p);
+    for (int i = 0; i < p->balanced.k; i++) profile_free(&p->balanced.st[i].p);
+    free(p->layer_cost);
+    memset(p, 0, sizeof *p);
+}
+
+void pipeline_stage_times(struct pipeline_stage *s)
+{
+    struct crossover_row row;
+    crossover_row_from(&row, &s->p); /* the step the crossover table quotes: no timestamps */
+    s->step_us = row.step_us;
+    const struct gap_probe *g = &s->p.gap_probe;
+    s->marginal_us = !g->ran ? est_exact(0)
+                     : g->head ? est_sub(est_median(&g->hw2), est_median(&g->hw1))
+                               : est_sub(est_median(&g->w2), est_median(&g->w1));
+    if (g->ran && !g->n_reps) s->marginal_us = est_exact(g->head ? g->marginal_head_us : g->marginal_us);
+}
+
+void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s)
+{
+    s->sum_us = s->max_us = s->predicted_max_us = 0;
+    s->bottleneck = 0;
+    for (int i = 0; i < s->k; i++) {
+        struct pipeline_stage *st = &s->st[i];
+        double t = st->step_us.v;
+        s->sum_us += t;
+        if (t > s->max_us) {
+            s->max_us = t;
+            s->bottleneck = i;
+        }
+        st->predicted_us = 0;
+        for (int l = st->a; p->layer_cost && l < st->b; l++) st->predicted_us += p->layer_cost[l].v;
+        s->predicted_max_us = MAX(s->predicted_max_us, st->predicted_us);
+    }
+    s->tok_s_bound = div0(p->cols * 1e6, s->max_us);
+    s->tok_s_ideal = div0(p->cols * 1e6 * s->k, s->sum_us);
+    s->bubble = s->max_us > 0 ? 1.0 - s->sum_us / (s->k * s->max_us) : 0;
+}
+
+/* ------------------------------------------------------------------------------------------------
+ * Report */
+
+/* The stage's three costliest kinds with their shares ("-" without timestamps). */
+static void top_kinds(const struct profile *p, char *buf, size_t size)
+{
+    buf[0] = 0;
+    size_t used = 0;
+    for (int i = 0, n = 0; i < p->n_kinds && n < 3 && p->device.has_timestamps; i++) {
+        const struct prof_kind *k = &p->by_kind[i];
+        int w = snprintf(buf + used, size - used, "%s%s %.0f%%", n ? ", " : "", k->kind, 100 * k->share);
+        if (w < 0 || (size_t)w >= size - used) break;
+        used += (size_t)w;
+        n++;
+    }
+    if (!buf[0]) snprintf(buf, size, "-");
+}
+
+static void split_text(const struct pipeline_split *s, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->k; i++) {
+        int w = snprintf(buf + used, size - used, "%s%d:%d", i ? "," : "", s->bounds[i], s->bounds[i + 1]);
+        if (w < 0 || (size_t)w >= size - used) break;
+        used += (size_t)w;
+    }
+}
+
+static void stage_table(FILE *out, const struct pipeline *p, const struct pipeline_split *s, bool md)
+{
+    bool pred = p->layer_cost != NULL;
+    if (md) {
+        fprintf(out, "| stage | layers | step µs | p10–p90 µs | of slowest | marginal µs |%s top kinds |\n",
+                pred ? " predicted µs |" : "");
+        fprintf(out, "|---:|---|---:|---:|---:|---:|%s---|\n", pred ? "---:|" : "");
+    } else {
+        fprintf(out, "stage  layers    step µs  (p10–p90)          of slowest  marginal µs%s  top kinds\n",
+                pred ? "  predicted µs" : "");
+    }
+    for (int i = 0; i < s->k; i++) {
+        const struct pipeline_stage *st = &s->st[i];
+        const struct gap_probe *g = &st->p.gap_probe;
+        const struct timing *t = g->ran && g->n_reps ? (g->head ? &g->hw1 : &g->w1) : &st->p.wall_us;
+        char kinds[160], range[32], a[16], b[16], c[16], d[16], f[16];
+        top_kinds(&st->p, kinds, sizeof kinds);
+        snprintf(range, sizeof range, "%d:%d", st->a, st->b);
+        fmt_sig3(a, sizeof a, st->step_us.v);
+        fmt_sig3(b, sizeof b, t->p10);
+        fmt_sig3(c, sizeof c, t->p90);
+        fmt_sig3(d, sizeof d, st->marginal_us.v);
+        fmt_sig3(f, sizeof f, st->predicted_us);
+        double share = div0(st->step_us.v, s->max_us);
+        const char *mark = i == s->bottleneck ? " *" : "";
+        if (md) {
+            fprintf(out, "| %d%s | %s | %s | %s–%s | %.0f %% | %s |", i, mark, range, a, b, c, 100 * share, d);
+            if (pred) fprintf(out, " %s |", f);
+            fprintf(out, " %s |\n", kinds);
+        } else {
+            char spread[40];
+            snprintf(spread, sizeof spread, "(%s–%s)", b, c);
+            fprintf(out, "%3d%-2s  %-8s  %8s  %-17s  %7.0f %%   %11s", i, mark, range, a, spread, 100 * share, d);
+            if (pred) fprintf(out, "  %12s", f);
+            fprintf(out, "  %s\n", kinds);
+        }
+    }
+}
+
+static void split_summary(FILE *out, const struct pipeline *p, const struct pipeline_split *s, bool md)
+{
+    const char *li = md ? "- " : "";
+    const struct pipeline_stage *b = &s->st[s->bottleneck];
+    char x[16], y[16], z[16], w[16];
+    fprintf(out, "%sbottleneck  stage %d (layers %d:%d): %s µs a step\n", li, s->bottleneck, b->a, b->b,
+            fmt_sig3(x, sizeof x, s->max_us));
+    fprintf(out, "%sthroughput  bound %s tok/s (%d cols / slowest stage), ideal %s tok/s (cols / (sum %s µs / %d))\n",
+            li, fmt_sig3(x, sizeof x, s->tok_s_bound), p->cols, fmt_sig3(y, sizeof y, s->tok_s_ideal),
+            fmt_sig3(z, sizeof z, s->sum_us), s->k);
+    fprintf(out, "%sbubble      %.1f %% (1 − bound / ideal: the stages' time spent waiting for the bottleneck)\n", li,
+            100 * s->bubble);
+    if (s->k > 1) {
+        fprintf(out, "%shand-off    %d cols × %d hidden × 4 B (f32) = %s kB a boundary", li, p->cols, p->hidden,
+                fmt_sig3(x, sizeof x, (double)p->handoff_bytes / 1e3));
+        if (p->handoff_us > 0)
+            fprintf(out, ": %s µs at %s GB/s device → host-visible; %d %s add %s µs a step on %d GPUs "
+                    "(staged through the host that is one hop of two)\n", fmt_sig3(y, sizeof y, p->handoff_us),
+                    fmt_sig3(z, sizeof z, p->d2h_gbps), s->k - 1, s->k == 2 ? "boundary" : "boundaries",
+                    fmt_sig3(w, sizeof w, p->handoff_us * (s->k - 1)), s->k);
+        else
+            fprintf(out, " (transfer bandwidth not measured)\n");
+    }
+}
+
+static void layer_costs(FILE *out, const struct pipeline *p, bool md)
+{
+    fprintf(out, md ? "\n**layer costs** (marginal pass of each one-layer shard, µs; layer 0 with the embedding, "
+                      "the last with the head when logits):\n\n"
+                    : "-- layer costs (marginal pass of each one-layer shard, µs; layer 0 with the embedding, "
+                      "the last with the head when logits) --\n");
+    for (int l = 0; l < p->n_layers; l++) {
+        char v[16], u[16];
+        fprintf(out, "%s%d: %s ± %s%s", l && !md ? "  " : "", l, fmt_sig3(v, sizeof v, p->layer_cost[l].v),
+                isfinite(p->layer_cost[l].u) ? fmt_sig3(u, sizeof u, p->layer_cost[l].u) : "?",
+                l + 1 < p->n_layers ? (md ? ", " : (l % 6 == 5 ? "\n" : "")) : "\n");
+    }
+}
+
+void pipeline_report(FILE *out, const struct pipeline *p, bool md)
+{
+    const struct pipeline_split *s = &p->given;
+    char split[512];
+    split_text(s, split, sizeof split);
+    const struct profile *p0 = &s->st[0].p;
+    fprintf(out, md ? "\n## pipeline: %d stages (%s split %s), %d cols, plan %s\n\n"
+                    : "\n== pipeline: %d stages (%s split %s), %d cols, plan %s ==\n",
+            s->k, s->how, split, p->cols, p0->shape.plan);
+    fprintf(out, "%sstep: the stage's gap-probe 1× wall (submit + wait, no timestamps), median; marginal: "
+            "its 2× − 1× walls%s\n%s", md ? "" : "", p->layer_cost ? "; predicted: Σ of its layers' costs" : "",
+            md ? "\n" : "");
+    stage_table(out, p, s, md);
+    if (md) fprintf(out, "\n");
+    split_summary(out, p, s, md);
+    if (!p->layer_cost) return;
+    layer_costs(out, p, md);
+    const struct pipeline_split *bs = &p->balanced;
+    if (!bs->k) return;
+    char bsplit[512], x[16], y[16];
+    split_text(bs, bsplit, sizeof bsplit);
+    fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest stage %s µs (the %s split: %s µs)%s\n\n"
+                    : "-- balanced split %s: predicted slowest stage %s µs (the %s split: %s µs)%s --\n",
+            bsplit, fmt_sig3(x, sizeof x, bs->predicted_max_us), s->how, fmt_sig3(y, sizeof y, s->predicted_max_us),
+            p->balanced_is_given ? "; the same split, profiled once" : "");
+    if (p->balanced_is_given) return;
+    stage_table(out, p, bs, md);
+    if (md) fprintf(out, "\n");
+    split_summary(out, p, bs, md);
+    char z[16], w[16];
+    fprintf(out, "%sbalanced split against %s: slowest stage %s → %s µs, bound %s → %s tok/s\n", md ? "- " : "",
+            s->how, fmt_sig3(x, sizeof x, s->max_us), fmt_sig3(y, sizeof y, bs->max_us),
+            fmt_sig3(z, sizeof z, s->tok_s_bound), fmt_sig3(w, sizeof w, bs->tok_s_bound));
+}

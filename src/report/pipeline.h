@@ -1,0 +1,117 @@
+/* pipeline.h - a pipeline-parallel deployment seen whole (--stages): the model's layers split into K
+ * contiguous stages, each stage's step profiled on its own (struct profile), and what follows from
+ * them: the bottleneck stage, the throughput bound against the ideal, the bubble share, the
+ * activations a stage hands to the next, the per-layer costs and the split that evens the stages.
+ * Pure data and arithmetic, no device: tests build pipelines synthetically.
+ *
+ * Units as in profile.h: µs per step, GB/s, bytes. */
+#ifndef LFM2_PIPELINE_H
+#define LFM2_PIPELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common.h"
+#include "profile.h"
+
+#define PIPELINE_MAX_STAGES 64
+
+/* ---- splits: bounds[0..k] with 0 = bounds[0] < bounds[1] < ... < bounds[k] = n; stage i holds
+ * layers bounds[i] .. bounds[i+1]-1. */
+
+/* A --stages value before the model is known: a count ("4") or a list of ranges ("0:3,3:6"). */
+struct pipeline_spec {
+    int k;                              /* stages */
+    bool given;                         /* ranges given (else an even split of k) */
+    int a[PIPELINE_MAX_STAGES], b[PIPELINE_MAX_STAGES]; /* the ranges as written (given only) */
+};
+
+/* Parses the flag's value. ST_USAGE naming the value and what is expected on bad syntax, a count
+ * outside 1..PIPELINE_MAX_STAGES or an empty range. */
+int pipeline_spec_parse(const char *v, struct pipeline_spec *sp, struct err *e);
+/* The split of n layers the spec names: an even split by layer count (the first n % k stages one
+ * layer more), or the given ranges, which must tile 0..n contiguously: ST_USAGE naming the gap,
+ * the overlap, the start or the end otherwise, and for a count above n. */
+int pipeline_spec_bounds(const struct pipeline_spec *sp, int n, int *bounds, struct err *e);
+/* The even split of n layers into k stages (1 <= k <= n). */
+void pipeline_even(int n, int k, int *bounds);
+
+/* The exact balanced split: cost[0..n) into k contiguous non-empty parts (1 <= k <= n) with the
+ * smallest maximum part sum (dynamic programming over prefix sums, O(k·n²)); ties go to the split
+ * whose earlier stages are shortest. Fills bounds[0..k]; returns that maximum. */
+double pipeline_partition(const double *cost, int n, int k, int *bounds);
+/* The largest part sum of a split. */
+double pipeline_split_max(const double *cost, int k, const int *bounds);
+
+/* ---- the record */
+
+struct pipeline_stage {
+    int a, b;            /* layers a:b */
+    struct profile p;    /* its profile, as a --layers a:b run gives it (owned) */
+    struct est step_us;  /* its step: the gap probe's 1× wall (with the head when it ran), else the
+                            wall of the timestamped step (median ± error) */
+    struct est marginal_us; /* its marginal pass (with the head when it ran): submit + wait cancelled */
+    double predicted_us; /* Σ of its layers' costs (0: no layer costs) */
+};
+
+/* One split of the model, profiled stage by stage, and its summary (pipeline_summarize). */
+struct pipeline_split {
+    char how[16]; /* "even", "given" or "balanced" */
+    int k;
+    int bounds[PIPELINE_MAX_STAGES + 1];
+    struct pipeline_stage st[PIPELINE_MAX_STAGES];
+    int bottleneck;         /* the stage with the largest step */
+    double sum_us, max_us;  /* Σ and max of the stages' step medians */
+    double tok_s_bound;     /* cols·1e6 / max: the pipeline's throughput at this width */
+    double tok_s_ideal;     /* cols·1e6 / (sum / k): the same work spread evenly */
+    double bubble;          /* 1 − bound / ideal = 1 − sum / (k·max): the share of the k GPUs'
+                               time that stages wait for the bottleneck in steady state (fill and
+                               drain of a batch not counted) */
+    double predicted_max_us; /* the largest stage prediction (0: no layer costs) */
+};
+
+struct pipeline {
+    char tool[64], version[32], args[2048];
+    int n_layers, hidden, cols;
+    /* what a K-GPU deployment adds a step: the hidden state of every column crosses each of the
+     * k − 1 stage boundaries (the engine's residual stream is f32) */
+    uint64_t handoff_bytes; /* cols · hidden · 4 */
+    double d2h_gbps;        /* measured device → host-visible transfer bandwidth (0: unknown) */
+    double handoff_us;      /* handoff_bytes over d2h_gbps, one boundary (0: unknown) */
+    /* per-layer costs: the marginal pass of each one-layer shard l:l+1 (with the embedding for
+     * layer 0 and the head for the last layer when the columns want logits); n_layers of them */
+    struct est *layer_cost; /* owned; NULL when not measured */
+    struct pipeline_split given;    /* the split --stages asked for */
+    struct pipeline_split balanced; /* the split from the layer costs (k 0: not run) */
+    bool balanced_is_given;         /* the balanced split equals the given one (profiled once) */
+};
+
+/* Frees every stage's profile and the layer costs, and zeroes p. */
+void pipeline_free(struct pipeline *p);
+/* The step and marginal of a finished stage profile (stage fields step_us, marginal_us). */
+void pipeline_stage_times(struct pipeline_stage *s);
+/* Fills the split's summary (bottleneck, sums, throughputs, bubble) and, when p has layer costs,
+ * every stage's prediction. */
+void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s);
+
+/* Text (Markdown when markdown) report of the pipeline: the split's stage table, bottleneck,
+ * throughput, bubble, hand-off; the layer costs and the balanced split beside its prediction. */
+void pipeline_report(FILE *out, const struct pipeline *p, bool markdown);
+
+/* ---- JSON (pipeline_json.c): {"pipeline": {summary}, "stages": [profile, ...], "balanced_stages":
+ * [profile, ...]}; the top-level "pipeline" object marks the file. */
+int pipeline_json_write(const char *path, const struct pipeline *p, struct err *e);
+/* Reads a file written by pipeline_json_write: the given split's stages (profiles, ranges) and
+ * the summary fields; ST_USAGE naming the file and field otherwise. */
+int pipeline_json_read(const char *path, struct pipeline *p, struct err *e);
+/* Whether path holds a pipeline file (a JSON object with a top-level "pipeline"): false for
+ * anything else, unreadable files included (the ordinary reader then says what is wrong). */
+bool pipeline_json_sniff(const char *path);
+/* Compares two pipelines stage by stage with compare_profiles_fmt: ST_USAGE when the splits
+ * differ (message names them) or a stage pair is not comparable, ST_REGRESSION when any stage
+ * regressed, ST_OK otherwise. */
+int pipeline_compare(FILE *out, const struct pipeline *base, const struct pipeline *cur, double threshold_pct,
+                     bool markdown, struct err *e);
+
+#endif
