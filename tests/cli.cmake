@@ -257,3 +257,16 @@ cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed
 cli_test_env(golden_wide_chunk_qwen_long_full golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
 cli_test_env(golden_wide_chunk_qwen_long_2_4 golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --layers 2:4 --wide --golden ${QT}/golden-long.safetensors)
 cli_test_env(golden_wide_chunk_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
+
+# --stages (issue 40): bad values and flags it cannot honour exit 2 naming them (no GPU: the model's
+# config alone says the layer count); test_stages runs the splits end to end
+cli_test(cli_stages_gap cli 2 "layers 3:4 are in no stage" --model ${LT} --stages 0:3,4:6)
+cli_test(cli_stages_overlap cli 2 "layers 3:4 are in two stages" --model ${LT} --stages 0:4,3:6)
+cli_test(cli_stages_short cli 2 "the last stage ends at layer 5; the model has 6 layers" --model ${LT} --stages 0:3,3:5)
+cli_test(cli_stages_start cli 2 "first stage starts at layer 1" --model ${LT} --stages 1:6)
+cli_test(cli_stages_too_many cli 2 "--stages 7: more stages than the model's 6 layers" --model ${LT} --stages 7)
+cli_test(cli_stages_zero cli 2 "--stages 0: expected a stage count" --model ${LT} --stages 0)
+cli_test(cli_stages_garbage cli 2 "--stages 0:3,x" --model ${LT} --stages 0:3,x)
+cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 2 --layers 0:3)
+cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
+cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)

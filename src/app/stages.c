@@ -223,7 +223,7 @@ static int run_pipeline(struct gpu *g, const struct stages_model *m, const struc
 
 int stages_run(const struct options *o, struct err *e)
 {
-    if (o->compare && o->current) return compare_files(o, e);
+    if (o->compare && o->current && !o->stages) return compare_files(o, e);
     struct pipeline_spec spec;
     int st = stages_check(o, e);
     if (!st) st = pipeline_spec_parse(o->stages, &spec, e);

@@ -1,0 +1,188 @@
+/* test_report_pipeline.c - --stages arithmetic without a GPU (pipeline.h): the balanced partition
+ * against a brute-force search over every contiguous split, the --stages parser and tiling checks,
+ * the pipeline summary, and the pipeline JSON read back and compared stage by stage. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "synth_profile.h"
+#include "testutil.h"
+
+/* The smallest maximum over every split of cost[at..n) into k contiguous non-empty parts. */
+static double brute(const double *cost, int at, int n, int k)
+{
+    if (k == 1) {
+        double s = 0;
+        for (int l = at; l < n; l++) s += cost[l];
+        return s;
+    }
+    double best = INFINITY, first = 0;
+    for (int end = at + 1; end <= n - (k - 1); end++) {
+        first += cost[end - 1];
+        double rest = brute(cost, end, n, k - 1);
+        best = fmin(best, fmax(first, rest));
+    }
+    return best;
+}
+
+static void test_partition_brute_force(void)
+{
+    struct t_rng r;
+    t_rng_seed(&r, 40);
+    int checked = 0;
+    for (int trial = 0; trial < 60; trial++)
+        for (int n = 1; n <= 10; n++)
+            for (int k = 1; k <= 5 && k <= n; k++) {
+                double cost[10];
+                for (int l = 0; l < n; l++)
+                    cost[l] = trial % 3 == 0 ? (double)(1 + t_rng_u32(&r) % 4) /* ties */
+                                             : 100.0 * t_rng_uniform(&r) * (1 + 9 * (l % 3 == 1));
+                int bounds[6];
+                double got = pipeline_partition(cost, n, k, bounds);
+                double want = brute(cost, 0, n, k);
+                bool tiles = bounds[0] == 0 && bounds[k] == n;
+                for (int i = 0; i < k; i++) tiles = tiles && bounds[i] < bounds[i + 1];
+                T_CHECK(tiles, "n %d k %d: bounds do not tile 0..n", n, k);
+                T_CHECK(fabs(got - want) <= 1e-9 * (1 + want), "n %d k %d: partition max %g, brute force %g", n, k,
+                        got, want);
+                T_CHECK(fabs(pipeline_split_max(cost, k, bounds) - want) <= 1e-9 * (1 + want),
+                        "n %d k %d: the returned split's max %g is not the optimum %g", n, k,
+                        pipeline_split_max(cost, k, bounds), want);
+                checked++;
+            }
+    T_CHECK(checked == 60 * 40, "every (n, k) checked: %d", checked);
+    /* a heavy last layer (the head) stands alone */
+    double heavy[5] = {1, 1, 1, 1, 10};
+    int b[3];
+    T_CHECK(pipeline_partition(heavy, 5, 2, b) == 10 && b[1] == 4, "heavy last layer: split at %d", b[1]);
+}
+
+static void test_spec(void)
+{
+    struct pipeline_spec sp;
+    struct err e;
+    int b[PIPELINE_MAX_STAGES + 1];
+    T_CHECK(!pipeline_spec_parse("2", &sp, &e) && !sp.given && sp.k == 2, "--stages 2");
+    T_CHECK(!pipeline_spec_bounds(&sp, 6, b, &e) && b[0] == 0 && b[1] == 3 && b[2] == 6, "even 6/2");
+    T_CHECK(!pipeline_spec_parse("4", &sp, &e) && !pipeline_spec_bounds(&sp, 6, b, &e), "--stages 4");
+    T_CHECK(b[1] == 2 && b[2] == 4 && b[3] == 5 && b[4] == 6, "even 6/4: 2,2,1,1");
+    T_CHECK(!pipeline_spec_parse("7", &sp, &e) && pipeline_spec_bounds(&sp, 6, b, &e) == ST_USAGE &&
+                strstr(e.msg, "more stages than"), "7 stages of 6 layers: %s", e.msg);
+    T_CHECK(!pipeline_spec_parse("0:2,2:6", &sp, &e) && sp.given && sp.k == 2, "given split");
+    T_CHECK(!pipeline_spec_bounds(&sp, 6, b, &e) && b[1] == 2 && b[2] == 6, "given bounds");
+    struct {
+        const char *v, *why;
+        bool parse_fails;
+    } bad[] = {
+        {"0", "stage count", true},         {"65", "stage count", true},     {"x", "stage count", true},
+        {"0:3,x", "expected K or ranges", true}, {"3:3", "empty", true},  {"0:3,", "expected K or ranges", true},
+        {"0:3,4:6", "gap", false},          {"0:4,3:6", "overlap", false}, {"1:6", "starts at layer 1", false},
+        {"0:3,3:5", "ends at layer 5", false}, {"0:3,3:7", "ends at layer 7", false},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int st = pipeline_spec_parse(bad[i].v, &sp, &e);
+        if (!bad[i].parse_fails) {
+            T_CHECK(st == ST_OK, "%s parses", bad[i].v);
+            st = pipeline_spec_bounds(&sp, 6, b, &e);
+        }
+        T_CHECK(st == ST_USAGE && strstr(e.msg, bad[i].why), "--stages %s: %d '%s' (want '%s')", bad[i].v, st, e.msg,
+                bad[i].why);
+    }
+}
+
+/* A two-stage pipeline of synthetic profiles (layers 0:1 and 1:16), stage 1 slowed by `slow`. */
+static void synth_pipeline(struct pipeline *pl, double slow)
+{
+    memset(pl, 0, sizeof *pl);
+    pl->n_layers = 16;
+    pl->hidden = SYNTH_HIDDEN;
+    pl->cols = 4;
+    pl->handoff_bytes = 4ull * SYNTH_HIDDEN * 4;
+    pl->d2h_gbps = 25;
+    pl->handoff_us = pl->handoff_bytes / 25e3;
+    struct pipeline_split *s = &pl->given;
+    snprintf(s->how, sizeof s->how, "given");
+    s->k = 2;
+    s->bounds[0] = 0;
+    s->bounds[1] = 1;
+    s->bounds[2] = 16;
+    for (int i = 0; i < 2; i++) {
+        synth_profile(&s->st[i].p, 500 + i, 10);
+        if (i == 1 && slow != 1) synth_adjust_kind(&s->st[i].p, "matmul.bf16", slow, 0);
+        s->st[i].p.shard.a = s->st[i].a = s->bounds[i];
+        s->st[i].p.shard.b = s->st[i].b = s->bounds[i + 1];
+        pipeline_stage_times(&s->st[i]);
+    }
+    pipeline_summarize(pl, s);
+}
+
+static void test_summary(void)
+{
+    struct pipeline pl = {0};
+    struct pipeline_split *s = &pl.given;
+    pl.cols = 10;
+    s->k = 3;
+    double t[3] = {100, 200, 50};
+    for (int i = 0; i < 3; i++) s->st[i].step_us = est_exact(t[i]);
+    pipeline_summarize(&pl, s);
+    T_CHECK(s->bottleneck == 1 && s->max_us == 200 && s->sum_us == 350, "bottleneck %d", s->bottleneck);
+    T_CHECK(fabs(s->tok_s_bound - 10e6 / 200) < 1e-6, "bound %g", s->tok_s_bound);
+    T_CHECK(fabs(s->tok_s_ideal - 10e6 / (350.0 / 3)) < 1e-6, "ideal %g", s->tok_s_ideal);
+    T_CHECK(fabs(s->bubble - (1 - 350.0 / 600)) < 1e-12, "bubble %g", s->bubble);
+    pl.layer_cost = calloc(4, sizeof *pl.layer_cost);
+    pl.n_layers = 4;
+    for (int l = 0; l < 4; l++) pl.layer_cost[l] = est_exact(l + 1);
+    s->k = 2;
+    s->st[0].a = 0, s->st[0].b = 3, s->st[1].a = 3, s->st[1].b = 4;
+    pipeline_summarize(&pl, s);
+    T_CHECK(s->st[0].predicted_us == 6 && s->st[1].predicted_us == 4 && s->predicted_max_us == 6, "predictions");
+    free(pl.layer_cost);
+}
+
+static void test_json_compare(void)
+{
+    const char *dir = t_tmpdir();
+    char a[512], b[512], c[512];
+    snprintf(a, sizeof a, "%s/base.json", dir);
+    snprintf(b, sizeof b, "%s/same.json", dir);
+    snprintf(c, sizeof c, "%s/slow.json", dir);
+    struct pipeline base, slow, ra, rb, rc;
+    struct err e;
+    synth_pipeline(&base, 1);
+    synth_pipeline(&slow, 1.5);
+    T_CHECK(!pipeline_json_write(a, &base, &e) && !pipeline_json_write(b, &base, &e) &&
+                !pipeline_json_write(c, &slow, &e), "write: %s", e.msg);
+    T_CHECK(pipeline_json_sniff(a), "a pipeline file is sniffed as one");
+    T_CHECK(!pipeline_json_read(a, &ra, &e), "read back: %s", e.msg);
+    T_CHECK(ra.given.k == 2 && ra.given.bounds[1] == 1 && ra.given.st[1].p.n_dispatches == SYNTH_N, "stages back");
+    T_CHECK(fabs(ra.given.max_us - base.given.max_us) < 1e-9, "summary back: %g vs %g", ra.given.max_us,
+            base.given.max_us);
+    struct profile single;
+    T_CHECK(report_json_read(a, &single, &e) == ST_USAGE && strstr(e.msg, "pipeline file"),
+            "a pipeline file as a single profile: %s", e.msg);
+    FILE *null = fopen("/dev/null", "w");
+    T_CHECK(!pipeline_json_read(b, &rb, &e) && pipeline_compare(null, &ra, &rb, 10, false, &e) == ST_OK,
+            "same pipeline: no regression (%s)", e.msg);
+    T_CHECK(!pipeline_json_read(c, &rc, &e), "read slow");
+    T_CHECK(pipeline_compare(null, &ra, &rc, 10, false, &e) == ST_REGRESSION, "stage 1 50 %% slower: exit 3");
+    rc.given.bounds[1] = 2;
+    T_CHECK(pipeline_compare(null, &ra, &rc, 10, false, &e) == ST_USAGE && strstr(e.msg, "splits differ"),
+            "different splits: %s", e.msg);
+    fclose(null);
+    pipeline_free(&base);
+    pipeline_free(&slow);
+    pipeline_free(&ra);
+    pipeline_free(&rb);
+    pipeline_free(&rc);
+}
+
+int main(void)
+{
+    test_partition_brute_force();
+    test_spec();
+    test_summary();
+    test_json_compare();
+    return t_finish();
+}
