@@ -4,7 +4,11 @@
  * activations a stage hands to the next, the per-layer costs and the split that evens the stages.
  * Pure data and arithmetic, no device: tests build pipelines synthetically.
  *
- * Units as in profile.h: µs per step, GB/s, bytes. */
+ * Units as in profile.h: µs per step, GB/s, bytes.
+ *
+ * TODO(lead): --csv and --html (branch report) for a pipeline: one CSV row per stage (split, a, b,
+ * step, p10, p90, share of slowest, marginal, predicted) plus the summary, and in the HTML a bar
+ * chart of the stages' steps, even beside balanced. Not done here on purpose. */
 #ifndef LFM2_PIPELINE_H
 #define LFM2_PIPELINE_H
 

@@ -1,0 +1,56 @@
+/* test_gpu_mark.c - gpu_mark / gpu_release (what --stages frees between shards) and the
+ * device -> host-visible transfer probe, on whatever device is there (validation on). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "testutil.h"
+
+#define MiB (1ull << 20)
+
+int main(void)
+{
+    struct gpu g;
+    struct err e;
+    if (gpu_open(&g, -1, &e)) {
+        fprintf(stderr, "no device: %s\n", e.msg);
+        return 1;
+    }
+    struct gpu_buf small, big, big2, again;
+    T_CHECK(!gpu_alloc(&g, 1 * MiB, GPU_MEM_DEVICE, &small, &e), "alloc: %s", e.msg);
+    struct gpu_mark m;
+    gpu_mark(&g, &m);
+    int blocks = g.n_blocks;
+    uint64_t dev = g.allocated[GPU_MEM_DEVICE];
+    struct gpu_buf sc = g.gemm_x;
+    /* one range in a block that existed (its fill level grows), two blocks of their own */
+    T_CHECK(!gpu_alloc(&g, 4 * MiB, GPU_MEM_DEVICE, &again, &e), "alloc: %s", e.msg);
+    uint64_t first_addr = again.addr;
+    uint64_t huge = MIN(g.max_alloc, g.max_buffer) / 2 + MiB; /* two of them cannot share a block */
+    huge = MIN(huge, 600 * MiB);
+    T_CHECK(!gpu_alloc(&g, huge, GPU_MEM_DEVICE, &big, &e), "alloc: %s", e.msg);
+    T_CHECK(!gpu_alloc(&g, huge, GPU_MEM_DEVICE, &big2, &e), "alloc: %s", e.msg);
+    T_CHECK(!gpu_alloc(&g, 1 * MiB, GPU_MEM_HOST, &big2, &e), "alloc: %s", e.msg);
+    T_CHECK(g.n_blocks > blocks, "new blocks made: %d -> %d", blocks, g.n_blocks);
+    g.gemm_x = big; /* as a kernel's scratch grown after the mark */
+    uint32_t gen = g.scratch_gen;
+    gpu_release(&g, &m);
+    T_CHECK(g.n_blocks == blocks, "blocks back to %d: %d", blocks, g.n_blocks);
+    T_CHECK(g.allocated[GPU_MEM_DEVICE] == dev, "allocated back to %llu: %llu", (unsigned long long)dev,
+            (unsigned long long)g.allocated[GPU_MEM_DEVICE]);
+    T_CHECK(g.gemm_x.addr == sc.addr && g.gemm_x.size == sc.size && g.scratch_gen != gen, "scratch back to the mark's");
+    /* the released range is handed out again, and works */
+    T_CHECK(!gpu_alloc(&g, 4 * MiB, GPU_MEM_DEVICE, &again, &e) && again.addr == first_addr,
+            "the first range after the mark again");
+    uint32_t *h = malloc(4 * MiB), *back = malloc(4 * MiB);
+    for (uint32_t i = 0; i < MiB; i++) h[i] = i * 2654435761u;
+    T_CHECK(!gpu_upload(&g, &again, 0, h, 4 * MiB, &e) && !gpu_download(&g, &again, 0, back, 4 * MiB, &e) &&
+                !memcmp(h, back, 4 * MiB), "upload and download through the reused range");
+    free(h);
+    free(back);
+    double bps = 0;
+    T_CHECK(!gpu_copy_bandwidth_d2h(&g, 2, &bps, &e) && bps > 0, "device -> host bandwidth: %g (%s)", bps, e.msg);
+    T_CHECK(g.n_blocks == blocks, "the probe leaves no block: %d", g.n_blocks);
+    T_CHECK(!gpu_close(&g, &e), "close (validation): %s", e.msg);
+    return t_finish();
+}
