@@ -191,17 +191,26 @@ void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s)
 /* ------------------------------------------------------------------------------------------------
  * Report */
 
-/* The stage's three costliest kinds with their shares ("-" without timestamps). */
+/* The stage's three costliest kinds, head kinds among them, with their median µs a step ("-"
+ * without timestamps). */
 static void top_kinds(const struct profile *p, char *buf, size_t size)
 {
     buf[0] = 0;
     size_t used = 0;
-    for (int i = 0, n = 0; i < p->n_kinds && n < 3 && p->device.has_timestamps; i++) {
-        const struct prof_kind *k = &p->by_kind[i];
-        int w = snprintf(buf + used, size - used, "%s%s %.0f%%", n ? ", " : "", k->kind, 100 * k->share);
+    int order[3] = {-1, -1, -1};
+    for (int i = 0; i < p->n_kinds && p->device.has_timestamps; i++)
+        for (int j = 0; j < 3; j++)
+            if (order[j] < 0 || p->by_kind[i].us.median > p->by_kind[order[j]].us.median) {
+                for (int m = 2; m > j; m--) order[m] = order[m - 1];
+                order[j] = i;
+                break;
+            }
+    for (int n = 0; n < 3 && order[n] >= 0; n++) {
+        const struct prof_kind *k = &p->by_kind[order[n]];
+        char t[16];
+        int w = snprintf(buf + used, size - used, "%s%s %s", n ? ", " : "", k->kind, fmt_sig3(t, sizeof t, k->us.median));
         if (w < 0 || (size_t)w >= size - used) break;
         used += (size_t)w;
-        n++;
     }
     if (!buf[0]) snprintf(buf, size, "-");
 }
@@ -221,11 +230,11 @@ static void stage_table(FILE *out, const struct pipeline *p, const struct pipeli
 {
     bool pred = p->layer_cost != NULL;
     if (md) {
-        fprintf(out, "| stage | layers | step µs | p10–p90 µs | of slowest | marginal µs |%s top kinds |\n",
+        fprintf(out, "| stage | layers | step µs | p10–p90 µs | of slowest | marginal µs |%s top kinds (µs) |\n",
                 pred ? " predicted µs |" : "");
         fprintf(out, "|---:|---|---:|---:|---:|---:|%s---|\n", pred ? "---:|" : "");
     } else {
-        fprintf(out, "stage  layers    step µs  (p10–p90)          of slowest  marginal µs%s  top kinds\n",
+        fprintf(out, "stage  layers    step µs  (p10–p90)          of slowest  marginal µs%s  top kinds (µs)\n",
                 pred ? "  predicted µs" : "");
     }
     for (int i = 0; i < s->k; i++) {
@@ -272,9 +281,9 @@ static void split_summary(FILE *out, const struct pipeline *p, const struct pipe
         fprintf(out, "%shand-off    %d cols × %d hidden × 4 B (f32) = %s kB a boundary", li, p->cols, p->hidden,
                 fmt_sig3(x, sizeof x, (double)p->handoff_bytes / 1e3));
         if (p->handoff_us > 0)
-            fprintf(out, ": %s µs at %s GB/s device → host-visible; %d %s add %s µs a step on %d GPUs "
+            fprintf(out, ": %s µs at %s GB/s device → host-visible; %d %s %s µs a step on %d GPUs "
                     "(staged through the host that is one hop of two)\n", fmt_sig3(y, sizeof y, p->handoff_us),
-                    fmt_sig3(z, sizeof z, p->d2h_gbps), s->k - 1, s->k == 2 ? "boundary" : "boundaries",
+                    fmt_sig3(z, sizeof z, p->d2h_gbps), s->k - 1, s->k == 2 ? "boundary adds" : "boundaries add",
                     fmt_sig3(w, sizeof w, p->handoff_us * (s->k - 1)), s->k);
         else
             fprintf(out, " (transfer bandwidth not measured)\n");
