@@ -23,7 +23,7 @@ for k in $KS; do
         for c in $COLS; do
             plan=""
             [ "$c" -ge 64 ] && plan=$PLAN64
-            name="$m.c$c.k$k"
+            name="$(basename "$m").c$c.k$k"
             t0=$(date +%s)
             "$B" --model "$m" --stages "$k" --cols "$c" --pos 64 --logits --reps "$REPS" $plan \
                 --json "$O/$name.json" > "$O/$name.txt" 2> "$O/$name.err"
