@@ -4,6 +4,8 @@
  * layer in_proj (norm) + out_proj (residual), per attention layer q/k/v (norm) + out_proj
  * (residual), per layer the SwiGLU pair (norm) + down (residual).
  *
+ * Built only with -DLFM2_BENCH=ON (its shaders too: shaders/variants.txt's "bench" lines).
+ *
  *   gemm_bench DTYPE COLS [REPS [LAYERS]]     e.g.  gemm_bench bf16 512 20
  *   gemm_bench shm                           the product loop's rate from shared memory (bench/25)
  *   gemm_bench chain [N [COLS]]              what one dependent dispatch costs: with a barrier,

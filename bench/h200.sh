@@ -36,24 +36,6 @@ quick() {
     run --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --gap-probe
     run --model lfm2-1.2b --layers 0:16 --cols 1 --pos 64 --logits --gap-probe
 }
-tune() { # matmul geometry: by-kernel lines of the 16-column step under each forced setting
-    for cols in 16 1; do for ksl in auto 8 16 32 64 128; do
-        echo "== cols=$cols KSL=$ksl"
-        if [ $ksl = auto ]; then unset LFM2_MATMUL_KSL; else export LFM2_MATMUL_KSL=$ksl; fi
-        "$B" --model lfm2-1.2b --layers 0:16 --cols $cols --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul|attn"
-    done; done
-    unset LFM2_MATMUL_KSL
-    for dt in f16 q8_0 q4_0; do
-        echo "== cols=16 dtype=$dt"
-        "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 --dtype $dt | grep -E "GPU busy|matmul"
-    done
-}
-passes() { # columns a matmul pass serves at 16 columns (registers vs weights read again)
-    for pc in 16 8 4; do
-        echo "== cols=16 pass=$pc"
-        LFM2_MATMUL_PASS_COLS=$pc "$B" --model lfm2-1.2b --layers 0:16 --cols 16 --pos 64 --logits --reps 5 | grep -E "GPU busy|matmul"
-    done
-}
 dtypes() { # the other weight types at 16 columns
     for dt in f16 q8_0 q4_0; do
         echo "== cols=16 dtype=$dt"

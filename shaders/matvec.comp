@@ -51,23 +51,7 @@ layout(constant_id = 3) const uint COLS = 1;  // columns (<= 16)
 layout(local_size_x_id = 4) in;               // SG·NSG
 layout(constant_id = 5) const uint QW = 0;    // Q types: 1 = by words (LFM2_MATVEC_WORDS), 0 = by slots
 
-#if SWIGLU
-const uint NW = 2u; // matrices read per row
-#else
-const uint NW = 1u;
-#endif
-
-layout(push_constant) uniform Push {
-    uint64_t w[3];      // weight s (SWIGLU: w[1] is the up weight); unused entries 0
-    uint64_t ws[3];     // its f16 scales [rows_s][k/32] (Q types)
-    uint64_t y[3];      // f32 [COLS][rows_s]
-    uint64_t x;         // f32 [COLS][k], 16-byte aligned
-    uint64_t gain;      // norm gain [k], 0: no norm
-    uint rows_end[3];   // cumulative rows: weight s holds stacked rows rows_end[s-1] .. rows_end[s]-1
-    uint k;
-    uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
-    float eps;
-} p;
+#include "mv_common.glsl" // NW, the push block, locate, mv_store
 
 void main()
 {
@@ -85,8 +69,7 @@ void main()
     uint base[RT], seg[RT], lrow[RT];
     [[unroll]] for (uint r = 0u; r < RT; r++) {
         uint gr = min(grow0 + r, total - 1u);
-        seg[r] = gr < p.rows_end[0] ? 0u : gr < p.rows_end[1] ? 1u : 2u;
-        lrow[r] = gr - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
+        locate(gr, seg[r], lrow[r]);
         base[r] = lrow[r] * row_slots;
         [[unroll]] for (uint m = 0u; m < NW; m++) {
             uint sm = SWIGLU != 0 ? m : seg[r];
@@ -193,12 +176,7 @@ void main()
             v = v / (1.0 + exp(-v)) * v3;
 #endif
             // output (r, c) is written by one lane, the lanes taking turns
-            if (lane == (r * COLS + c) % SG && grow0 + r < total) {
-                uint rows_s = p.rows_end[seg[r]] - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
-                uint oi = c * rows_s + lrow[r];
-                if ((p.flags & 1u) != 0u) v += act_get(p.y[seg[r]], oi);
-                act_set(p.y[seg[r]], oi, v);
-            }
+            if (lane == (r * COLS + c) % SG && grow0 + r < total) mv_store(seg[r], lrow[r], c, v);
         }
     }
 }

@@ -4,7 +4,7 @@
 // W_0..W_2 of the same type and k stacked as one matrix of rows_end[2] rows (q/k/v as one
 // product), each writing its own y_s [COLS][rows_s]; x' = x or its RMSNorm g ⊙ x / rms(x).
 // SWIGLU: one weight, W_1 is the up weight of the same shape, y = silu(W_0 x')·(W_1 x').
-// Push block: matvec.comp's, field for field (kernels.c struct push_matvec).
+// Push block: mv_common.glsl's (kernels.c struct push_matvec).
 //
 // Why not matvec.comp (bench/12): there a lane reads x from memory 16 bytes at a time for the 32
 // (Q4_0) or 16 (Q8_0) elements of its weight slot, the lanes' reads 128 (64) bytes apart, so each
@@ -39,23 +39,7 @@ layout(constant_id = 6) const uint U = 2;     // units a lane loads ahead per ro
 
 const uint NT = SG * NSG;
 const uint XSC = KC / 4u + KC / 32u; // vec4 a column in shared memory, padded
-#if SWIGLU
-const uint NW = 2u; // matrices read per row
-#else
-const uint NW = 1u;
-#endif
-
-layout(push_constant) uniform Push {
-    uint64_t w[3];      // weight s (SWIGLU: w[1] is the up weight); unused entries 0
-    uint64_t ws[3];     // its f16 scales [rows_s][k/32]
-    uint64_t y[3];      // f32 [COLS][rows_s]
-    uint64_t x;         // f32 [COLS][k], 16-byte aligned
-    uint64_t gain;      // norm gain [k], 0: no norm
-    uint rows_end[3];   // cumulative rows: weight s holds stacked rows rows_end[s-1] .. rows_end[s]-1
-    uint k;
-    uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
-    float eps;
-} p;
+#include "mv_common.glsl" // NW, the push block, locate, mv_store
 
 shared vec4 xs[COLS * XSC];
 shared float red[NSG * COLS];
@@ -78,8 +62,7 @@ void main()
     uint base[RT], seg[RT], lrow[RT];
     [[unroll]] for (uint r = 0u; r < RT; r++) {
         uint gr = min(grow0 + r, total - 1u);
-        seg[r] = gr < p.rows_end[0] ? 0u : gr < p.rows_end[1] ? 1u : 2u;
-        lrow[r] = gr - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
+        locate(gr, seg[r], lrow[r]);
         base[r] = lrow[r] * row_slots;
         [[unroll]] for (uint m = 0u; m < NW; m++) {
             uint sm = SWIGLU != 0 ? m : seg[r];
@@ -168,12 +151,7 @@ void main()
             v = v / (1.0 + exp(-v)) * v3;
 #endif
             // output (r, c) is written by one lane, the lanes taking turns
-            if (lane == (r * COLS + c) % SG && grow0 + r < total) {
-                uint rows_s = p.rows_end[seg[r]] - (seg[r] == 0u ? 0u : p.rows_end[seg[r] - 1u]);
-                uint oi = c * rows_s + lrow[r];
-                if ((p.flags & 1u) != 0u) v += act_get(p.y[seg[r]], oi);
-                act_set(p.y[seg[r]], oi, v);
-            }
+            if (lane == (r * COLS + c) % SG && grow0 + r < total) mv_store(seg[r], lrow[r], c, v);
         }
     }
 }

@@ -4,7 +4,7 @@
 // W_0..W_2 of the same type and k stacked as one matrix of rows_end[2] rows (q/k/v as one product),
 // each writing its own y_s [COLS][rows_s]; x' = x or its RMSNorm g ⊙ x / rms(x). SWIGLU: W_1 is
 // the up weight, y = silu(W_0 x')·(W_1 x').
-// Push block: matvec.comp's, field for field (kernels.c struct push_matvec).
+// Push block: mv_common.glsl's (kernels.c struct push_matvec).
 //
 // Why (bench/22): at one column every weight element meets one x element, so a kernel that reads x
 // for each weight slot moves 2x (BF16) to 8x (Q4_0) the weight bytes again through L1 or shared
@@ -72,36 +72,13 @@ const float QOFF = 0.0;
 
 const uint RG = NSG / KSG; // row groups
 const uint ROWS_WG = RG * RB * NB;
-#if SWIGLU
-const uint NW = 2u; // matrices read per row
-#else
-const uint NW = 1u;
-#endif
-
-layout(push_constant) uniform Push {
-    uint64_t w[3];      // weight s (SWIGLU: w[1] is the up weight); unused entries 0
-    uint64_t ws[3];     // its f16 scales [rows_s][k/32]
-    uint64_t y[3];      // f32 [COLS][rows_s]
-    uint64_t x;         // f32 [COLS][k], 16-byte aligned
-    uint64_t gain;      // norm gain [k], 0: no norm
-    uint rows_end[3];   // cumulative rows: weight s holds stacked rows rows_end[s-1] .. rows_end[s]-1
-    uint k;
-    uint flags;         // 1: y += result; 2: gain is (1 + g); gain dtype << 2
-    float eps;
-} p;
+#include "mv_common.glsl" // NW, the push block, locate, mv_store
 
 shared vec4 xs[COLS * XV];
 shared float red[NSG * COLS];
 shared float part[KSG > 1u ? KSG * ROWS_WG * NW * COLS : 1u];
 
 uint xpos(uint i) { return i + (i >> 3); } // vec4 i of x -> its padded place
-
-// The weight s and the row in it of stacked row gr.
-void locate(uint gr, out uint seg, out uint lrow)
-{
-    seg = gr < p.rows_end[0] ? 0u : gr < p.rows_end[1] ? 1u : 2u;
-    lrow = gr - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
-}
 
 // Output (gr, c) of stacked row gr: the lanes' (and k groups') sum v (v3: the up product), the
 // norm's f.
@@ -113,16 +90,7 @@ void store(uint gr, uint c, float v, float v3, float f)
 #if SWIGLU
     v = v / (1.0 + exp(-v)) * (v3 * f);
 #endif
-    uint rows_s = p.rows_end[seg] - (seg == 0u ? 0u : p.rows_end[seg - 1u]);
-    uint oi = c * rows_s + lrow;
-#if FADD
-    if (gl_NumWorkGroups.y > 1u) {
-        atomicAdd(F32Buf(p.y[seg]).v[oi], v);
-        return;
-    }
-#endif
-    if ((p.flags & 1u) != 0u) v += act_get(p.y[seg], oi);
-    act_set(p.y[seg], oi, v);
+    mv_store(seg, lrow, c, v);
 }
 
 // Loads batch r0's RB rows of weight slots (and scales) this lane owns.

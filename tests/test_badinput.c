@@ -1446,20 +1446,21 @@ static void fuzz(bool gguf, int iters)
 
 int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     t_rng_seed(&rng, 20240611);
     tmp = t_tmpdir();
     T_CHECK(tmp != NULL, "mkdtemp");
     if (!tmp) return t_finish();
-    test_st_valid();
-    test_st_bad();
-    test_gguf_valid();
-    test_gguf_bad();
-    test_folders();
-    if (argc > 1) test_hostile(argv[1]);
+    T_CASE("st_valid", "safetensors", test_st_valid());
+    T_CASE("st_bad", "safetensors", test_st_bad());
+    T_CASE("gguf_valid", "gguf", test_gguf_valid());
+    T_CASE("gguf_bad", "gguf", test_gguf_bad());
+    T_CASE("folders", "", test_folders());
+    if (argc > 1) T_CASE("hostile", "", test_hostile(argv[1]));
     /* FUZZ_ITERS=N runs a longer campaign by hand; ctest runs 1000 of each. */
     int iters = getenv("FUZZ_ITERS") ? atoi(getenv("FUZZ_ITERS")) : 1000;
-    fuzz(false, iters);
-    fuzz(true, iters);
+    T_CASE("fuzz_safetensors", "fuzz safetensors", fuzz(false, iters));
+    T_CASE("fuzz_gguf", "fuzz gguf", fuzz(true, iters));
     char cmd[600], out[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     t_run(cmd, out, sizeof out);

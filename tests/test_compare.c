@@ -297,17 +297,18 @@ static void test_noise_aware(void)
     profile_free(&cur);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     dir = t_tmpdir();
     T_CHECK(dir != NULL, "tmpdir");
     if (!dir) return t_finish();
-    test_same();
-    test_regression();
-    test_noise_floor();
-    test_identity();
-    test_only_in_one();
-    test_bad_input();
-    test_noise_aware();
+    T_CASE("same", "", test_same());
+    T_CASE("regression", "", test_regression());
+    T_CASE("noise_floor", "", test_noise_floor());
+    T_CASE("identity", "", test_identity());
+    T_CASE("only_in_one", "", test_only_in_one());
+    T_CASE("bad_input", "", test_bad_input());
+    T_CASE("noise_aware", "", test_noise_aware());
     return t_finish();
 }

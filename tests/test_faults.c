@@ -79,8 +79,9 @@ static void test_out_of_memory(void)
 
 int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     const char *fixtures = argc > 1 ? argv[1] : "tests/fixtures";
-    test_shrinking_model(fixtures);
-    test_out_of_memory();
+    T_CASE("shrinking_model", "", test_shrinking_model(fixtures));
+    T_CASE("out_of_memory", "", test_out_of_memory());
     return t_finish();
 }

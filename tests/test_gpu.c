@@ -322,28 +322,27 @@ static void test_bandwidth(struct gpu *g)
 
 int main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    t_init(argc, argv);
     struct err e = {{0}};
     struct t_rng rng;
     t_rng_seed(&rng, (uint64_t)now_us());
 
-    test_device_out_of_range();
-    test_validation_counting();
-    T_CHECK(gpu_list_devices(stdout, &e) == ST_OK, "%s", e.msg);
+    T_CASE("device_out_of_range", "", test_device_out_of_range());
+    T_CASE("validation_counting", "", test_validation_counting());
+    T_CASE("list_devices", "", T_CHECK(gpu_list_devices(stdout, &e) == ST_OK, "%s", e.msg));
 
     static struct gpu g;
     int st = gpu_open(&g, -1, &e);
     T_CHECK(st == ST_OK, "gpu_open: %s", e.msg);
     if (st) return t_finish();
-    test_info(&g);
-    test_alloc(&g);
-    test_big_roundtrip(&g, &rng);
-    test_upload_fn(&g);
-    test_copy_kernel(&g, &rng);
-    test_timestamps(&g);
-    test_errors(&g);
-    test_bandwidth(&g);
+    T_CASE("info", "", test_info(&g));
+    T_CASE("alloc", "", test_alloc(&g));
+    T_CASE("big_roundtrip", "", test_big_roundtrip(&g, &rng));
+    T_CASE("upload_fn", "", test_upload_fn(&g));
+    T_CASE("copy_kernel", "", test_copy_kernel(&g, &rng));
+    T_CASE("timestamps", "", test_timestamps(&g));
+    T_CASE("errors", "", test_errors(&g));
+    T_CASE("bandwidth", "", test_bandwidth(&g));
     st = gpu_close(&g, &e);
     T_CHECK(st == ST_OK, "gpu_close: %s", e.msg);
     return t_finish();

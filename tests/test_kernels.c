@@ -2085,14 +2085,14 @@ static int close_and_finish(void)
     return t_finish();
 }
 
-/* test_kernels [FIXTURES [gemm|attention]]: with "gemm" only the matrix products (ctest runs it so
- * under LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2 and a 32x32x32 tile: split-k sums and double-buffered
- * tiles, on the twin too); with "attention" only the attention cases (ctest runs them so under
- * LFM2_ATTN_KV_KEYS=0, with and without LFM2_ATTN_SPLIT=1). */
+/* test_kernels [FIXTURES [FILTER]]: FILTER names cases (t_case: names, patterns, tags); "gemm" (a
+ * tag) runs only the matrix products (ctest runs it so under LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2
+ * and a 32x32x32 tile: split-k sums and double-buffered tiles, on the twin too); "attention" only
+ * the attention cases (ctest runs them so under LFM2_ATTN_KV_KEYS=0, with and without
+ * LFM2_ATTN_SPLIT=1). */
 int main(int argc, char **argv)
 {
-    bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
-    bool only_attn = argc > 2 && strcmp(argv[2], "attention") == 0;
+    t_init(argc, argv);
     setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
     setenv("LFM2_DN_CHUNK_TV", "32", 1);  /* dn.chunk: tiles of 32 where dv allows (test_dn_chunk_case) */
     t_rng_seed(&rng, 20240611);
@@ -2102,45 +2102,29 @@ int main(int argc, char **argv)
     printf("device: %s, subgroup %u, shared %u, float atomic add %s\n", g.props.deviceName, g.subgroup_size,
            g.shared_mem, g.has_float_atomic_add ? "yes" : "no");
     double t0 = now_us();
-    if (only_attn) {
-        test_attention();
-        printf("attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n", env_or_auto("LFM2_ATTN_KV_KEYS"),
-               env_or_auto("LFM2_ATTN_SPLIT"), (now_us() - t0) / 1e6);
-        return close_and_finish();
-    }
-    if (only_gemm) {
-        test_matmul();
-        test_matmul_multi();
-        test_qmv();
-        test_xmv();
-        test_gemm();
-        printf("matmul + gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n",
-               g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
-               env_or_auto("LFM2_GEMM_SPLITK"), (now_us() - t0) / 1e6);
-        return close_and_finish();
-    }
-    test_embed();
-    test_rmsnorm();
-    test_rmsnorm_add();
-    printf("embed, rmsnorm: %.1f s\n", (now_us() - t0) / 1e6);
-    test_matmul();
-    test_gate_up_parts();
-    test_matmul_multi();
-    test_qmv();
-    test_xmv();
-    test_plan_barriers();
-    test_plan_hoist();
+    T_CASE("embed", "", test_embed());
+    T_CASE("rmsnorm", "", test_rmsnorm());
+    T_CASE("rmsnorm_add", "", test_rmsnorm_add());
+    T_CASE("matmul", "gemm", test_matmul());
+    T_CASE("gate_up_parts", "", test_gate_up_parts());
+    T_CASE("matmul_multi", "gemm", test_matmul_multi());
+    T_CASE("qmv", "gemm", test_qmv());
+    T_CASE("xmv", "gemm", test_xmv());
+    T_CASE("plan_barriers", "", test_plan_barriers());
+    T_CASE("plan_hoist", "", test_plan_hoist());
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
-    test_gemm();
-    printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
-    test_shortconv();
-    test_conv_step();
-    test_dn_conv_step();
-    test_attention();
-    test_deltanet();
-    printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
-    test_winit();
-    test_big_tensor();
+    T_CASE("gemm", "gemm", test_gemm());
+    printf("+ gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
+           env_or_auto("LFM2_GEMM_SPLITK"), (now_us() - t0) / 1e6);
+    T_CASE("shortconv", "", test_shortconv());
+    T_CASE("conv_step", "", test_conv_step());
+    T_CASE("dn_conv_step", "", test_dn_conv_step());
+    T_CASE("attention", "", test_attention());
+    T_CASE("deltanet", "", test_deltanet());
+    printf("+ shortconv, attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n",
+           env_or_auto("LFM2_ATTN_KV_KEYS"), env_or_auto("LFM2_ATTN_SPLIT"), (now_us() - t0) / 1e6);
+    T_CASE("winit", "", test_winit());
+    T_CASE("big_tensor", "", test_big_tensor());
     printf("+ winit, 200 MiB tensor: %.1f s; worst relative error %.3g\n", (now_us() - t0) / 1e6, worst_rel);
     return close_and_finish();
 }

@@ -546,35 +546,42 @@ static void test_golden(const char *file, int hidden, int vocab)
 
 int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
-    test_lfm2_safetensors();
-    test_lfm2_gguf("lfm2-tiny/model-f16.gguf", DT_F16);
-    test_lfm2_gguf("lfm2-tiny/model-q8_0.gguf", DT_Q8_0);
-    test_lfm2_gguf("lfm2-tiny/model-q4_0.gguf", DT_Q4_0);
-    check_quant_vs_f16(fx("lfm2-tiny/model-q4_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
-                       "token_embd.weight", 1.0f);
-    check_quant_vs_f16(fx("lfm2-tiny/model-q8_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
-                       "token_embd.weight", 0.6f);
-    check_quant_vs_f16(fx("lfm2-tiny/model-q4_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
-                       "blk.2.attn_q.weight", 1.0f);
-    test_qwen35_safetensors();
-    test_qwen35_gguf("qwen35-tiny/model-f16.gguf", DT_F16);
-    test_qwen35_gguf("qwen35-tiny/model-q8_0.gguf", DT_Q8_0);
-    test_qwen35_gguf("qwen35-tiny/model-q4_0.gguf", DT_Q4_0);
-    check_quant_vs_f16(fx("qwen35-tiny/model-q4_0.gguf"), fx("qwen35-tiny/model-f16.gguf"),
-                       "token_embd.weight", 1.0f);
-    check_quant_vs_f16(fx("qwen35-tiny/model-q8_0.gguf"), fx("qwen35-tiny/model-f16.gguf"),
-                       "blk.0.ffn_down.weight", 0.6f);
-    test_glm();
+    T_CASE("lfm2_safetensors", "lfm2", test_lfm2_safetensors());
+    T_CASE("lfm2_gguf_f16", "lfm2 gguf", test_lfm2_gguf("lfm2-tiny/model-f16.gguf", DT_F16));
+    T_CASE("lfm2_gguf_q8_0", "lfm2 gguf", test_lfm2_gguf("lfm2-tiny/model-q8_0.gguf", DT_Q8_0));
+    T_CASE("lfm2_gguf_q4_0", "lfm2 gguf", test_lfm2_gguf("lfm2-tiny/model-q4_0.gguf", DT_Q4_0));
+    if (t_case("lfm2_quant_vs_f16", "lfm2 gguf")) {
+        check_quant_vs_f16(fx("lfm2-tiny/model-q4_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
+                           "token_embd.weight", 1.0f);
+        check_quant_vs_f16(fx("lfm2-tiny/model-q8_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
+                           "token_embd.weight", 0.6f);
+        check_quant_vs_f16(fx("lfm2-tiny/model-q4_0.gguf"), fx("lfm2-tiny/model-f16.gguf"),
+                           "blk.2.attn_q.weight", 1.0f);
+    }
+    T_CASE("qwen35_safetensors", "qwen35", test_qwen35_safetensors());
+    T_CASE("qwen35_gguf_f16", "qwen35 gguf", test_qwen35_gguf("qwen35-tiny/model-f16.gguf", DT_F16));
+    T_CASE("qwen35_gguf_q8_0", "qwen35 gguf", test_qwen35_gguf("qwen35-tiny/model-q8_0.gguf", DT_Q8_0));
+    T_CASE("qwen35_gguf_q4_0", "qwen35 gguf", test_qwen35_gguf("qwen35-tiny/model-q4_0.gguf", DT_Q4_0));
+    if (t_case("qwen35_quant_vs_f16", "qwen35 gguf")) {
+        check_quant_vs_f16(fx("qwen35-tiny/model-q4_0.gguf"), fx("qwen35-tiny/model-f16.gguf"),
+                           "token_embd.weight", 1.0f);
+        check_quant_vs_f16(fx("qwen35-tiny/model-q8_0.gguf"), fx("qwen35-tiny/model-f16.gguf"),
+                           "blk.0.ffn_down.weight", 0.6f);
+    }
+    T_CASE("glm", "", test_glm());
     static const char *const golds[] = {"golden.safetensors", "golden-f16.safetensors",
                                         "golden-q8_0.safetensors", "golden-q4_0.safetensors"};
-    for (size_t i = 0; i < ARRAY_LEN(golds); i++) {
-        char p[128];
-        snprintf(p, sizeof p, "lfm2-tiny/%s", golds[i]);
-        test_golden(p, 128, 1000);
-        snprintf(p, sizeof p, "qwen35-tiny/%s", golds[i]);
-        test_golden(p, 128, 1000);
+    if (t_case("goldens", "golden")) {
+        for (size_t i = 0; i < ARRAY_LEN(golds); i++) {
+            char p[128];
+            snprintf(p, sizeof p, "lfm2-tiny/%s", golds[i]);
+            test_golden(p, 128, 1000);
+            snprintf(p, sizeof p, "qwen35-tiny/%s", golds[i]);
+            test_golden(p, 128, 1000);
+        }
     }
-    test_golden("glm-ocr-tiny/golden.safetensors", 128, 1000);
+    T_CASE("golden_glm", "golden", test_golden("glm-ocr-tiny/golden.safetensors", 128, 1000));
     return t_finish();
 }

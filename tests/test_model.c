@@ -731,17 +731,18 @@ static void test_names(void)
 
 int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     fixtures = argc > 1 ? argv[1] : getenv("FIXTURES");
     if (!fixtures) {
         fprintf(stderr, "usage: test_model FIXTURES_DIR\n");
         return 2;
     }
-    test_names();
-    test_lfm2();
-    test_qwen35();
-    test_glm();
-    test_ignored();
-    test_written_files();
-    test_builtins();
+    T_CASE("names", "", test_names());
+    T_CASE("lfm2", "", test_lfm2());
+    T_CASE("qwen35", "", test_qwen35());
+    T_CASE("glm", "", test_glm());
+    T_CASE("ignored", "", test_ignored());
+    T_CASE("written_files", "", test_written_files());
+    T_CASE("builtins", "", test_builtins());
     return t_finish();
 }

@@ -33,16 +33,14 @@ static int head_norm_groups(const cJSON *j)
     return -1;
 }
 
-int main(int argc, char **argv)
-{
-    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
-    const char *dir = t_tmpdir();
-    char args[2048], a_json[512], b_json[512], t_json[512];
-    snprintf(a_json, sizeof a_json, "%s/a.json", dir);
-    snprintf(b_json, sizeof b_json, "%s/b.json", dir);
-    snprintf(t_json, sizeof t_json, "%s/t.json", dir);
+/* Shared by the cases: the fixtures folder, the arguments of a run, three files of this run's
+ * temporary folder (each case writes the files it reads). */
+static const char *fx;
+static char args[2048], a_json[512], b_json[512], t_json[512];
 
-    /* decode shape, whole model, head and gap probe */
+/* decode shape, whole model, head and gap probe */
+static void case_decode(void)
+{
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 4 --pos 8 --reps 3 --logits --gap-probe --json %s --trace %s",
              fx, a_json, t_json);
     T_CHECK(run(args) == 0, "profile run");
@@ -154,29 +152,41 @@ int main(int argc, char **argv)
 
     snprintf(args, sizeof args, "--compare %s --current %s", a_json, a_json);
     T_CHECK(run(args) == 0, "compare against itself");
+}
 
-    /* prefill shape, markdown */
+/* prefill shape, markdown */
+static void case_prefill_markdown(void)
+{
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 6 --slots 2 --pos 5 --reps 2 --markdown", fx);
     T_CHECK(run(args) == 0, "prefill profile");
     T_CHECK(strstr(out, "attn.prefill") && strstr(out, "|"), "prefill markdown");
+}
 
-    /* split shards: a first stage without head, a last stage fed seeded hidden_in */
+/* split shards: a first stage without head, a last stage fed seeded hidden_in */
+static void case_split_shards(void)
+{
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --layers 0:3 --cols 4 --pos 4 --reps 2 --gap-probe", fx);
     T_CHECK(run(args) == 0 && strstr(out, "layers 0:3") && !strstr(out, "-- LM head"), "stage 0:3");
     snprintf(args, sizeof args, "--model %s/lfm2-tiny/model-q4_0.gguf --layers 3:6 --cols 4 --pos 4 --reps 2 --logits", fx);
     T_CHECK(run(args) == 0 && strstr(out, "head.matmul.q4_0") && !strstr(out, "embed."), "stage 3:6 q4_0");
+}
 
-    /* the trace of a stage without a head names no LM-head thread */
+/* the trace of a stage without a head names no LM-head thread */
+static void case_trace_no_head(void)
+{
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --layers 0:3 --cols 2 --pos 2 --reps 2 --trace %s", fx, t_json);
     T_CHECK(run(args) == 0, "trace without head");
-    t = t_json_file(t_json);
+    cJSON *t = t_json_file(t_json);
     T_CHECK(t, "trace parses");
     char *txt = t ? cJSON_PrintUnformatted(t) : NULL;
     T_CHECK(txt && strstr(txt, "layer plan") && !strstr(txt, "LM head"), "no LM-head thread without a head");
     free(txt);
     cJSON_Delete(t);
+}
 
-    /* sampled timing and the attribution mode: every dispatch gets its reps, the closure line prints */
+/* sampled timing and the attribution mode: every dispatch gets its reps, the closure line prints */
+static void case_sampled_attribution(void)
+{
     snprintf(args, sizeof args,
              "--model %s/lfm2-tiny --full --cols 2 --pos 2 --reps 3 --logits --timing sampled --sample-stride 4 "
              "--attribution --json %s",
@@ -185,16 +195,19 @@ int main(int argc, char **argv)
     T_CHECK(strstr(out, "timing: sampled") && strstr(out, "-- attribution") && strstr(out, "closure: Σ diff") &&
                 strstr(out, "head.matmul.bf16") && strstr(out, "-- gap probe"),
             "sampled + attribution report\n%s", out);
-    j = t_json_file(a_json);
+    cJSON *j = t_json_file(a_json);
     T_CHECK(j && !strcmp(t_json_at(j, "timing")->valuestring, "sampled") &&
                 cJSON_GetArraySize(t_json_at(j, "dispatches[5].us.reps")) == 3 && t_json_at(j, "attribution.rows[0].diff") &&
                 t_json_at(j, "attribution.closure") && t_json_at(j, "gap_probe.wall1.reps") &&
                 cJSON_GetArraySize(t_json_at(j, "gap_probe.wall1.reps")) == 3,
             "sampled + attribution JSON");
     cJSON_Delete(j);
+}
 
-    /* a list of widths and plans: one profile each, then the crossover table; a plan that is not
-     * built yet is a row saying so */
+/* a list of widths and plans: one profile each, then the crossover table; a plan that is not
+ * built yet is a row saying so */
+static void case_crossover(void)
+{
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 1,2,4 --plans batch,wide --pos 2 --reps 2 --logits",
              fx);
     T_CHECK(run(args) == 0, "crossover");
@@ -202,8 +215,11 @@ int main(int argc, char **argv)
     T_CHECK(xt && strstr(xt, "\n      1  batch") && strstr(xt, "\n      4  batch") && strstr(xt, "× floor"),
             "crossover table\n%s", out);
     T_CHECK(xt && (strstr(xt, "wide   failed") || strstr(xt, "\n      4  wide")), "wide row\n%s", out);
+}
 
-    /* a device without timestamps: a clear header line, no per-dispatch tables, still the gap probe */
+/* a device without timestamps: a clear header line, no per-dispatch tables, still the gap probe */
+static void case_no_timestamps(void)
+{
     setenv("LFM2_TEST_NO_TIMESTAMPS", "1", 1);
     snprintf(args, sizeof args, "--model %s/lfm2-tiny --full --cols 2 --pos 3 --reps 2 --logits --gap-probe --json %s", fx,
              a_json);
@@ -212,18 +228,21 @@ int main(int argc, char **argv)
                 !strstr(out, "-- top single dispatches --"),
             "no-timestamp report\n%s", out);
     unsetenv("LFM2_TEST_NO_TIMESTAMPS");
-    j = t_json_file(a_json);
+    cJSON *j = t_json_file(a_json);
     T_CHECK(j && cJSON_IsFalse(t_json_at(j, "device.has_timestamps")) && t_json_at(j, "gap_probe.marginal_us"),
             "no-timestamp JSON");
     cJSON_Delete(j);
+}
 
-    /* the wide plan: tagged in the header and the JSON, its own short-conv and prefill attention */
+/* the wide plan: tagged in the header and the JSON, its own short-conv and prefill attention */
+static void case_wide(void)
+{
     snprintf(args, sizeof args,
              "--model %s/lfm2-tiny --full --wide --cols 8 --slots 2 --pos 5 --reps 2 --logits --json %s", fx, a_json);
     T_CHECK(run(args) == 0, "wide profile");
     T_CHECK(strstr(out, "wide=true") && strstr(out, "shortconv.wide") && strstr(out, "attn.prefill"), "wide report\n%s",
             out);
-    j = t_json_file(a_json);
+    cJSON *j = t_json_file(a_json);
     T_CHECK(j && !strcmp(t_json_at(j, "shape.plan")->valuestring, "wide"), "wide JSON shape.plan");
     /* the prefill shape samples each slot's last column: the head's norm runs over 2 columns */
     T_CHECK(j && t_json_at(j, "shape.logit_cols")->valueint == 2, "prefill shape: logit_cols 2");
@@ -241,5 +260,23 @@ int main(int argc, char **argv)
     cJSON_Delete(j);
     snprintf(args, sizeof args, "--compare %s --current %s", a_json, b_json);
     T_CHECK(run(args) == 2 && strstr(out, "shape logit_cols differs"), "compare refuses other logit columns\n%s", out);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(argc, argv);
+    fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    const char *dir = t_tmpdir();
+    snprintf(a_json, sizeof a_json, "%s/a.json", dir);
+    snprintf(b_json, sizeof b_json, "%s/b.json", dir);
+    snprintf(t_json, sizeof t_json, "%s/t.json", dir);
+    T_CASE("decode", "", case_decode());
+    T_CASE("prefill_markdown", "", case_prefill_markdown());
+    T_CASE("split_shards", "", case_split_shards());
+    T_CASE("trace_no_head", "", case_trace_no_head());
+    T_CASE("sampled_attribution", "", case_sampled_attribution());
+    T_CASE("crossover", "", case_crossover());
+    T_CASE("no_timestamps", "", case_no_timestamps());
+    T_CASE("wide", "", case_wide());
     return t_finish();
 }

@@ -762,26 +762,27 @@ static void test_trace(struct profile *p, const char *dir)
     p->device.has_timestamps = true;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     const char *dir = t_tmpdir();
     T_CHECK(dir != NULL, "tmpdir");
     if (!dir) return t_finish();
     struct profile p;
     synth_profile(&p, 7, 5);
-    test_timing();
-    test_rank_test();
-    test_spread_and_noise();
-    test_sig3();
-    test_crossover();
-    test_attribution();
-    test_floor();
-    test_totals_and_kinds(&p);
-    test_gap_probe();
-    test_text(&p);
-    test_markdown(&p);
-    test_json(&p, dir);
-    test_trace(&p, dir);
+    T_CASE("timing", "", test_timing());
+    T_CASE("rank_test", "", test_rank_test());
+    T_CASE("spread_and_noise", "", test_spread_and_noise());
+    T_CASE("sig3", "", test_sig3());
+    T_CASE("crossover", "", test_crossover());
+    T_CASE("attribution", "", test_attribution());
+    T_CASE("floor", "", test_floor());
+    T_CASE("totals_and_kinds", "", test_totals_and_kinds(&p));
+    T_CASE("gap_probe", "", test_gap_probe());
+    T_CASE("text", "output", test_text(&p));
+    T_CASE("markdown", "output", test_markdown(&p));
+    T_CASE("json", "output", test_json(&p, dir));
+    T_CASE("trace", "output", test_trace(&p, dir));
     profile_free(&p);
     return t_finish();
 }

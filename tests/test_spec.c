@@ -180,13 +180,14 @@ static void run_model(const char *fx, const char *model)
 
 int main(int argc, char **argv)
 {
+    t_init(argc, argv);
     const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
     int st = gpu_open(&g, -1, &e);
     T_CHECK(st == ST_OK, "gpu_open: %s", e.msg);
     if (st) return t_finish();
-    run_model(fx, "lfm2-tiny");
-    run_model(fx, "qwen35-tiny");
-    if (getenv("LFM2_BIN")) profile_json(fx);
+    T_CASE("lfm2", "", run_model(fx, "lfm2-tiny"));
+    T_CASE("qwen35", "", run_model(fx, "qwen35-tiny"));
+    if (getenv("LFM2_BIN")) T_CASE("profile_json", "", profile_json(fx));
     T_CHECK(gpu_close(&g, &e) == ST_OK, "gpu_close: %s", e.msg);
     return t_finish();
 }

@@ -110,9 +110,9 @@ static void check_scanner(void)
     }
 }
 
-int main(void)
+/* Every embedded blob: whole words, well-formed, no undecorated buffer-reference variable. */
+static void check_blobs(void)
 {
-    check_scanner();
     int n = 0;
     for (const struct shader_blob *b = shader_blobs; b->name; b++, n++) {
         uint32_t bad = 0;
@@ -126,5 +126,12 @@ int main(void)
     }
     T_CHECK(n > 80, "%d embedded kernels, expected every variant (more than 80)", n);
     printf("%d embedded kernels scanned\n", n);
+}
+
+int main(int argc, char **argv)
+{
+    t_init(argc, argv);
+    T_CASE("scanner", "", check_scanner());
+    T_CASE("blobs", "", check_blobs());
     return t_finish();
 }

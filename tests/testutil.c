@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,53 @@
 
 int t_pass, t_fail;
 
+static const char *case_filter;    /* argv[2], or NULL: every case */
+static int cases_run;
+static char case_names[2048];      /* every case seen, for the message of a filter that matched none */
+
+void t_init(int argc, char **argv) { case_filter = argc > 2 && argv[2][0] ? argv[2] : NULL; }
+
+/* Whether word is one of tags' space-separated words. */
+static bool has_tag(const char *tags, const char *word, size_t n)
+{
+    for (const char *t = tags; *t;) {
+        size_t m = strcspn(t, " ");
+        if (m == n && strncmp(t, word, n) == 0) return true;
+        t += m;
+        t += strspn(t, " ");
+    }
+    return false;
+}
+
+bool t_case(const char *name, const char *tags)
+{
+    size_t used = strlen(case_names);
+    snprintf(case_names + used, sizeof case_names - used, "%s%s", used ? " " : "", name);
+    bool run = case_filter == NULL;
+    for (const char *f = case_filter; f && *f && !run;) {
+        size_t n = strcspn(f, ",");
+        char word[128];
+        snprintf(word, sizeof word, "%.*s", (int)n, f);
+        run = fnmatch(word, name, 0) == 0 || has_tag(tags, f, n);
+        f += n;
+        f += *f == ',';
+    }
+    cases_run += run;
+    return run;
+}
+
 int t_finish(void)
 {
     printf("%d passed, %d failed\n", t_pass, t_fail);
+    if (case_filter && cases_run == 0) {
+        fprintf(stderr, "FAIL: the case filter '%s' matches none of this program's cases: %s\n", case_filter,
+                case_names[0] ? case_names : "(none reached)");
+        return 1;
+    }
+    if (t_pass + t_fail == 0) {
+        fprintf(stderr, "FAIL: no check ran\n");
+        return 1;
+    }
     return t_fail ? 1 : 0;
 }
 

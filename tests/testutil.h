@@ -1,9 +1,13 @@
 /* testutil.h - tiny test harness shared by every tests/test_*.c program.
- * A test program calls T_CHECK/T_NEAR freely and returns t_finish() from main: it prints
- * "N passed, M failed" and returns nonzero when anything failed. argv[1] is the fixtures folder. */
+ * A test program's main calls t_init(argc, argv) first, runs its named cases through T_CASE, calls
+ * T_CHECK freely and returns t_finish(): it prints "N passed, M failed" and returns nonzero when
+ * anything failed, when no check ran at all, or when the case filter matched no case.
+ * Command line of every test program: test_NAME [FIXTURES [FILTER]]: argv[1] the fixtures folder,
+ * argv[2] the case filter (t_case). */
 #ifndef LFM2_TESTUTIL_H
 #define LFM2_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -22,6 +26,17 @@ extern int t_pass, t_fail;
     } while (0)
 
 int t_finish(void);
+
+/* Named cases. t_init takes the case filter from argv[2]: a comma-separated list of words, each a
+ * case name, a shell pattern of names ("xmv*") or a tag; no filter admits every case. t_case(name,
+ * tags) says whether the case `name` (tags: space-separated words, "" for none) runs, and records it:
+ * t_finish fails a filter that admitted no case and lists the program's cases. */
+void t_init(int argc, char **argv);
+bool t_case(const char *name, const char *tags);
+#define T_CASE(name, tags, call)                                                                   \
+    do {                                                                                           \
+        if (t_case(name, tags)) call;                                                              \
+    } while (0)
 
 /* Deterministic random numbers (xorshift64*), fresh per seed. */
 struct t_rng {
