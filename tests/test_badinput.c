@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "input.h"
 #include "loader.h"
 #include "model.h"
 #include "profile.h"
@@ -1292,6 +1293,56 @@ static void test_golden_files(void)
 
 /* --compare files: strict JSON, integers where integers are meant, typed optional fields,
  * bounded counts. */
+/* An escaped NUL (\u0000) in a JSON string: cJSON would end the string there and accept the
+ * part before it ("BF16\u0000" as BF16), so every JSON reader refuses it, naming the key. */
+static void test_nul_strings(void)
+{
+    expect_bad("st_dtype_nul", false,
+               st_raw("{\"a\":{\"dtype\":\"F32\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "escaped NUL (\\u0000) in a string at byte");
+    expect_bad("st_key_nul", false,
+               st_raw("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "key \"a\\u0000b\"");
+
+    char p[700];
+    snprintf(p, sizeof p, "%s/lfm2-tiny/config.json", fixtures);
+    FILE *f = fopen(p, "r");
+    char cfg[16384];
+    size_t n = f ? fread(cfg, 1, sizeof cfg - 1, f) : 0;
+    if (f) fclose(f);
+    cfg[n] = 0;
+    char *at = strstr(cfg, "\"model_type\": \"lfm2\"");
+    T_CHECK(at && n < sizeof cfg - 16, "fixture config has model_type");
+    if (at) {
+        char text[16400];
+        int k = (int)(at - cfg);
+        snprintf(text, sizeof text, "%.*s\"model_type\": \"lfm2\\u0000\"%s", k, cfg,
+                 at + strlen("\"model_type\": \"lfm2\""));
+        const char *dir = model_folder("cfg_model_type_nul", "lfm2-tiny", text);
+        expect_open("cfg_model_type_nul", dir, ST_USAGE, "key \"model_type\"");
+    }
+
+    const char *d = mkfolder("index_nul");
+    snprintf(p, sizeof p, "%s/config.json", d);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(d);
+    write_index(d, GOOD_MAP ", \"zz\": \"" SH1 "\\u0000../x\"");
+    expect_bad_folder(d, "key \"zz\"", "escaped NUL");
+
+    struct profile prof;
+    struct err e;
+    snprintf(p, sizeof p, "%s/profile_nul.json", tmp);
+    write_text(p, "{\"tool\": \"lfm2-profile-stage\\u0000\"}");
+    int rc = report_json_read(p, &prof, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "escaped NUL") && strstr(e.msg, "key \"tool\""),
+            "compare file with a NUL: %d %s", rc, e.msg);
+    /* an escaped backslash before u0000 is no NUL */
+    size_t nul_at;
+    char key[32];
+    static const char ok[] = "{\"a\": \"x\\\\u0000\"}";
+    T_CHECK(!input_json_nul(ok, sizeof ok - 1, &nul_at, key, sizeof key), "\\\\u0000 is text");
+}
+
 static void test_compare_files(void)
 {
     char p[600];
@@ -1399,6 +1450,7 @@ static void test_hostile(const char *fixture_dir)
     test_many();
     test_golden_files();
     test_compare_files();
+    test_nul_strings();
     alarm(0);
 }
 

@@ -19,6 +19,16 @@ static int fail(int st, const struct err *e)
     return st;
 }
 
+/* Every exit goes through here: standard output is flushed and closed, and a report that could
+ * not be written is exit 1 (docs/outputs.md); an earlier failure keeps its own status. */
+static int finish(int st, const struct err *e)
+{
+    struct err oe = {{0}};
+    int ost = outfile_stdout_close(&oe);
+    if (st) return fail(st, e);
+    return ost ? fail(ost, &oe) : 0;
+}
+
 static void list_models(void)
 {
     printf("built-in models (real shapes, random weights made on the GPU; --dtype, --seed):\n");
@@ -163,7 +173,8 @@ static int run(const struct options *o, struct err *e)
 {
     if (o->compare && o->current) {
         struct profile base = {0}, cur = {0};
-        int st = report_json_read(o->compare, &base, e);
+        int st = o->json ? outfile_check("--json", o->json, e) : ST_OK;
+        if (!st) st = report_json_read(o->compare, &base, e);
         if (!st) st = report_json_read(o->current, &cur, e);
         if (!st) st = compare_profiles_fmt(stdout, &base, &cur, o->threshold, o->markdown, o->json, e);
         profile_free(&base);
@@ -193,8 +204,8 @@ static int run(const struct options *o, struct err *e)
     if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
     if (!st && o->golden && o->shape_set)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
-    if (!st && o->json) st = output_check("--json", o->json, e);
-    if (!st && o->trace) st = output_check("--trace", o->trace, e);
+    if (!st && o->json) st = outfile_check("--json", o->json, e);
+    if (!st && o->trace) st = outfile_check("--trace", o->trace, e);
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
@@ -229,26 +240,27 @@ static int run(const struct options *o, struct err *e)
 
 int main(int argc, char **argv)
 {
+    outfile_std_init();
     struct options o;
     struct err e = {{0}};
     int st = cli_parse(argc, argv, &o, &e);
-    if (st) return fail(st, &e);
+    if (st) return finish(st, &e);
     if (o.help) {
         cli_usage(stdout);
-        return 0;
+        return finish(0, &e);
     }
     if (o.version) {
         printf("lfm2-profile-stage %s\n", LFM2_VERSION);
-        return 0;
+        return finish(0, &e);
     }
     if (o.list_models) {
         list_models();
-        return 0;
+        return finish(0, &e);
     }
     if (o.list_devices) {
         st = gpu_list_devices(stdout, &e);
-        return st ? fail(st, &e) : 0;
+        return finish(st, &e);
     }
     st = run(&o, &e);
-    return st ? fail(st, &e) : 0;
+    return finish(st, &e);
 }
