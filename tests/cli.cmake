@@ -258,3 +258,26 @@ cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed
 cli_test_env(golden_wide_chunk_qwen_long_full golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
 cli_test_env(golden_wide_chunk_qwen_long_2_4 golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --layers 2:4 --wide --golden ${QT}/golden-long.safetensors)
 cli_test_env(golden_wide_chunk_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
+
+# ---- outputs under faults, the last inputs (issue 39; docs/outputs.md; the write faults themselves:
+# test_report_outputs). Two spellings of one output file: exit 2 before anything loads.
+add_test(NAME cli_same_output_spellings COMMAND sh -c "d=$(mktemp -d) && mkdir $d/sub && ln -s out.json $d/link.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/out.json --trace $d/./out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/out.json --trace $d/sub/../out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/link.json --trace $d/out.json \
+&& touch $d/out.json && ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/link.json --trace $d/out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json /dev/stdout --trace -; rc=$?; rm -rf $d; exit $rc" ${BIN})
+# outputs that cannot be written are refused before the GPU opens (no driver: a GPU open would say so)
+add_test(NAME cli_output_paths_before_gpu COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/f && ln -s /nonexistent/dir/x.json $d/dangling \
+&& timeout 60 ${EXPECT} 2 'is a FIFO, not a regular file' $0 --model ${LT} --full --json $d/f \
+&& ${EXPECT} 2 'over the 255-byte limit' $0 --model ${LT} --full --trace $d/${LONG_DIR} \
+&& ${EXPECT} 2 'the symlink points to /nonexistent/dir/x.json' $0 --model ${LT} --full --json $d/dangling \
+&& ${EXPECT} 2 'not writable' $0 --model ${LT} --full --json /proc/version; rc=$?; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_same_output_spellings cli_output_paths_before_gpu PROPERTIES LABELS cli TIMEOUT 120
+  ENVIRONMENT "LFM2_VALIDATION=1;${NO_DRIVER}")
+# --plans runs the checks its flags run: an empty list, spec widths not a multiple of the draft
+cli_test(cli_plans_empty cli 2 "--plans needs a value" --model ${LT} --full --plans "")
+cli_test(cli_plans_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans spec --cols 3)
+cli_test(cli_plans_batch_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans batch,spec --cols 3,4)
+# messages: a golden file that is missing is named as one
+cli_test(cli_golden_missing cli 2 "the golden file is missing" --model ${LT} --full --golden /nonexistent/golden.safetensors)

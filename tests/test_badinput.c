@@ -964,6 +964,7 @@ static void test_config_keys(void)
         {"lfm2-tiny", "hidden_size", "2147483648", "'hidden_size' is 2147483648"},
         {"lfm2-tiny", "num_hidden_layers", "5.5", "not an integer"},
         {"lfm2-tiny", "tie_word_embeddings", "@yes", "'tie_word_embeddings' is a string"},
+        {"lfm2-tiny", "tie_word_embeddings", "0", "'tie_word_embeddings' is a number (expected a boolean"},
         {"lfm2-tiny", "layer_types", "@conv", "'layer_types' is a string"},
         {"lfm2-tiny", "max_position_embeddings", "4.5", "'max_position_embeddings' is 4.5"},
         {"lfm2-tiny", "text_config", "5", "'text_config' is a number"},

@@ -80,7 +80,8 @@ static int place_of(const char *path, struct out_place *p)
         free(cur);
         if (!(cur = next)) return -1;
     }
-    p->exists = stat(cur, &p->st) == 0;
+    /* the file itself as the system opens it (a link into /proc/self/fd names no path) */
+    p->exists = stat(path, &p->st) == 0;
     int rc = split_path(cur, &p->dir, &p->name);
     free(cur);
     return rc;
