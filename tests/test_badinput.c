@@ -15,6 +15,7 @@
 
 #include "golden.h"
 #include "input.h"
+#include "kernels.h"
 #include "loader.h"
 #include "model.h"
 #include "profile.h"
@@ -1344,6 +1345,49 @@ static void test_nul_strings(void)
     T_CHECK(!input_json_nul(ok, sizeof ok - 1, &nul_at, key, sizeof key), "\\\\u0000 is text");
 }
 
+/* Shapes no kernel runs are refused with the model description, before any GPU opens. */
+static void test_kernel_shapes(void)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/lfm2-tiny", fixtures);
+    struct model_source src;
+    struct model_desc d;
+    struct shard s;
+    struct err e = {{0}};
+    if (source_open(&src, p, &e) || model_describe(&src, &d, &e) || shard_bind(&src, &d, 0, d.n_layers, &s, &e)) {
+        T_CHECK(0, "load lfm2-tiny: %s", e.msg);
+        return;
+    }
+    T_CHECK(k_model_check(&d, &s, &e) == ST_OK, "lfm2-tiny runs: %s", e.msg);
+    struct model_desc bad = d;
+    bad.head_dim = 6;
+    bad.rope_dims = 6;
+    int rc = k_model_check(&bad, &s, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "head dim 6") && strstr(e.msg, "cannot run"),
+            "head dim 6: %d %s", rc, e.msg);
+    bad = d;
+    bad.n_kv_heads = d.n_heads + 1;
+    rc = k_model_check(&bad, &s, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "kv heads"), "kv heads: %d %s", rc, e.msg);
+    for (int i = 0; i < s.n; i++)
+        if (s.t[i].layer >= 0 && s.t[i].role == W_FFN_DOWN) {
+            s.t[i].shape[1] = 12; /* BF16: whole slots of 8 */
+            rc = k_model_check(&d, &s, &e);
+            T_CHECK(rc == ST_USAGE && strstr(e.msg, "k must be a multiple of 8"), "k 12: %d %s", rc, e.msg);
+            break;
+        }
+    struct model_desc q = {0};
+    struct shard qs = {0};
+    q.n_layers = 1;
+    q.kind[0] = LAYER_DELTANET;
+    q.dn_nk = 2, q.dn_nv = 2, q.dn_dk = 6, q.dn_dv = 8, q.dn_conv = 4;
+    qs.a = 0, qs.b = 1;
+    rc = k_model_check(&q, &qs, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "key head dim 6"), "dk 6: %d %s", rc, e.msg);
+    shard_free(&s);
+    source_close(&src);
+}
+
 static void test_compare_files(void)
 {
     char p[600];
@@ -1452,6 +1496,7 @@ static void test_hostile(const char *fixture_dir)
     test_golden_files();
     test_compare_files();
     test_nul_strings();
+    test_kernel_shapes();
     alarm(0);
 }
 

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "golden.h"
 #include "input.h"
+#include "kernels.h"
 #include "model.h"
 #include "profile.h"
 #include "profiler.h"
@@ -199,6 +200,7 @@ static int run(const struct options *o, struct err *e)
     if (!st && (o->golden || !o->load_only) && !family_plan_get(m.d.family))
         st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
                      o->golden ? "--golden" : "profiling", family_name(m.d.family));
+    if (!st && (o->golden || !o->load_only)) st = k_model_check(&m.d, &m.s, e);
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
     if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
