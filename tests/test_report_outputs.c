@@ -172,7 +172,7 @@ static char base_json[600], cur_json[600];
 static int run_bin(const char *args, const char *redir, char *out, size_t n)
 {
     char cmd[3000];
-    snprintf(cmd, sizeof cmd, "( %s --compare %s --current %s %s %s )", getenv("LFM2_BIN"),
+    snprintf(cmd, sizeof cmd, "( timeout 60 %s --compare %s --current %s %s %s )", getenv("LFM2_BIN"),
              base_json, cur_json, args, redir);
     int rc = t_run(cmd, out, n);
     if (getenv("T_VERBOSE")) fprintf(stderr, "%s\n-> %d %s\n", cmd, rc, out);
