@@ -281,3 +281,10 @@ cli_test(cli_plans_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans 
 cli_test(cli_plans_batch_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans batch,spec --cols 3,4)
 # messages: a golden file that is missing is named as one
 cli_test(cli_golden_missing cli 2 "the golden file is missing" --model ${LT} --full --golden /nonexistent/golden.safetensors)
+# the profile's --json and --trace under `ulimit -f 1` (a few hundred bytes): exit 1 naming the
+# error, the old files untouched, no temporary left
+add_test(NAME cli_outputs_file_size_limit COMMAND sh -c "d=$(mktemp -d) && echo OLD > $d/p.json && echo OLD > $d/t.json \
+&& (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large (the file is left as it was)' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json $d/p.json) \
+&& (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --trace $d/t.json) \
+&& grep -qx OLD $d/p.json && grep -qx OLD $d/t.json && ! ls -A $d | grep -q '^[.]'; rc=$?; ls -lA $d; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_outputs_file_size_limit PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
