@@ -97,8 +97,10 @@ static void test_file_size_limit(void)
     struct err e = {{0}};
     int st = outfile_open(&o, "--json", p, &e);
     if (!st) st = outfile_write(&o, big, sizeof big, &e);
-    if (!st) st = outfile_commit(&o, &e);
-    else outfile_abort(&o);
+    if (!st)
+        st = outfile_commit(&o, &e);
+    else
+        outfile_abort(&o);
     setrlimit(RLIMIT_FSIZE, &old);
     T_CHECK(st == ST_RUNTIME && strstr(e.msg, "--json") && strstr(e.msg, strerror(EFBIG)) &&
                 strstr(e.msg, "left as it was"),
@@ -135,8 +137,8 @@ static void expect_check(const char *label, const char *path, int want, const ch
 {
     struct err e = {{0}};
     int st = outfile_check("--json", path, &e);
-    T_CHECK(st == want && (!what || strstr(e.msg, what)), "%s: %d \"%s\" (want %d, \"%s\")",
-            label, st, e.msg, want, what ? what : "");
+    T_CHECK(st == want && (!what || strstr(e.msg, what)), "%s: %d \"%s\" (want %d, \"%s\")", label,
+            st, e.msg, want, what ? what : "");
 }
 
 static void test_check(void)
@@ -172,8 +174,8 @@ static char base_json[600], cur_json[600];
 static int run_bin(const char *args, const char *redir, char *out, size_t n)
 {
     char cmd[3000];
-    snprintf(cmd, sizeof cmd, "( timeout 60 %s --compare %s --current %s %s %s )", getenv("LFM2_BIN"),
-             base_json, cur_json, args, redir);
+    snprintf(cmd, sizeof cmd, "( timeout 60 %s --compare %s --current %s %s %s )",
+             getenv("LFM2_BIN"), base_json, cur_json, args, redir);
     int rc = t_run(cmd, out, n);
     if (getenv("T_VERBOSE")) fprintf(stderr, "%s\n-> %d %s\n", cmd, rc, out);
     return rc;
@@ -187,12 +189,15 @@ static void test_bin_faults(void)
     /* ulimit -f 1: 512 or 1024 bytes, far below the comparison's JSON */
     snprintf(args, sizeof args, "--json %s", target);
     char cmd[2000];
-    snprintf(cmd, sizeof cmd, "sh -c 'ulimit -f 1; exec \"$0\" \"$@\"' %s --compare %s --current %s "
-             "--json %s", getenv("LFM2_BIN"), base_json, cur_json, target);
+    snprintf(cmd, sizeof cmd,
+             "sh -c 'ulimit -f 1; exec \"$0\" \"$@\"' %s --compare %s --current %s "
+             "--json %s",
+             getenv("LFM2_BIN"), base_json, cur_json, target);
     int rc = t_run(cmd, out, sizeof out);
     T_CHECK(rc == 1 && strstr(out, "--json") && strstr(out, strerror(EFBIG)),
             "ulimit -f: exit %d \"%s\" (want 1 naming the error)", rc, out);
-    T_CHECK(file_is(target, "OLD") && hidden_files(tmp) == 0, "ulimit -f: old file kept, no temporary");
+    T_CHECK(file_is(target, "OLD") && hidden_files(tmp) == 0,
+            "ulimit -f: old file kept, no temporary");
 
     rc = run_bin(args, "", out, sizeof out);
     T_CHECK(rc == 0 || rc == 3, "comparison: exit %d %s", rc, out);
@@ -202,11 +207,13 @@ static void test_bin_faults(void)
 
     /* standard output lost: exit 1 with a message */
     rc = run_bin("", "> /dev/full", out, sizeof out);
-    T_CHECK(rc == 1 && strstr(out, "standard output"), "stdout on /dev/full: exit %d \"%s\"", rc, out);
+    T_CHECK(rc == 1 && strstr(out, "standard output"), "stdout on /dev/full: exit %d \"%s\"", rc,
+            out);
     rc = run_bin("", ">&-", out, sizeof out);
     T_CHECK(rc == 1 && strstr(out, "standard output"), "stdout closed: exit %d \"%s\"", rc, out);
     rc = run_bin("--json -", "> /dev/full", out, sizeof out);
-    T_CHECK(rc == 1 && strstr(out, "standard output"), "--json - on /dev/full: exit %d \"%s\"", rc, out);
+    T_CHECK(rc == 1 && strstr(out, "standard output"), "--json - on /dev/full: exit %d \"%s\"", rc,
+            out);
 }
 
 /* stdout a pipe nobody reads: the tool ends by SIGPIPE, as a Unix filter does, and the output

@@ -17,11 +17,11 @@
 /* What an output path names once symlinks in its last component are followed: the folder and
  * final name the file is (or would be) created under, and the file itself when it exists. */
 struct out_place {
-    char *dir, *name;  /* heap; dir is "." for a bare name */
-    bool linked;       /* path was a symlink */
-    bool exists;       /* st is the file's */
-    struct stat st;
-    int err;           /* errno of a failed resolution (ELOOP, ...), 0 when resolved */
+    char *dir, *name; /* heap; dir is "." for a bare name */
+    bool linked;      /* path was a symlink */
+    bool exists;      /* st is the file's */
+    struct stat st;   /* the file, when it exists */
+    int err;          /* errno of a failed resolution (ELOOP, ...), 0 when resolved */
 };
 
 static void place_free(struct out_place *p)
@@ -31,7 +31,7 @@ static void place_free(struct out_place *p)
     memset(p, 0, sizeof *p);
 }
 
-/* Splits path into a heap folder and name ("a/b" -> "a", "b"; "b" -> ".", "b"; "/b" -> "/", "b"). */
+/* Splits path into a heap folder and name: "a/b" -> "a", "b"; "b" -> ".", "b"; "/b" -> "/", "b". */
 static int split_path(const char *path, char **dir, char **name)
 {
     const char *slash = strrchr(path, '/');
@@ -128,15 +128,16 @@ int outfile_check(const char *flag, const char *path, struct err *e)
     long name_max = -1;
     struct stat ds;
     if (p.err) {
-        rc = err_set(e, ST_USAGE, "%s %s: cannot follow the symlink: %s (expected a file name)", flag,
-                     path, strerror(p.err));
+        rc = err_set(e, ST_USAGE, "%s %s: cannot follow the symlink: %s (expected a file name)",
+                     flag, path, strerror(p.err));
     } else if (p.exists && S_ISDIR(p.st.st_mode)) {
         rc = err_set(e, ST_USAGE, "%s %s: is a folder (expected a file name)%s", flag, path, via);
     } else if (p.exists && !S_ISREG(p.st.st_mode)) {
-        rc = err_set(e, ST_USAGE,
-                     "%s %s: is %s, not a regular file (expected a regular file or a new name; - is "
-                     "standard output)%s",
-                     flag, path, node_kind(p.st.st_mode), via);
+        rc =
+            err_set(e, ST_USAGE,
+                    "%s %s: is %s, not a regular file (expected a regular file or a new name; - is "
+                    "standard output)%s",
+                    flag, path, node_kind(p.st.st_mode), via);
     } else if (p.exists && access(path, W_OK) != 0) {
         rc = err_set(e, ST_USAGE, "%s %s: not writable: %s%s", flag, path, strerror(errno), via);
     } else if (stat(p.dir, &ds) != 0 || !S_ISDIR(ds.st_mode)) {
@@ -144,7 +145,8 @@ int outfile_check(const char *flag, const char *path, struct err *e)
                      flag, path, p.dir, via);
     } else if (!p.name[0] || !strcmp(p.name, ".") || !strcmp(p.name, "..")) {
         rc = err_set(e, ST_USAGE, "%s %s: names a folder (expected a file name)", flag, path);
-    } else if ((name_max = pathconf(p.dir, _PC_NAME_MAX)) > 0 && strlen(p.name) > (size_t)name_max) {
+    } else if ((name_max = pathconf(p.dir, _PC_NAME_MAX)) > 0 &&
+               strlen(p.name) > (size_t)name_max) {
         rc = err_set(e, ST_USAGE,
                      "%s %s: the file name is %zu bytes, over the %ld-byte limit of folder %s%s",
                      flag, path, strlen(p.name), name_max, p.dir, via);
