@@ -205,10 +205,33 @@ static void test_bin_faults(void)
     T_CHECK(j && hidden_files(tmp) == 0, "written whole, no temporary");
     cJSON_Delete(j);
 
+    /* a symlink is written through: the file it points to is made or replaced, the link kept */
+    char link[600], real[600];
+    path_in(link, sizeof link, "via.json");
+    path_in(real, sizeof real, "real.json");
+    T_CHECK(symlink("real.json", link) == 0, "symlink");
+    for (int pass = 0; pass < 2; pass++) {
+        snprintf(args, sizeof args, "--json %s", link);
+        rc = run_bin(args, "", out, sizeof out);
+        struct stat ls;
+        j = t_json_file(real);
+        T_CHECK((rc == 0 || rc == 3) && j && lstat(link, &ls) == 0 && S_ISLNK(ls.st_mode),
+                "through a symlink (pass %d): exit %d, target %s", pass, rc,
+                j ? "written" : "absent");
+        cJSON_Delete(j);
+    }
+
     /* standard output lost: exit 1 with a message */
     rc = run_bin("", "> /dev/full", out, sizeof out);
     T_CHECK(rc == 1 && strstr(out, "standard output"), "stdout on /dev/full: exit %d \"%s\"", rc,
             out);
+    /* the report redirected to a file past `ulimit -f`: EFBIG, not a death by SIGXFSZ */
+    snprintf(cmd, sizeof cmd,
+             "sh -c 'ulimit -f 1; exec \"$0\" \"$@\" > %s/report.txt' %s --compare %s --current %s",
+             tmp, getenv("LFM2_BIN"), base_json, cur_json);
+    rc = t_run(cmd, out, sizeof out);
+    T_CHECK(rc == 1 && strstr(out, "standard output") && strstr(out, strerror(EFBIG)),
+            "stdout to a file past ulimit -f: exit %d \"%s\"", rc, out);
     rc = run_bin("", ">&-", out, sizeof out);
     T_CHECK(rc == 1 && strstr(out, "standard output"), "stdout closed: exit %d \"%s\"", rc, out);
     rc = run_bin("--json -", "> /dev/full", out, sizeof out);

@@ -326,6 +326,7 @@ void outfile_std_init(void)
             if (got >= 0 && got != fd) close(got);
         }
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGXFSZ, SIG_IGN); /* a report redirected to a file past `ulimit -f`: EFBIG, exit 1 */
 }
 
 int outfile_stdout_close(struct err *e)

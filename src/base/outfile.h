@@ -50,7 +50,8 @@ void outfile_abort(struct outfile *o);
 
 /* At start: a closed standard stream (`>&-`) is held by /dev/null opened read-only, so no file
  * the tool opens becomes fd 1 and takes the report, and every report write fails visibly;
- * SIGPIPE gets its default action (a closed pipe ends the tool as it ends any Unix filter). */
+ * SIGPIPE gets its default action (a closed pipe ends the tool as it ends any Unix filter) and
+ * SIGXFSZ is ignored (stdout redirected to a file past `ulimit -f` is a lost report, exit 1). */
 void outfile_std_init(void);
 /* Flushes and closes standard output at exit: ST_RUNTIME when any report line was lost (a full
  * disk, /dev/full, a closed stdout). */
