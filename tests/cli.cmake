@@ -270,3 +270,32 @@ cli_test(cli_stages_garbage cli 2 "--stages 0:3,x" --model ${LT} --stages 0:3,x)
 cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 2 --layers 0:3)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
+# ---- outputs under faults, the last inputs (issue 39; docs/outputs.md; the write faults themselves:
+# test_report_outputs). Two spellings of one output file: exit 2 before anything loads.
+add_test(NAME cli_same_output_spellings COMMAND sh -c "d=$(mktemp -d) && mkdir $d/sub && ln -s out.json $d/link.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/out.json --trace $d/./out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/out.json --trace $d/sub/../out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/link.json --trace $d/out.json \
+&& touch $d/out.json && ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json $d/link.json --trace $d/out.json \
+&& ${EXPECT} 2 'name the same file' $0 --model ${LT} --full --json /dev/stdout --trace -; rc=$?; rm -rf $d; exit $rc" ${BIN})
+# outputs that cannot be written are refused before the GPU opens (no driver: a GPU open would say so)
+add_test(NAME cli_output_paths_before_gpu COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/f && ln -s /nonexistent/dir/x.json $d/dangling \
+&& timeout 60 ${EXPECT} 2 'is a FIFO, not a regular file' $0 --model ${LT} --full --json $d/f \
+&& ${EXPECT} 2 'over the 255-byte limit' $0 --model ${LT} --full --trace $d/${LONG_DIR} \
+&& ${EXPECT} 2 'the symlink points to /nonexistent/dir/x.json' $0 --model ${LT} --full --json $d/dangling \
+&& ${EXPECT} 2 'not writable' $0 --model ${LT} --full --json /proc/version; rc=$?; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_same_output_spellings cli_output_paths_before_gpu PROPERTIES LABELS cli TIMEOUT 120
+  ENVIRONMENT "LFM2_VALIDATION=1;${NO_DRIVER}")
+# --plans runs the checks its flags run: an empty list, spec widths not a multiple of the draft
+cli_test(cli_plans_empty cli 2 "--plans needs a value" --model ${LT} --full --plans "")
+cli_test(cli_plans_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans spec --cols 3)
+cli_test(cli_plans_batch_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans batch,spec --cols 3,4)
+# messages: a golden file that is missing is named as one
+cli_test(cli_golden_missing cli 2 "the golden file is missing" --model ${LT} --full --golden /nonexistent/golden.safetensors)
+# the profile's --json and --trace under `ulimit -f 1` (a few hundred bytes): exit 1 naming the
+# error, the old files untouched, no temporary left
+add_test(NAME cli_outputs_file_size_limit COMMAND sh -c "d=$(mktemp -d) && echo OLD > $d/p.json && echo OLD > $d/t.json \
+&& (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large (the file is left as it was)' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json $d/p.json) \
+&& (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --trace $d/t.json) \
+&& grep -qx OLD $d/p.json && grep -qx OLD $d/t.json && ! ls -A $d | grep -q '^[.]'; rc=$?; ls -lA $d; rm -rf $d; exit $rc" ${BIN})
+set_tests_properties(cli_outputs_file_size_limit PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "input.h"
+#include "kernels.h"
 #include "loader.h"
 #include "model.h"
 #include "profile.h"
@@ -963,6 +965,7 @@ static void test_config_keys(void)
         {"lfm2-tiny", "hidden_size", "2147483648", "'hidden_size' is 2147483648"},
         {"lfm2-tiny", "num_hidden_layers", "5.5", "not an integer"},
         {"lfm2-tiny", "tie_word_embeddings", "@yes", "'tie_word_embeddings' is a string"},
+        {"lfm2-tiny", "tie_word_embeddings", "0", "'tie_word_embeddings' is a number (expected a boolean"},
         {"lfm2-tiny", "layer_types", "@conv", "'layer_types' is a string"},
         {"lfm2-tiny", "max_position_embeddings", "4.5", "'max_position_embeddings' is 4.5"},
         {"lfm2-tiny", "text_config", "5", "'text_config' is a number"},
@@ -1292,6 +1295,99 @@ static void test_golden_files(void)
 
 /* --compare files: strict JSON, integers where integers are meant, typed optional fields,
  * bounded counts. */
+/* An escaped NUL (\u0000) in a JSON string: cJSON would end the string there and accept the
+ * part before it ("BF16\u0000" as BF16), so every JSON reader refuses it, naming the key. */
+static void test_nul_strings(void)
+{
+    expect_bad("st_dtype_nul", false,
+               st_raw("{\"a\":{\"dtype\":\"F32\\u0000\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "escaped NUL (\\u0000) in a string at byte");
+    expect_bad("st_key_nul", false,
+               st_raw("{\"a\\u0000b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4),
+               "key \"a\\u0000b\"");
+
+    char p[700];
+    snprintf(p, sizeof p, "%s/lfm2-tiny/config.json", fixtures);
+    FILE *f = fopen(p, "r");
+    char cfg[16384];
+    size_t n = f ? fread(cfg, 1, sizeof cfg - 1, f) : 0;
+    if (f) fclose(f);
+    cfg[n] = 0;
+    char *at = strstr(cfg, "\"model_type\": \"lfm2\"");
+    T_CHECK(at && n < sizeof cfg - 16, "fixture config has model_type");
+    if (at) {
+        char text[16400];
+        int k = (int)(at - cfg);
+        snprintf(text, sizeof text, "%.*s\"model_type\": \"lfm2\\u0000\"%s", k, cfg,
+                 at + strlen("\"model_type\": \"lfm2\""));
+        const char *dir = model_folder("cfg_model_type_nul", "lfm2-tiny", text);
+        expect_open("cfg_model_type_nul", dir, ST_USAGE, "key \"model_type\"");
+    }
+
+    const char *d = mkfolder("index_nul");
+    snprintf(p, sizeof p, "%s/config.json", d);
+    write_text(p, "{\"model_type\": \"lfm2\"}");
+    write_shards(d);
+    write_index(d, GOOD_MAP ", \"zz\": \"" SH1 "\\u0000../x\"");
+    expect_bad_folder(d, "key \"zz\"", "escaped NUL");
+
+    struct profile prof;
+    struct err e;
+    snprintf(p, sizeof p, "%s/profile_nul.json", tmp);
+    write_text(p, "{\"tool\": \"lfm2-profile-stage\\u0000\"}");
+    int rc = report_json_read(p, &prof, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "escaped NUL") && strstr(e.msg, "key \"tool\""),
+            "compare file with a NUL: %d %s", rc, e.msg);
+    /* an escaped backslash before u0000 is no NUL */
+    size_t nul_at;
+    char key[32];
+    static const char ok[] = "{\"a\": \"x\\\\u0000\"}";
+    T_CHECK(!input_json_nul(ok, sizeof ok - 1, &nul_at, key, sizeof key), "\\\\u0000 is text");
+}
+
+/* Shapes no kernel runs are refused with the model description, before any GPU opens. */
+static void test_kernel_shapes(void)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/lfm2-tiny", fixtures);
+    struct model_source src;
+    struct model_desc d;
+    struct shard s;
+    struct err e = {{0}};
+    if (source_open(&src, p, &e) || model_describe(&src, &d, &e) || shard_bind(&src, &d, 0, d.n_layers, &s, &e)) {
+        T_CHECK(0, "load lfm2-tiny: %s", e.msg);
+        return;
+    }
+    T_CHECK(k_model_check(&d, &s, &e) == ST_OK, "lfm2-tiny runs: %s", e.msg);
+    struct model_desc bad = d;
+    bad.head_dim = 6;
+    bad.rope_dims = 6;
+    int rc = k_model_check(&bad, &s, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "head dim 6") && strstr(e.msg, "cannot run"),
+            "head dim 6: %d %s", rc, e.msg);
+    bad = d;
+    bad.n_kv_heads = d.n_heads + 1;
+    rc = k_model_check(&bad, &s, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "kv heads"), "kv heads: %d %s", rc, e.msg);
+    for (int i = 0; i < s.n; i++)
+        if (s.t[i].layer >= 0 && s.t[i].role == W_FFN_DOWN) {
+            s.t[i].shape[1] = 12; /* BF16: whole slots of 8 */
+            rc = k_model_check(&d, &s, &e);
+            T_CHECK(rc == ST_USAGE && strstr(e.msg, "k must be a multiple of 8"), "k 12: %d %s", rc, e.msg);
+            break;
+        }
+    struct model_desc q = {0};
+    struct shard qs = {0};
+    q.n_layers = 1;
+    q.kind[0] = LAYER_DELTANET;
+    q.dn_nk = 2, q.dn_nv = 2, q.dn_dk = 6, q.dn_dv = 8, q.dn_conv = 4;
+    qs.a = 0, qs.b = 1;
+    rc = k_model_check(&q, &qs, &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "key head dim 6"), "dk 6: %d %s", rc, e.msg);
+    shard_free(&s);
+    source_close(&src);
+}
+
 static void test_compare_files(void)
 {
     char p[600];
@@ -1399,6 +1495,8 @@ static void test_hostile(const char *fixture_dir)
     test_many();
     test_golden_files();
     test_compare_files();
+    test_nul_strings();
+    test_kernel_shapes();
     alarm(0);
 }
 

@@ -132,7 +132,7 @@ static int parse_cols(const char *v, struct options *o, struct err *e)
 /* --plans batch,wide: names from plan_kind_name, each once. */
 static int parse_plans(const char *v, struct options *o, struct err *e)
 {
-    if (!v) return err_set(e, ST_USAGE, "--plans needs a value (e.g. batch,wide)");
+    if (!v || !*v) return err_set(e, ST_USAGE, "--plans needs a value (e.g. batch,wide)");
     o->n_plans = 0;
     for (const char *at = v; *at;) {
         size_t len = strcspn(at, ",");
@@ -176,7 +176,7 @@ static int cli_check_conflicts(const struct options *o, struct err *e)
     if (o->golden && out_flag)
         return err_set(e, ST_USAGE, "--golden and %s: a golden run checks numbers and writes no profile (drop one "
                        "of them)", out_flag);
-    if (o->json && o->trace && output_same(o->json, o->trace))
+    if (o->json && o->trace && outfile_same(o->json, o->trace))
         return err_set(e, ST_USAGE, "--json %s and --trace %s name the same file (expected two different files)",
                        o->json, o->trace);
     return ST_OK;
@@ -289,18 +289,22 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
         o->slots = 0;
     }
     if (o->wide && o->spec) return err_set(e, ST_USAGE, "--wide and --spec are different plans: give one");
-    if (o->spec && !o->slots && !o->golden) {
-        for (int i = 0; i < o->n_cols; i++)
-            if (o->col_list[i] % SPEC_DEFAULT_DRAFT)
-                return err_set(e, ST_USAGE, "--spec --cols %d: without --slots drafts are %d tokens, so --cols must be a "
-                               "multiple of %d (or give --slots)", o->col_list[i], SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
-        if (o->n_cols == 1) o->slots = o->cols / SPEC_DEFAULT_DRAFT; /* a list: per width (main.c) */
-    }
     if (o->plans_set && (o->wide || o->spec))
         return err_set(e, ST_USAGE, "--plans and %s: give the plans in --plans only", o->wide ? "--wide" : "--spec");
     if (!o->plans_set) {
         o->plans[0] = o->wide ? PLAN_WIDE : o->spec ? PLAN_SPEC : PLAN_BATCH;
         o->n_plans = 1;
+    }
+    /* the spec plan's checks, whether --spec or --plans ...,spec named it */
+    bool spec = false;
+    for (int k = 0; k < o->n_plans; k++) spec |= o->plans[k] == PLAN_SPEC;
+    if (spec && !o->slots && !o->golden) {
+        for (int i = 0; i < o->n_cols; i++)
+            if (o->col_list[i] % SPEC_DEFAULT_DRAFT)
+                return err_set(e, ST_USAGE, "%s --cols %d: without --slots drafts are %d tokens, so --cols must be a "
+                               "multiple of %d (or give --slots)", o->spec ? "--spec" : "--plans with spec",
+                               o->col_list[i], SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
+        if (o->spec && o->n_cols == 1) o->slots = o->cols / SPEC_DEFAULT_DRAFT; /* otherwise per plan (main.c) */
     }
     if (o->sample_stride && o->timing != TIMING_SAMPLED)
         return err_set(e, ST_USAGE, "--sample-stride %d needs --timing sampled", o->sample_stride);

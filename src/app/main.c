@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "golden.h"
 #include "input.h"
+#include "kernels.h"
 #include "model.h"
 #include "profile.h"
 #include "profiler.h"
@@ -18,6 +19,16 @@ static int fail(int st, const struct err *e)
 {
     fprintf(stderr, "lfm2-profile-stage: %s\n", e->msg);
     return st;
+}
+
+/* Every exit goes through here: standard output is flushed and closed, and a report that could
+ * not be written is exit 1 (docs/outputs.md); an earlier failure keeps its own status. */
+static int finish(int st, const struct err *e)
+{
+    struct err oe = {{0}};
+    int ost = outfile_stdout_close(&oe);
+    if (st) return fail(st, e);
+    return ost ? fail(ost, &oe) : 0;
 }
 
 static void list_models(void)
@@ -165,7 +176,8 @@ static int run(const struct options *o, struct err *e)
     if (stages_wanted(o)) return stages_run(o, e);
     if (o->compare && o->current) {
         struct profile base = {0}, cur = {0};
-        int st = report_json_read(o->compare, &base, e);
+        int st = o->json ? outfile_check("--json", o->json, e) : ST_OK;
+        if (!st) st = report_json_read(o->compare, &base, e);
         if (!st) st = report_json_read(o->current, &cur, e);
         if (!st) st = compare_profiles_fmt(stdout, &base, &cur, o->threshold, o->markdown, o->json, e);
         profile_free(&base);
@@ -190,13 +202,14 @@ static int run(const struct options *o, struct err *e)
     if (!st && (o->golden || !o->load_only) && !family_plan_get(m.d.family))
         st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
                      o->golden ? "--golden" : "profiling", family_name(m.d.family));
+    if (!st && (o->golden || !o->load_only)) st = k_model_check(&m.d, &m.s, e);
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
     if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
     if (!st && o->golden && o->shape_set)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
-    if (!st && o->json) st = output_check("--json", o->json, e);
-    if (!st && o->trace) st = output_check("--trace", o->trace, e);
+    if (!st && o->json) st = outfile_check("--json", o->json, e);
+    if (!st && o->trace) st = outfile_check("--trace", o->trace, e);
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
@@ -231,26 +244,27 @@ static int run(const struct options *o, struct err *e)
 
 int main(int argc, char **argv)
 {
+    outfile_std_init();
     struct options o;
     struct err e = {{0}};
     int st = cli_parse(argc, argv, &o, &e);
-    if (st) return fail(st, &e);
+    if (st) return finish(st, &e);
     if (o.help) {
         cli_usage(stdout);
-        return 0;
+        return finish(0, &e);
     }
     if (o.version) {
         printf("lfm2-profile-stage %s\n", LFM2_VERSION);
-        return 0;
+        return finish(0, &e);
     }
     if (o.list_models) {
         list_models();
-        return 0;
+        return finish(0, &e);
     }
     if (o.list_devices) {
         st = gpu_list_devices(stdout, &e);
-        return st ? fail(st, &e) : 0;
+        return finish(st, &e);
     }
     st = run(&o, &e);
-    return st ? fail(st, &e) : 0;
+    return finish(st, &e);
 }

@@ -234,7 +234,7 @@ int stages_run(const struct options *o, struct err *e)
     if (!st) st = pipeline_spec_bounds(&spec, m.d.n_layers, pl.given.bounds, e);
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = pipeline_json_read(o->compare, &base, e);
-    if (!st && o->json) st = output_check("--json", o->json, e);
+    if (!st && o->json) st = outfile_check("--json", o->json, e);
     struct gpu g;
     bool gpu_up = false;
     if (!st) {

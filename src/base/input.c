@@ -1,5 +1,4 @@
-/* input.c - input files opened without hanging, read with a cap, JSON parsed strictly; output
- * paths checked up front (input.h). */
+/* input.c - input files opened without hanging, read with a cap, JSON parsed strictly (input.h). */
 #include "input.h"
 
 #include <errno.h>
@@ -116,6 +115,55 @@ static const char *json_duplicate(const cJSON *j, bool *oom)
     return NULL;
 }
 
+static bool is_nul_escape(const char *u)
+{
+    return u[0] == 'u' && u[1] == '0' && u[2] == '0' && u[3] == '0' && u[4] == '0';
+}
+
+/* The first byte at or after i that is not JSON whitespace (len when none). */
+static size_t skip_ws(const char *text, size_t len, size_t i)
+{
+    while (i < len && strchr(" \t\r\n", text[i]) && text[i]) i++;
+    return i;
+}
+
+bool input_json_nul(const char *text, size_t len, size_t *at, char *key, size_t key_size)
+{
+    const char *k = "", *s = NULL; /* the last key seen; the string being read */
+    size_t k_len = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!s) {
+            if (text[i] == '"') s = text + i + 1;
+            continue;
+        }
+        if (text[i] == '\\') {
+            if (i + 5 < len && is_nul_escape(text + i + 1)) {
+                /* name the string itself when it is a key, else the key it is the value of */
+                size_t j = i + 1;
+                while (j < len && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
+                size_t after = skip_ws(text, len, j + 1);
+                if (after < len && text[after] == ':') {
+                    k = s;
+                    k_len = (size_t)(text + j - s);
+                }
+                *at = i;
+                snprintf(key, key_size, "%.*s", (int)k_len, k);
+                return true;
+            }
+            i++;
+            continue;
+        }
+        if (text[i] != '"') continue;
+        size_t after = skip_ws(text, len, i + 1);
+        if (after < len && text[after] == ':') {
+            k = s;
+            k_len = (size_t)(text + i - s);
+        }
+        s = NULL;
+    }
+    return false;
+}
+
 int input_json_parse(const char *path, const char *what, const char *text, size_t len,
                      cJSON **root, struct err *e)
 {
@@ -136,6 +184,14 @@ int input_json_parse(const char *path, const char *what, const char *text, size_
                        "%s: %s has more after its JSON value at byte %zu (expected one JSON value "
                        "and nothing after it)",
                        path, what, rest);
+    }
+    char key[128];
+    if (input_json_nul(text, len, &at, key, sizeof key)) {
+        cJSON_Delete(j);
+        return err_set(e, ST_USAGE,
+                       "%s: %s has an escaped NUL (\\u0000) in a string at byte %zu, key \"%s\" "
+                       "(expected text without NUL characters)",
+                       path, what, at, key);
     }
     bool oom = false;
     const char *dup = json_duplicate(j, &oom);
@@ -168,38 +224,4 @@ int input_json_object(const char *path, const char *what, cJSON **root, struct e
                        path, what);
     }
     return ST_OK;
-}
-
-int output_check(const char *flag, const char *path, struct err *e)
-{
-    if (!path[0]) return err_set(e, ST_USAGE, "%s: empty file name (expected a path or -)", flag);
-    if (!strcmp(path, "-")) return ST_OK;
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return err_set(e, ST_USAGE, "%s %s: is a folder (expected a file name)", flag, path);
-        if (S_ISREG(st.st_mode) && access(path, W_OK) != 0)
-            return err_set(e, ST_USAGE, "%s %s: cannot write: %s", flag, path, strerror(errno));
-        return ST_OK;
-    }
-    char *dir = strdup(path);
-    if (!dir) return err_set(e, ST_RUNTIME, "%s %s: out of memory", flag, path);
-    char *slash = strrchr(dir, '/');
-    const char *d = slash ? (slash == dir ? "/" : (*slash = 0, dir)) : ".";
-    int rc = ST_OK;
-    if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode))
-        rc = err_set(e, ST_USAGE, "%s %s: folder %s does not exist (expected an existing folder)",
-                     flag, path, d);
-    else if (access(d, W_OK | X_OK) != 0)
-        rc = err_set(e, ST_USAGE, "%s %s: cannot write in folder %s: %s", flag, path, d,
-                     strerror(errno));
-    free(dir);
-    return rc;
-}
-
-bool output_same(const char *a, const char *b)
-{
-    if (!strcmp(a, b)) return true;
-    struct stat x, y;
-    return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }

@@ -1,8 +1,8 @@
 /* input.h - opening what a user hands the tool, safely: input files (model files, config.json,
  * index, golden, --compare JSON) are opened without blocking (a FIFO never hangs the open),
  * checked to be regular files (never /dev/zero, a FIFO or a character device) and read with a
- * size cap; JSON is parsed strictly (one value, nothing after it, no duplicate keys); output paths
- * are checked before any GPU work starts.
+ * size cap; JSON is parsed strictly (one value, nothing after it, no duplicate keys, no escaped
+ * NUL in a string). Output paths: outfile.h.
  *
  * Every function returns ST_OK or ST_USAGE (ST_RUNTIME when out of memory) and names the path
  * and, where given, the flag or role (`what`, e.g. "config.json" or "--compare"). */
@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "outfile.h" /* output paths: outfile_check, outfile_same */
 
 /* Cap on a JSON input file (config.json, index, --compare): 64 MiB. */
 #define INPUT_JSON_MAX (64ull << 20)
@@ -22,15 +23,13 @@ int input_open(const char *path, const char *what, int *fd, uint64_t *size, stru
 int input_read(const char *path, const char *what, uint64_t cap, char **text, size_t *len,
                struct err *e);
 /* Parses text[0..len) as exactly one JSON value (whitespace around it only) whose objects have
- * no duplicate keys, at any depth. *root is the tree (caller frees). */
+ * no duplicate keys and whose strings no escaped NUL, at any depth. *root is the tree (caller frees). */
 int input_json_parse(const char *path, const char *what, const char *text, size_t len,
                      cJSON **root, struct err *e);
+/* True when a string of the JSON text[0..len) holds an escaped NUL (\u0000), which cJSON would
+ * cut the string at: *at is its byte offset, key the key it is in or the value of ("" at the top
+ * level), as written in the file. text must be valid JSON. */
+bool input_json_nul(const char *text, size_t len, size_t *at, char *key, size_t key_size);
 /* input_read (INPUT_JSON_MAX) + input_json_parse + the top level must be an object. */
 int input_json_object(const char *path, const char *what, cJSON **root, struct err *e);
-/* Checks that an output file can be written where flag says ("-" is standard output): its folder
- * exists and is writable, and the path is not a folder nor an existing file we cannot write. */
-int output_check(const char *flag, const char *path, struct err *e);
-/* True when both name the same file (same string, or the same existing inode). */
-bool output_same(const char *a, const char *b);
-
 #endif

@@ -546,13 +546,19 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
     return ST_OK;
 }
 
+/* k (a row's length) of a weight the matrix kernels serve: whole 16-byte slots, a u32 count. */
+static bool matmul_k_served(enum dtype t, int64_t k)
+{
+    return k >= 1 && k % slot_elems(t) == 0 && k <= UINT32_MAX;
+}
+
 /* The shapes and types the matrix kernels serve (w3: SwiGLU's up weight, may be NULL). */
 static int matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3, const struct k_norm *norm, int cols,
                         const char *op, struct err *e)
 {
     if (!is_weight_type(w->dtype))
         return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", op, dtype_name(w->dtype));
-    if (w->rows < 1 || w->k < 1 || w->k % slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
+    if (w->rows < 1 || !matmul_k_served(w->dtype, w->k) || w->rows > UINT32_MAX)
         return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                        op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
                        (long long)slot_elems(w->dtype));
@@ -1265,17 +1271,25 @@ int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
 
 /* ---- attention */
 
+/* The attention geometry any GPU serves (check_geom adds the device's subgroup size). */
+static int check_heads(const struct k_attn_geom *a, struct err *e)
+{
+    if (a->n_h < 1 || a->n_kv < 1 || a->n_h % a->n_kv)
+        return err_set(e, ST_USAGE, "attention: %d q heads and %d kv heads, expected a multiple", a->n_h, a->n_kv);
+    if (a->hd < 1 || a->hd > K_MAX_HEAD_DIM || a->hd % 4)
+        return err_set(e, ST_USAGE, "attention: head dim %d, expected a multiple of 4 up to %d", a->hd, K_MAX_HEAD_DIM);
+    if (a->rope_dims < 0 || a->rope_dims > a->hd || a->rope_dims % 2)
+        return err_set(e, ST_USAGE, "attention: rope dims %d, expected even and <= head dim %d", a->rope_dims, a->hd);
+    return ST_OK;
+}
+
 static int check_geom(const struct gpu *g, const struct k_attn_geom *a, int cols, struct err *e)
 {
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32;
-    if (a->n_h < 1 || a->n_kv < 1 || a->n_h % a->n_kv)
-        return err_set(e, ST_USAGE, "attention: %d q heads and %d kv heads, expected a multiple", a->n_h, a->n_kv);
-    if (a->hd < 1 || a->hd > K_MAX_HEAD_DIM || a->hd % (int)sg || a->hd % 4)
-        return err_set(e, ST_USAGE,
-                       "attention: head dim %d, expected a multiple of 4 and of the subgroup size %u up to %d", a->hd,
-                       sg, K_MAX_HEAD_DIM);
-    if (a->rope_dims < 0 || a->rope_dims > a->hd || a->rope_dims % 2)
-        return err_set(e, ST_USAGE, "attention: rope dims %d, expected even and <= head dim %d", a->rope_dims, a->hd);
+    int rc = check_heads(a, e);
+    if (rc) return rc;
+    if (a->hd % (int)sg)
+        return err_set(e, ST_USAGE, "attention: head dim %d, expected a multiple of the subgroup size %u", a->hd, sg);
     if (cols < 1 || cols > (int)MAX_GROUPS || a->max_blocks < 1)
         return err_set(e, ST_USAGE, "attention: %d columns, %d blocks a slot", cols, a->max_blocks);
     return ST_OK;
@@ -1617,5 +1631,55 @@ int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t 
                             (uint32_t)mode, a, b};
     dispatch_outputs(add(p, pipe, &pc, sizeof pc, gx, gy, "winit", -1, "winit", 0), 1,
                      offsetof(struct push_winit, w));
+    return ST_OK;
+}
+
+/* ---- shapes served, before the GPU opens */
+
+/* Roles whose weight is a matrix product's (k = shape[1], torch order [rows, k]). */
+static bool is_matrix_role(int layer, int role, const struct model_desc *d, const struct shard *s)
+{
+    if (layer < 0) return role == G_HEAD || (role == G_EMBED && d->tied && s->last);
+    switch ((enum wrole)role) {
+    case W_FFN_GATE: case W_FFN_UP: case W_FFN_DOWN: case W_FFN_GATE_UP:
+    case W_Q: case W_K: case W_V: case W_O:
+    case W_CONV_IN: case W_CONV_OUT:
+    case W_DN_QKV: case W_DN_Z: case W_DN_B: case W_DN_A: case W_DN_OUT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int model_shape_check(const struct model_desc *d, const struct shard *s, struct err *e)
+{
+    bool attn = false, dn = false;
+    for (int l = s->a; l < s->b; l++) {
+        attn |= d->kind[l] == LAYER_ATTN;
+        dn |= d->kind[l] == LAYER_DELTANET;
+    }
+    struct k_attn_geom a = {.n_h = d->n_heads, .n_kv = d->n_kv_heads, .hd = d->head_dim, .rope_dims = d->rope_dims};
+    int rc = attn ? check_heads(&a, e) : ST_OK;
+    if (rc) return rc;
+    struct k_dn_geom g = {.nk = d->dn_nk, .nv = d->dn_nv, .dk = d->dn_dk, .dv = d->dn_dv, .conv = d->dn_conv};
+    if (dn && (rc = k_dn_shape_check(&g, e))) return rc;
+    for (int i = 0; i < s->n; i++) {
+        const struct shard_tensor *t = &s->t[i];
+        if (t->n_dims != 2 || !is_matrix_role(t->layer, t->role, d, s)) continue;
+        if (!is_weight_type(t->dtype))
+            return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", t->name, dtype_name(t->dtype));
+        if (!matmul_k_served(t->dtype, t->shape[1]))
+            return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
+                           t->name, (long long)t->shape[0], (long long)t->shape[1], dtype_name(t->dtype),
+                           (long long)slot_elems(t->dtype));
+    }
+    return ST_OK;
+}
+
+int k_model_check(const struct model_desc *d, const struct shard *s, struct err *e)
+{
+    struct err ke = {{0}};
+    int rc = model_shape_check(d, s, &ke);
+    if (rc) return err_set(e, rc, "%s: %s (the kernels cannot run this model)", d->source, ke.msg);
     return ST_OK;
 }

@@ -23,6 +23,7 @@
 #include "common.h"
 #include "gpu.h"
 #include "loader.h"
+#include "model.h"
 #include "plan.h"
 
 #define K_KV_BLOCK 16        /* positions per KV block */
@@ -86,6 +87,12 @@ struct k_state {
 enum { K_STATE_COMMIT = 0, K_STATE_SNAP = 1, K_STATE_NO_WRITE = 2 };
 int k_state_mode(const struct plan *p, const struct k_state *state, const char *what, uint32_t *mode,
                  struct err *e);
+
+/* The shapes of a model's shard that no GPU could run (attention heads and head dim, DeltaNet
+ * geometry, a matrix whose k is not whole 16-byte slots of its type), checked GPU-free once the
+ * shard is bound, so they are refused before the GPU opens; the device's subgroup size is checked
+ * when the plan is built. ST_USAGE naming the model and the kernel. */
+int k_model_check(const struct model_desc *d, const struct shard *s, struct err *e);
 
 /* ---- weights on the host */
 
@@ -352,6 +359,9 @@ struct k_dn_geom {
 uint64_t k_dn_state_bytes(const struct k_dn_geom *dn);      /* one entry */
 uint64_t k_dn_window_offset(const struct k_dn_geom *dn);    /* bytes from an entry's state to its window */
 uint64_t k_dn_channels(const struct k_dn_geom *dn);         /* the conv's channels: 2·nk·dk + nv·dv */
+
+/* The DeltaNet geometry any GPU serves (heads, head dims, taps), for k_model_check. */
+int k_dn_shape_check(const struct k_dn_geom *dn, struct err *e);
 
 /* The geometry the DeltaNet kernels serve and a conv weight [channels][conv] F32/F16/BF16 for it
  * (dn.conv's checks, shared with k_dn_conv_step). */

@@ -51,6 +51,14 @@ static int check_dn(const struct k_dn_geom *dn, int n_runs, const char *what, st
     return ST_OK;
 }
 
+int k_dn_shape_check(const struct k_dn_geom *dn, struct err *e)
+{
+    int rc = check_dn(dn, 1, "deltanet", e);
+    if (!rc && dn->dk % DN_LANES)
+        rc = err_set(e, ST_USAGE, "dn.recurrent: key head dim %d, expected a multiple of %d", dn->dk, DN_LANES);
+    return rc;
+}
+
 /* ---- dn.conv */
 
 struct push_dn_conv {

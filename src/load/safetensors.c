@@ -5,6 +5,8 @@
  * check of FORMATS.md is made here, before any view is handed out. */
 #include "loader_priv.h"
 
+#include "input.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,12 +309,22 @@ int safetensors_parse(const char *path, const uint8_t *base, uint64_t size, stru
     cJSON *root = cJSON_ParseWithOpts(text, &end, false);
     size_t at = end ? (size_t)(end - text) : 0;
     bool trailing = root && text[at + strspn(text + at, " \t\r\n")] != 0;
+    char key[128];
+    size_t nul_at = 0;
+    bool nul = root && !trailing && input_json_nul(text, (size_t)n, &nul_at, key, sizeof key);
     free(text);
     if (!root || trailing) {
         cJSON_Delete(root);
         return err_set(e, ST_USAGE,
                        "%s: header is not valid JSON near byte %zu (expected a JSON object)", path,
                        at);
+    }
+    if (nul) {
+        cJSON_Delete(root);
+        return err_set(e, ST_USAGE,
+                       "%s: header has an escaped NUL (\\u0000) in a string at byte %zu, key "
+                       "\"%s\" (expected text without NUL characters)",
+                       path, nul_at, key);
     }
     if (!cJSON_IsObject(root)) {
         cJSON_Delete(root);

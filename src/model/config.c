@@ -24,7 +24,8 @@ static const char *json_kind(const cJSON *it)
     if (cJSON_IsBool(it)) return "a boolean";
     if (cJSON_IsArray(it)) return "an array";
     if (cJSON_IsObject(it)) return "an object";
-    return "not a number";
+    if (cJSON_IsNumber(it)) return "a number";
+    return "not a JSON value";
 }
 
 int cfg_get_int(const cJSON *obj, const char *key, int lo, int hi, const char *cfg_path,
@@ -76,7 +77,7 @@ int cfg_get_bool(const cJSON *obj, const char *key, const char *cfg_path, bool *
     const cJSON *it = cfg_item(obj, key);
     if (!it) return ST_OK;
     if (!cJSON_IsBool(it))
-        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected true or false)", cfg_path, key,
+        return err_set(e, ST_USAGE, "%s: '%s' is %s (expected a boolean: true or false)", cfg_path, key,
                        json_kind(it));
     *v = cJSON_IsTrue(it);
     return ST_OK;

@@ -1,10 +1,12 @@
 /* golden.c - golden verify mode. */
 #include "golden.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tuning.h"
 
@@ -79,6 +81,13 @@ static int golden_open(struct golden *gd, const char *path, const struct model_d
                        struct err *e)
 {
     memset(gd, 0, sizeof *gd);
+    /* a missing golden is named as one (source_open would suggest a checkpoint or built-in) */
+    struct stat fst;
+    if (stat(path, &fst) != 0)
+        return err_set(e, ST_USAGE, "--golden %s: the golden file is missing: %s (expected a golden .safetensors file)",
+                       path, strerror(errno));
+    if (S_ISDIR(fst.st_mode))
+        return err_set(e, ST_USAGE, "--golden %s: is a folder (expected a golden .safetensors file)", path);
     int st = source_open(&gd->src, path, e);
     if (st) return st;
     const struct tensor_view *tok = source_find(&gd->src, "tokens");

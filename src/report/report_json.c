@@ -261,20 +261,15 @@ int report_json_save(const char *path, const char *flag, struct cJSON *root, boo
     cJSON_Delete(root);
     if (!text)
         return err_set(e, ST_RUNTIME, "%s %s: out of memory formatting the JSON", flag, path);
-    bool to_stdout = !strcmp(path, "-"); /* "-": standard output, as Unix tools do */
-    FILE *f = to_stdout ? stdout : fopen(path, "w");
-    if (!f) {
-        int rc = err_set(e, ST_RUNTIME, "%s %s: cannot open for writing: %s", flag, path,
-                         strerror(errno));
-        cJSON_free(text);
-        return rc;
-    }
-    size_t n = strlen(text);
-    bool ok = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF;
-    ok = (to_stdout ? fflush(f) == 0 : fclose(f) == 0) && ok;
+    /* "-": standard output, as Unix tools do; a file: written whole or not at all (outfile.h) */
+    struct outfile f;
+    int st = outfile_open(&f, flag, path, e);
+    if (!st) st = outfile_write(&f, text, strlen(text), e);
+    if (!st) st = outfile_write(&f, "\n", 1, e);
+    if (st) outfile_abort(&f);
+    else st = outfile_commit(&f, e);
     cJSON_free(text);
-    if (!ok) return err_set(e, ST_RUNTIME, "%s %s: write failed (disk full?)", flag, path);
-    return ST_OK;
+    return st;
 }
 
 cJSON *report_json_profile(const struct profile *p) { return profile_json(p); }
