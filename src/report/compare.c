@@ -6,7 +6,9 @@
  * a different driver version is allowed with a warning, since checking a driver upgrade is one of
  * the reasons to compare. A slowdown counts when it is above the threshold in percent AND above
  * COMPARE_NOISE_US per step AND beyond the two runs' noise, so tiny kernels jittering by a fraction of
- * a µs and whole runs on a noisy device never fail CI. */
+ * a µs and whole runs on a noisy device never fail CI. Beyond noise: by the rank test where the reps
+ * can reach its p-value, by the separation rule where they cannot (make_row); a change that neither
+ * decides at too few reps is "undecided", its own exit code, never a pass. */
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -68,7 +70,7 @@ static const struct prof_kind *find_kind(const struct profile *p, const char *ki
     return NULL;
 }
 
-enum row_verdict { ROW_SAME, ROW_SLOWER, ROW_FASTER, ROW_NOISE, ROW_INFO };
+enum row_verdict { ROW_SAME, ROW_SLOWER, ROW_FASTER, ROW_NOISE, ROW_UNDECIDED, ROW_INFO };
 
 struct cmp_row {
     char name[48];
@@ -77,7 +79,55 @@ struct cmp_row {
     double p;   /* rank test: p-value of "current slower" (or faster, for faster rows) */
     enum row_verdict verdict;
     const char *reason;
+    int reps_to_decide; /* ROW_UNDECIDED: the reps a side that would decide */
 };
+
+static double max_of(const struct timing *t)
+{
+    double m = t->reps[0];
+    for (int i = 1; i < t->n_reps; i++) m = MAX(m, t->reps[i]);
+    return m;
+}
+
+static double min_of(const struct timing *t)
+{
+    double m = t->reps[0];
+    for (int i = 1; i < t->n_reps; i++) m = MIN(m, t->reps[i]);
+    return m;
+}
+
+double compare_gap_multiple(int nb, int nc)
+{
+    /* for evenly spread (uniform) noise the gap between the two sides, given they separate, is
+     * one spacing of nb + nc - 1: P(gap > k·(ranges)) = (1 + k)^-(nb + nc - 2), and they separate
+     * with P = min_p; the k that makes the product COMPARE_ALPHA */
+    double sep = rank_test_min_p(nb, nc);
+    if (sep <= COMPARE_ALPHA) return 0.0;
+    return pow(sep / COMPARE_ALPHA, 1.0 / (nb + nc - 2)) - 1.0;
+}
+
+/* The separation rule (reps too few for the rank test): every rep of `hi` above every rep of `lo`
+ * by more than the threshold (of the base median), the 1 µs floor and k times the two sides'
+ * ranges together (compare_gap_multiple). */
+static bool separated(const struct timing *lo, const struct timing *hi, double base_median,
+                      double threshold_pct)
+{
+    double gap = min_of(hi) - max_of(lo);
+    double spread = (max_of(lo) - min_of(lo)) + (max_of(hi) - min_of(hi));
+    double k = compare_gap_multiple(lo->n_reps, hi->n_reps);
+    return gap > COMPARE_NOISE_US && gap > threshold_pct / 100.0 * base_median && gap > k * spread;
+}
+
+/* Reps a side whose rank test would tell a change of this size from the measured spread: the
+ * standard error of the difference shrinks as 1/√n, and p < 0.001 one-sided needs about 3.1 of
+ * them; at least COMPARE_MIN_REPS (the rank test's least). */
+static int reps_to_decide(struct est delta, int n)
+{
+    double want = COMPARE_MIN_REPS;
+    if (delta.u > 0 && isfinite(delta.u) && delta.v != 0)
+        want = MAX(want, ceil(n * pow(3.1 * delta.u / fabs(delta.v), 2)));
+    return (int)MIN(want, 100000.0);
+}
 
 static struct cmp_row make_row(const char *name, const struct timing *b, const struct timing *c,
                                double threshold_pct, bool info)
@@ -95,9 +145,18 @@ static struct cmp_row make_row(const char *name, const struct timing *b, const s
         r.verdict = ROW_SAME;
         r.reason = fabs(r.delta.v) <= COMPARE_NOISE_US ? "change under the 1 µs floor"
                                                        : "change under the threshold";
-    } else if (b->n_reps < COMPARE_MIN_REPS || c->n_reps < COMPARE_MIN_REPS) {
-        r.verdict = ROW_NOISE;
-        r.reason = "too few reps to tell change from noise (the rank test needs 7 a side)";
+    } else if (rank_test_min_p(b->n_reps, c->n_reps) >= COMPARE_ALPHA) {
+        /* too few reps for the rank test: the separation rule decides or nothing does */
+        bool slower = r.delta.v > 0;
+        if (separated(slower ? b : c, slower ? c : b, r.base.v, threshold_pct)) {
+            r.verdict = slower ? ROW_SLOWER : ROW_FASTER;
+            r.reason = slower ? "every current rep slower than every base rep beyond threshold, floor and spread"
+                              : "every current rep faster than every base rep beyond threshold, floor and spread";
+        } else {
+            r.verdict = slower ? ROW_UNDECIDED : ROW_NOISE;
+            r.reason = "too few reps to tell change from noise";
+            r.reps_to_decide = reps_to_decide(r.delta, MIN(b->n_reps, c->n_reps));
+        }
     } else if ((r.p = r.delta.v > 0 ? rank_test_greater(b->reps, b->n_reps, c->reps, c->n_reps)
                                     : rank_test_greater(c->reps, c->n_reps, b->reps, b->n_reps)) >=
                COMPARE_ALPHA) {
@@ -120,6 +179,8 @@ static const char *row_mark(enum row_verdict v)
         return "faster";
     case ROW_NOISE:
         return "within noise";
+    case ROW_UNDECIDED:
+        return "UNDECIDED";
     default:
         return "";
     }
@@ -159,10 +220,12 @@ static cJSON *row_json(const struct cmp_row *r)
     const char *v = r->verdict == ROW_SLOWER   ? "slower"
                     : r->verdict == ROW_FASTER ? "faster"
                     : r->verdict == ROW_NOISE  ? "within_noise"
+                    : r->verdict == ROW_UNDECIDED ? "undecided"
                     : r->verdict == ROW_INFO   ? "info"
                                                : "same";
     cJSON_AddStringToObject(o, "verdict", v);
     cJSON_AddStringToObject(o, "reason", r->reason);
+    if (r->verdict == ROW_UNDECIDED) cJSON_AddNumberToObject(o, "reps_to_decide", r->reps_to_decide);
     return o;
 }
 
@@ -213,6 +276,13 @@ static void print_variant(FILE *out, const struct prof_dispatch *d)
     fprintf(out, "] grid %ux%ux%u", d->groups[0], d->groups[1], d->groups[2]);
 }
 
+static const struct cmp_row *first_undecided(const struct cmp_row *rows, int total)
+{
+    for (int i = 0; i < total; i++)
+        if (rows[i].verdict == ROW_UNDECIDED) return &rows[i];
+    return &rows[total];
+}
+
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e)
 {
@@ -248,21 +318,24 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         rows[n++].reason = "host submit + wait, information only";
     }
 
+    double gap_k = compare_gap_multiple(base->busy_us.n_reps ? base->busy_us.n_reps : base->wall_us.n_reps,
+                                        cur->busy_us.n_reps ? cur->busy_us.n_reps : cur->wall_us.n_reps);
     if (markdown) {
         fprintf(out,
                 "### compare: medians in µs/step\n\nSlower = more than %.1f%%, more than %.0f µs "
                 "and beyond "
-                "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of "
-                "the difference "
-                "of the medians, from the MADs of the reps.\n\n",
-                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+                "the noise (one-sided rank test over the reps, p < %g; where the reps are too few for "
+                "it, every current rep above every base rep by that and by %.2g× the reps' spread); "
+                "± = %.0f × the error of the difference of the medians, from the MADs of the reps.\n\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, gap_k, COMPARE_NOISE_K);
     } else {
         fprintf(out,
                 "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs "
                 "and beyond "
-                "the noise (rank test over the reps, p < %g; ± = %.0f × the error of the "
-                "difference) ==\n",
-                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+                "the noise (rank test over the reps, p < %g; where the reps are too few for it, every "
+                "current rep above every base rep by that and by %.2g× the reps' spread; ± = %.0f × "
+                "the error of the difference) ==\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, gap_k, COMPARE_NOISE_K);
     }
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
@@ -309,11 +382,15 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (!markdown)
         fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs",
                 "delta µs", "± µs", "delta %");
-    int n_slower = 0, n_noise = 0;
+    int n_slower = 0, n_noise = 0, n_undecided = 0, reps_needed = 0;
     for (int i = 0; i < n; i++) {
         print_row(out, &rows[i], markdown);
         if (i < kinds && rows[i].verdict == ROW_SLOWER) n_slower++;
         n_noise += rows[i].verdict == ROW_NOISE;
+        if (i <= total && rows[i].verdict == ROW_UNDECIDED) { /* the rows that decide */
+            n_undecided++;
+            reps_needed = MAX(reps_needed, rows[i].reps_to_decide);
+        }
     }
     if (markdown) fprintf(out, "\n");
     list_only_in(out, "only in base: ", base, cur);
@@ -326,6 +403,12 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
             out,
             "REGRESSION: %s%d kind(s) slower than the baseline beyond threshold, floor and noise\n",
             total_slower ? "total slower, " : "", n_slower);
+    else if (n_undecided)
+        fprintf(out,
+                "UNDECIDED: %d change(s) above the threshold, but %d and %d reps cannot tell them from "
+                "noise: rerun both with --reps %d\n",
+                n_undecided, base->wall_us.n_reps, cur->wall_us.n_reps,
+                reps_needed);
     else if (n_noise)
         fprintf(out,
                 "no regression: %d change(s) above the threshold are within noise (rerun with more "
@@ -335,7 +418,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     else
         fprintf(out, "no regression\n");
 
-    int st = regressed ? ST_REGRESSION : ST_OK;
+    int st = regressed ? ST_REGRESSION : n_undecided ? ST_UNDECIDED : ST_OK;
     if (json_path) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "base", base->args);
@@ -346,6 +429,8 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         for (int i = 0; i < n; i++)
             cJSON_AddItemToArray(arr, row_json(&rows[i]));
         cJSON_AddBoolToObject(root, "regression", regressed);
+        cJSON_AddBoolToObject(root, "undecided", !regressed && n_undecided > 0);
+        cJSON_AddNumberToObject(root, "reps_to_decide", !regressed && n_undecided ? reps_needed : 0);
         cJSON_AddItemToObject(root, "variant_changes", report_json_number(n_var));
         int wst = report_json_save(json_path, "--json", root, true, e);
         if (wst) st = wst;
@@ -361,6 +446,12 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
                 w->base.v, w->cur.v, threshold_pct,
                 n_slower + total_slower > 1 ? " (more slower rows in the table above)" : "");
     }
+    if (st == ST_UNDECIDED)
+        err_set(e, ST_UNDECIDED,
+                "undecided: %d change(s) above the threshold %g%% that %d and %d reps cannot tell from noise "
+                "(first: %s %+.1f µs); rerun both runs with --reps %d",
+                n_undecided, threshold_pct, base->wall_us.n_reps, cur->wall_us.n_reps, first_undecided(rows, total)->name,
+                first_undecided(rows, total)->delta.v, reps_needed);
     free(rows);
     return st;
 }
