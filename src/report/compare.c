@@ -28,7 +28,7 @@
     return err_set(e, ST_USAGE, "cannot compare: %s differs: base '%s', current '%s'", what, (x),  \
                    (y))
 
-static int check_identity(const struct profile *b, const struct profile *c, struct err *e)
+int compare_identity(const struct profile *b, const struct profile *c, bool device, struct err *e)
 {
     DIFF_STR("model family", b->model.family, c->model.family);
     DIFF_INT("model n_layers", b->model.n_layers, c->model.n_layers);
@@ -47,6 +47,7 @@ static int check_identity(const struct profile *b, const struct profile *c, stru
         return err_set(e, ST_USAGE, "cannot compare: shape logits differs: base %s, current %s",
                        b->shape.logits ? "true" : "false", c->shape.logits ? "true" : "false");
     DIFF_INT("shape logit_cols", b->shape.logit_cols, c->shape.logit_cols);
+    if (!device) return ST_OK;
     DIFF_STR("device name", b->device.name, c->device.name);
     if (b->device.has_timestamps != c->device.has_timestamps)
         return err_set(e, ST_USAGE, "cannot compare: device timestamps differ: base %s, current %s",
@@ -101,6 +102,7 @@ double compare_gap_multiple(int nb, int nc)
     /* for evenly spread (uniform) noise the gap between the two sides, given they separate, is
      * one spacing of nb + nc - 1: P(gap > k·(ranges)) = (1 + k)^-(nb + nc - 2), and they separate
      * with P = min_p; the k that makes the product COMPARE_ALPHA */
+    if (nb < 2 || nc < 2) return INFINITY; /* one rep has no spread: nothing separates */
     double sep = rank_test_min_p(nb, nc);
     if (sep <= COMPARE_ALPHA) return 0.0;
     return pow(sep / COMPARE_ALPHA, 1.0 / (nb + nc - 2)) - 1.0;
@@ -115,7 +117,7 @@ static bool separated(const struct timing *lo, const struct timing *hi, double b
     double gap = min_of(hi) - max_of(lo);
     double spread = (max_of(lo) - min_of(lo)) + (max_of(hi) - min_of(hi));
     double k = compare_gap_multiple(lo->n_reps, hi->n_reps);
-    return gap > COMPARE_NOISE_US && gap > threshold_pct / 100.0 * base_median && gap > k * spread;
+    return isfinite(k) && gap > COMPARE_NOISE_US && gap > threshold_pct / 100.0 * base_median && gap > k * spread;
 }
 
 /* Reps a side whose rank test would tell a change of this size from the measured spread: the
@@ -294,7 +296,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
 {
     if (!(threshold_pct >= 0) || !isfinite(threshold_pct))
         return err_set(e, ST_USAGE, "--threshold %g: expected a percentage >= 0", threshold_pct);
-    int rc = check_identity(base, cur, e);
+    int rc = compare_identity(base, cur, true, e);
     if (rc) return rc;
 
     int cap = base->n_kinds + 3, n = 0;

@@ -314,6 +314,10 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
  * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step; ST_OK
  * otherwise. */
 #define COMPARE_NOISE_US 1.0
+/* Whether b and c are the same experiment: model (family, layers, hidden, vocab, dtype), shard,
+ * shape (plan, cols, pos, slots, draft, logits) and, with device, the device and its timestamps.
+ * ST_USAGE naming the first difference ("cannot compare: shape cols differs: base 2, current 4"). */
+int compare_identity(const struct profile *b, const struct profile *c, bool device, struct err *e);
 /* A comparison fails CI, so its noise rule is free of any assumption about the noise's shape where
  * the reps allow: a change counts when the one-sided Mann–Whitney p-value is below COMPARE_ALPHA (one
  * false alarm in a thousand rows of pure noise). Below about COMPARE_MIN_REPS reps a side no p-value
