@@ -50,6 +50,10 @@ struct est est_median(const struct timing *t); /* {median, standard error of the
 struct est est_sub(struct est a, struct est b);
 struct est est_exact(double v); /* u = 0 */
 bool est_within_noise(struct est x);
+/* The reps at which x's error, measured at n reps and shrinking as 1/√n, falls to |size| / k: where a
+ * figure of that size leaves the noise (the advice of an inconclusive verdict). Above n, at most
+ * 100000; 0 when unknown (one rep, or size 0). */
+int est_reps_to_resolve(struct est x, double size, int n, double k);
 
 #define PROF_MAX_SPEC 12 /* >= GPU_MAX_SPEC (profiler.c checks) */
 
@@ -121,7 +125,8 @@ enum verdict {
     VERDICT_UNKNOWN,      /* no kernel sum (no timestamps) */
     VERDICT_SUBMIT_POLL,  /* gaps below 25 % of the marginal pass beyond noise */
     VERDICT_PER_DISPATCH, /* gaps above 25 % of the marginal pass beyond noise */
-    VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps */
+    VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps, or the marginal pass
+                             inside its own: no advice from figures within noise */
 };
 const char *
 verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-dispatch", "inconclusive" */
@@ -138,6 +143,7 @@ struct gap_probe {
     struct timing hw1, hw2; /* the same with the head appended (owned; empty without head) */
     enum verdict verdict;
     struct est marginal, gaps, fixed, lm_head, ts_add; /* value ± error of the derived terms */
+    struct est line;           /* 0.75·marginal − busy: gaps above (> 0) or below 25 % of a pass */
     double ts_pair_us;         /* ts_add per timestamped dispatch: the cost of one timestamp pair */
     double wall1_us, wall2_us; /* median wall, plan 1× and 2× */
     double marginal_us;        /* wall2 − wall1: one plan pass, submit and wait cancelled */
