@@ -139,17 +139,13 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
     if (p->n > 0) after[p->n - 1] = true;
 }
 
-/* LFM2_TEST_SLOW (test hook): after dispatch d, its copies that make it `factor` times as long:
- * whole copies, then one on the fraction of its largest grid dimension, each after a barrier so
- * none overlaps the one before. */
-static void record_test_slow(struct gpu *g, const struct dispatch *d, double factor)
+/* LFM2_TEST_SLOW (test hook): dispatch d recorded `copies` − 1 more times, each after a barrier so
+ * none overlaps the one before: the dispatch takes `copies` times as long, on any device. */
+static void record_test_slow(struct gpu *g, const struct dispatch *d, int copies)
 {
-    for (double left = factor - 1.0; left > 1e-6; left -= 1.0) {
-        uint32_t gr[3] = {d->groups[0], d->groups[1], d->groups[2]};
-        int big = gr[1] > gr[0] ? (gr[2] > gr[1] ? 2 : 1) : gr[2] > gr[0] ? 2 : 0;
-        if (left < 1.0) gr[big] = (uint32_t)MAX(1.0, gr[big] * left + 0.5);
+    for (int k = 1; k < copies; k++) {
         gpu_cmd_barrier_compute(g);
-        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, gr[0], gr[1], gr[2]);
+        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
     }
 }
 
@@ -164,8 +160,8 @@ void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int s
         bool ts = timed && i % stride == phase;
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
-        double slow = tuning_test_slow(d->kind);
-        if (slow > 1.0) record_test_slow(g, d, slow);
+        int copies = tuning_test_slow(d->kind);
+        if (copies > 1) record_test_slow(g, d, copies);
         /* between two dispatches a compute-only barrier; after the plan's last one the full
          * barrier, since a copy may follow (LFM2_FULL_STAGE_BARRIERS: the full one everywhere) */
         if (after[i] && i + 1 < p->n && !tuning()->full_stage_barriers) gpu_cmd_barrier_compute(g);
