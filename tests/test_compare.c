@@ -23,6 +23,10 @@ static int compare_files(const struct profile *base, const struct profile *cur, 
     snprintf(pc, sizeof pc, "%s/current.json", dir);
     remove(pb);
     remove(pc);
+    /* one device: the synthetic profiles draw a copy bandwidth per seed (test_device_slower varies it) */
+    struct profile c1 = *cur;
+    c1.device.copy_gbps = base->device.copy_gbps;
+    cur = &c1;
     T_CHECK(report_json_write(pb, base, e) == ST_OK && report_json_write(pc, cur, e) == ST_OK,
             "write: %s", e->msg);
     struct profile b, c;
@@ -280,6 +284,7 @@ static void test_noise_aware(void)
     /* Markdown and JSON of a comparison */
     synth_reshape(&base, 1.0, 0.02, 609);
     synth_reshape(&cur, 1.2, 0.02, 610);
+    cur.device.copy_gbps = base.device.copy_gbps;
     char path[256];
     snprintf(path, sizeof path, "%s/cmp.json", dir);
     size_t len = 0;
@@ -343,6 +348,7 @@ static void test_few_reps(void)
     int alarms = 0;
     synth_profile(&base, 1, 3);
     synth_profile(&cur, 2, 3);
+    cur.device.copy_gbps = base.device.copy_gbps;
     for (uint64_t k = 0; k < 200; k++) {
         synth_reshape(&base, 1.0, 1.0, 1000 + 2 * k);
         synth_reshape(&cur, 1.0, 1.0, 1001 + 2 * k);
@@ -363,7 +369,7 @@ static void test_few_reps(void)
     int st = compare_profiles_fmt(f, &base, &cur, 10.0, false, path, &e);
     fclose(f);
     T_CHECK(st == ST_UNDECIDED && ST_UNDECIDED == 5, "30%% inside the noise at 3 reps: %d\n%s", st, out);
-    T_CHECK(strstr(out, "UNDECIDED") && strstr(out, "rerun both with --reps") && !strstr(out, "no regression"),
+    T_CHECK(strstr(out, "UNDECIDED") && strstr(out, "rerun both runs with --reps") && !strstr(out, "no regression"),
             "the text says undecided\n%s", out);
     T_CHECK(strstr(e.msg, "undecided") && strstr(e.msg, "--reps "), "message: %s", e.msg);
     struct cJSON *j = t_json_file(path);
@@ -417,6 +423,7 @@ static void test_rank_sizes(void)
         struct err e = {{0}};
         synth_profile(&base, 1, 3);
         synth_profile(&cur, 2, 3);
+        cur.device.copy_gbps = base.device.copy_gbps;
         reps_redraw(&base, runs[k], 1.0, 0.4, 10 + k);
         reps_redraw(&cur, runs[k], 1.0, 0.4, 20 + k);
         char *out;
@@ -443,6 +450,37 @@ static void test_rank_sizes(void)
     }
 }
 
+/* A device that itself ran slower (its copy bandwidth 30 % down): a 20 % slower run is no more than
+ * the device explains: undecided (exit 5, "a quiet device"), never a regression nor a pass; a 2x
+ * slower one is more than the device explains: a regression. */
+static void test_device_slower(void)
+{
+    struct profile base, cur;
+    struct err e = {{0}};
+    char *out;
+    size_t len;
+    synth_profile(&base, 1, 10);
+    synth_profile(&cur, 2, 10);
+    synth_reshape(&base, 1.0, 0.02, 31);
+    synth_reshape(&cur, 1.2, 0.02, 32);
+    cur.device.copy_gbps = 0.7 * base.device.copy_gbps;
+    FILE *f = open_memstream(&out, &len);
+    int st = compare_profiles(f, &base, &cur, 10.0, &e);
+    fclose(f);
+    T_CHECK(st == ST_UNDECIDED && strstr(out, "no more than the device itself ran slower") &&
+                strstr(e.msg, "rerun both on a quiet device") && !strstr(out, "REGRESSION"),
+            "20%% slower on a device 30%% slower: %d %s\n%s", st, e.msg, out);
+    free(out);
+    synth_reshape(&cur, 2.0, 0.02, 33);
+    f = open_memstream(&out, &len);
+    st = compare_profiles(f, &base, &cur, 10.0, &e);
+    fclose(f);
+    T_CHECK(st == ST_REGRESSION, "2x slower on a device 30%% slower: %d\n%s", st, out);
+    free(out);
+    profile_free(&base);
+    profile_free(&cur);
+}
+
 int main(void)
 {
     dir = t_tmpdir();
@@ -457,5 +495,6 @@ int main(void)
     test_noise_aware();
     test_few_reps();
     test_rank_sizes();
+    test_device_slower();
     return t_finish();
 }

@@ -71,7 +71,8 @@ void cli_usage(FILE *out)
             "                    a draft verify, accept half of it, decode on from the snapshot\n"
             "  --help, --version\n"
             "\n"
-            "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed\n");
+            "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed,\n"
+            "5 compare undecided (too few reps)\n");
 }
 
 static int parse_int(const char *flag, const char *v, long lo, long hi, long *out, struct err *e)

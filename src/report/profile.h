@@ -317,7 +317,8 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
 
 /* Compares two runs on medians. ST_USAGE when they are not the same experiment (message names the
  * difference); prints the per-kind and total table to out; ST_REGRESSION when the total or a
- * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step; ST_OK
+ * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step AND
+ * beyond noise; ST_UNDECIDED when none is but one such change is too few reps to tell; ST_OK
  * otherwise. */
 #define COMPARE_NOISE_US 1.0
 /* Whether b and c are the same experiment: model (family, layers, hidden, vocab, dtype), shard,
