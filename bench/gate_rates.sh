@@ -89,7 +89,7 @@ for r in $REPS; do
     done
     i=0
     sweep_until=$((until_s - (until_s - $(now)) / 4)) # the last quarter for the sweep
-    while [ $i -lt "$PAIRS" ] && [ "$(now)" -lt "$sweep_until" ]; do
+    while [ $i -lt "$PAIRS" ] && { [ $i -lt 5 ] || [ "$(now)" -lt "$sweep_until" ]; }; do # 5 at least
         run "kind2_$i" "$r" "$kind=2"
         run "kind3_$i" "$r" "$kind=3"
         cmp "kind2_$i" "kind3_$i" "$kind" >> "$dir/kind.txt"
