@@ -8,7 +8,7 @@ set(GT ${FIXTURES}/glm-ocr-tiny)
 
 function(cli_test name label code text)
   add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
-  set(env "LFM2_VALIDATION=1")
+  set(env "LFM2_VALIDATION=require")
   if(NOT label STREQUAL "cli")
     list(APPEND env "ASAN_OPTIONS=detect_leaks=0")
   endif()
@@ -82,7 +82,7 @@ function(golden_every_format prefix envs)
         set(mp ${d})
       endif()
       cli_test(${prefix}${fam}_${gold} golden 0 "golden: 9/9 checks passed" --model ${mp} --full ${GOLDEN_EXTRA} --golden ${d}/${gold}.safetensors)
-      set_tests_properties(${prefix}${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;${envs}")
+      set_tests_properties(${prefix}${fam}_${gold} PROPERTIES ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;${envs}")
     endforeach()
   endforeach()
 endfunction()
@@ -138,7 +138,7 @@ cli_test(golden_spec_long_full golden 0 "golden: 4/4 checks passed" --model ${LT
 # a broken snapshot (the spec step writes none) passes the verify and fails every rollback
 add_test(NAME golden_spec_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6 checks passed" ${BIN} --model ${LT} --full --spec --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_spec_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
-  ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
+  ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 # Qwen3.5 (issue 9): BF16 safetensors and the GGUFs (tiled value heads, ssm_a, +1 norms); the long
 # goldens (prefill runs of 144 tokens) whole and split, so the DeltaNet state crosses the shards
 golden_tests(qwen_ ${QT} 2 4 9 ${FORMATS})
@@ -150,7 +150,7 @@ unset(GOLDEN_EXTRA)
 cli_test(golden_spec_qwen_long_full golden 0 "golden: 4/4 checks passed" --model ${QT} --full --spec --golden ${QT}/golden-long.safetensors)
 add_test(NAME golden_spec_qwen_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden: 3/6 checks passed" ${BIN} --model ${QT} --full --spec --golden ${QT}/golden.safetensors)
 set_tests_properties(golden_spec_qwen_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
-  ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
+  ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 golden_tests(qwen_ ${QT} 2 4 6 "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
 # the wide plan over Qwen3.5 (dn.chunk, the tiled gated attention, gemm): the same goldens; the
 # long ones cross two 64-token DeltaNet chunk boundaries (prefill) and one (mixed: 72 tokens).
@@ -174,7 +174,7 @@ endforeach()
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900
-  ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_DROP_LAST_DISPATCH=1")
+  ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_DROP_LAST_DISPATCH=1")
 cli_test(golden_wrong_model golden 2 "the model has 6 layers" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
 
 # ---- hostile input and faults (issue 11)
@@ -190,7 +190,7 @@ cli_test(cli_long_path cli 2 "No such file or directory" --model /nonexistent/${
 function(cli_test_env name label code text envs)
   add_test(NAME ${name} COMMAND ${EXPECT} ${code} "${text}" ${BIN} ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS ${label} TIMEOUT 300
-    ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;${envs}")
+    ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;${envs}")
 endfunction()
 set(NO_DRIVER "VK_DRIVER_FILES=/nonexistent/icd.json;VK_ICD_FILENAMES=/nonexistent/icd.json")
 cli_test_env(cli_no_vulkan_driver cli 1 "install mesa-vulkan-drivers" "${NO_DRIVER}" --model lfm2-350m --layers 0:1 --load-only)
@@ -198,14 +198,28 @@ cli_test_env(cli_no_vulkan_driver cli 1 "install mesa-vulkan-drivers" "${NO_DRIV
 cli_test_env(cli_golden_before_gpu cli 2 "the model has 6 layers" "${NO_DRIVER}" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)
 cli_test_env(cli_json_dir_before_gpu cli 2 "does not exist" "${NO_DRIVER}" --model ${LT} --full --json /nonexistent/dir/out.json)
 cli_test_env(cli_trace_dir_before_gpu cli 2 "is a folder" "${NO_DRIVER}" --model ${LT} --full --trace /tmp)
+# LFM2_VALIDATION=require (every GPU test's setting) fails when the layer is not installed
+cli_test_env(cli_validation_required cli 1 "LFM2_VALIDATION=require: the Vulkan validation layer" "VK_LAYER_PATH=/nonexistent" --list-devices)
+# the --compare gate at every rep count (issue 35, tests/gate.sh): the test hook LFM2_TEST_SLOW
+# slows every kernel 20x: exit 3 at 3 and 10 reps, saved and live; the same run twice passes; one rep
+# a side cannot tell (exit 5); a live compare against another shape exits 2 before the GPU opens
+set(GATE ${CMAKE_SOURCE_DIR}/tests/gate.sh)
+set(GATE_ARGS --model ${LT} --layers 0:2 --pos 4)
+add_test(NAME cli_gate_slow_3 COMMAND ${GATE} slow ${BIN} 3 ${GATE_ARGS} --cols 2)
+add_test(NAME cli_gate_slow_10 COMMAND ${GATE} slow ${BIN} 10 ${GATE_ARGS} --cols 2)
+add_test(NAME cli_gate_same COMMAND ${GATE} same ${BIN} ${GATE_ARGS} --cols 2)
+add_test(NAME cli_gate_undecided COMMAND ${GATE} undecided ${BIN} ${GATE_ARGS} --cols 2)
+add_test(NAME cli_gate_precheck COMMAND ${GATE} precheck ${BIN} ${GATE_ARGS})
+set_tests_properties(cli_gate_slow_3 cli_gate_slow_10 cli_gate_same cli_gate_undecided cli_gate_precheck PROPERTIES
+  LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # FIFOs and trailing garbage as --compare files: exit 2 at once, never a hang
 add_test(NAME cli_compare_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/f && timeout 60 ${EXPECT} 2 'not a regular file' $0 --compare $d/f --current $d/f; rc=$?; rm -rf $d; exit $rc" ${BIN})
 add_test(NAME cli_compare_trailing COMMAND sh -c "d=$(mktemp -d) && printf '{}{}' > $d/f && ${EXPECT} 2 'more after its JSON value' $0 --compare $d/f --current $d/f; rc=$?; rm -rf $d; exit $rc" ${BIN})
 add_test(NAME cli_model_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/m.gguf && timeout 60 ${EXPECT} 2 'not a regular file' $0 --model $d/m.gguf --full --load-only; rc=$?; rm -rf $d; exit $rc" ${BIN})
-set_tests_properties(cli_compare_fifo cli_compare_trailing cli_model_fifo PROPERTIES LABELS cli TIMEOUT 120 ENVIRONMENT "LFM2_VALIDATION=1")
+set_tests_properties(cli_compare_fifo cli_compare_trailing cli_model_fifo PROPERTIES LABELS cli TIMEOUT 120 ENVIRONMENT "LFM2_VALIDATION=require")
 # --json - writes the JSON to stdout (the text report to stderr) and no file named "-"
 add_test(NAME cli_json_stdout COMMAND sh -c "d=$(mktemp -d) && cd $d && $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json - > out 2> err && ! test -e ./- && grep -q '\"busy_us\"' out && grep -q 'GPU busy' err; rc=$?; cat out err | head -40; rm -rf $d; exit $rc" ${BIN})
-set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
+set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # out of device memory: exit 1 naming the buffer, the size asked, what is free and the heap
 cli_test(cli_out_of_device_memory cli-gpu 1 "buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)
 # GLM-OCR (issue 12): the text decoder against transformers, whole and split 0:1 + 1:3, 16 and 144

@@ -235,6 +235,44 @@ static void test_crossover(void)
 }
 
 /* Attribution arithmetic: differential medians, the inflation flag, closure. */
+/* Issue 35: no advice from figures within noise. At 3 reps the marginal pass is within its noise
+ * while the 25 % line, dominated by a tight kernel sum, is beyond it: the verdict used to say
+ * "Fusion buys nothing" from it. Now one line: inconclusive at 3 reps, and the reps that decide.
+ * The LM head figure within noise gives no GB/s. */
+static void test_verdicts_need_signal(void)
+{
+    double w1[3] = {1000, 1300, 800}, w2[3] = {1050, 1400, 700}, busy[3] = {2000, 2001, 1999};
+    double h1[3] = {1100, 1500, 800}, h2[3] = {1200, 1500, 900}, hs[3] = {90, 91, 89};
+    struct timing tw1 = timing_from(w1, 3), tw2 = timing_from(w2, 3), tb = timing_from(busy, 3);
+    struct timing th1 = timing_from(h1, 3), th2 = timing_from(h2, 3), ths = timing_from(hs, 3);
+    struct gap_probe g;
+    struct gap_probe_in in = {.w1 = &tw1, .w2 = &tw2, .hw1 = &th1, .hw2 = &th2, .busy = &tb, .head_sum = &ths,
+                              .head_bytes_real = 1000000, .vocab = 1000, .hidden = 500};
+    gap_probe_compute_reps(&g, &in);
+    T_CHECK(est_within_noise(g.marginal) && !est_within_noise(g.line) && g.verdict == VERDICT_INCONCLUSIVE,
+            "marginal %g ± %g within noise, line %g ± %g beyond: %s", g.marginal.v, g.marginal.u, g.line.v, g.line.u,
+            verdict_name(g.verdict));
+    T_CHECK(est_within_noise(g.lm_head), "head within noise: %g ± %g", g.lm_head.v, g.lm_head.u);
+    struct profile p;
+    synth_profile(&p, 9, 3);
+    gap_probe_free(&p.gap_probe);
+    p.gap_probe = g;
+    for (int md = 0; md < 2; md++) {
+        char *txt = render(md ? report_markdown : report_text, &p);
+        T_CHECK(!strstr(txt, "Fusion buys nothing") && !strstr(txt, "Fusion is on") &&
+                    strstr(txt, "inconclusive at 3 reps: the marginal pass is within noise") &&
+                    strstr(txt, "says --reps "),
+                "%s: gap verdict inconclusive with the reps that decide\n%s", md ? "markdown" : "text", txt);
+        T_CHECK(strstr(txt, "inconclusive at 3 reps: the LM head figure is within noise") &&
+                    !strstr(txt, "GB/s if the head is f16") && !strstr(txt, "GB/s if f16"),
+                "%s: no head GB/s from noise\n%s", md ? "markdown" : "text", txt);
+        free(txt);
+    }
+    profile_free(&p);
+    struct timing *all[] = {&tw1, &tw2, &tb, &th1, &th2, &ths};
+    for (size_t i = 0; i < ARRAY_LEN(all); i++) timing_free(all[i]);
+}
+
 static void test_attribution(void)
 {
     struct profile p;
@@ -253,6 +291,9 @@ static void test_attribution(void)
         a->rows[k].attributable = true;
         a->rows[k].us = timing_from(s, 10);
     }
+    double base[10];
+    for (int i = 0; i < 10; i++) base[i] = 700 + i;
+    a->base_us = timing_from(base, 10);
     attribution_compute(&p, (struct est){260, 2});
     T_CHECK(NEAR(a->rows[0].diff.v, 220.0) && a->rows[0].ts_us > 200, "matmul diff %g ts %g", a->rows[0].diff.v,
             a->rows[0].ts_us);
@@ -261,8 +302,21 @@ static void test_attribution(void)
     T_CHECK(NEAR(a->sum.v, 251.0) && NEAR(a->closure.v, -9.0) && fabs(a->closure_share + 9.0 / 260) < 1e-9,
             "closure %g of %g", a->closure.v, a->sum.v);
     char *txt = render(report_text, &p);
-    T_CHECK(strstr(txt, "-- attribution") && strstr(txt, "closure: Σ diff") && strstr(txt, "ts>diff"),
+    T_CHECK(strstr(txt, "-- attribution") && strstr(txt, "closure: Σ diff") && strstr(txt, "ts>diff") &&
+                strstr(txt, "(does not close)"),
             "attribution text\n%s", txt);
+    free(txt);
+    /* closes within a tight noise; inside a wide one (the marginal pass ± 100 µs at 10 reps) it is
+     * inconclusive, never "closes" (issue 35) */
+    attribution_compute(&p, (struct est){251.5, 2});
+    txt = render(report_text, &p);
+    T_CHECK(strstr(txt, "(closes within noise)"), "closes\n%s", txt);
+    free(txt);
+    attribution_compute(&p, (struct est){260, 100});
+    txt = render(report_text, &p);
+    T_CHECK(!strstr(txt, "closes") && strstr(txt, "(inconclusive at 10 reps: the noise exceeds 10 % of the marginal pass; "
+                                               "the measured spread says --reps "),
+            "inconclusive closure\n%s", txt);
     free(txt);
     profile_free(&p);
 }
@@ -776,6 +830,7 @@ int main(int argc, char **argv)
     T_CASE("sig3", "", test_sig3());
     T_CASE("crossover", "", test_crossover());
     T_CASE("attribution", "", test_attribution());
+    T_CASE("verdicts_need_signal", "", test_verdicts_need_signal());
     T_CASE("floor", "", test_floor());
     T_CASE("totals_and_kinds", "", test_totals_and_kinds(&p));
     T_CASE("gap_probe", "", test_gap_probe());

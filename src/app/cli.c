@@ -63,7 +63,8 @@ void cli_usage(FILE *out)
             "                    the comparison as JSON\n"
             "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
             "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
-            "  --compare BASE    compare against a saved --json baseline (exit 3 on regression)\n"
+            "  --compare BASE    compare against a saved --json baseline (exit 3 on regression, 5 when the\n"
+            "                    reps are too few to tell: rerun with the --reps it names)\n"
             "  --current NEW     with --compare: compare two saved files, no GPU\n"
             "  --threshold PCT   regression threshold in percent (default 10)\n"
             "verification:\n"
@@ -72,7 +73,8 @@ void cli_usage(FILE *out)
             "                    a draft verify, accept half of it, decode on from the snapshot\n"
             "  --help, --version\n"
             "\n"
-            "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed\n");
+            "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed,\n"
+            "5 compare undecided (too few reps)\n");
 }
 
 static int parse_int(const char *flag, const char *v, long lo, long hi, long *out, struct err *e)

@@ -171,6 +171,23 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
     return ST_OK;
 }
 
+/* A live --compare: the run's model, shard and shape (*id) against the baseline's before anything
+ * loads or runs, so a wrong baseline exits 2 at once naming the first difference; with g, the
+ * device too (once open, before the upload). */
+static int compare_precheck(const struct profile *base, const struct loaded *m, const struct gpu *g,
+                            const struct options *o, struct err *e)
+{
+    struct profile id = {0};
+    struct profile_request rq = request_of(o, o->cols, o->plans[0]);
+    profile_identity(&m->d, &m->s, &rq, &id);
+    if (g) {
+        snprintf(id.device.name, sizeof id.device.name, "%s", g->props.deviceName);
+        id.device.has_timestamps = g->timestamp_valid_bits > 0;
+    }
+    int st = compare_identity(base, &id, g != NULL, e);
+    return st ? err_wrap(e, st, "--compare %s", o->compare) : ST_OK;
+}
+
 static int run(const struct options *o, struct err *e)
 {
     if (stages_wanted(o)) return stages_run(o, e);
@@ -205,6 +222,8 @@ static int run(const struct options *o, struct err *e)
     if (!st && (o->golden || !o->load_only)) st = k_model_check(&m.d, &m.s, e);
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
+    bool live_compare = o->compare && !many && !o->load_only && !o->golden;
+    if (!st && live_compare) st = compare_precheck(&base, &m, NULL, o, e);
     if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
     if (!st && o->golden && o->shape_set)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
@@ -214,6 +233,7 @@ static int run(const struct options *o, struct err *e)
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
     }
+    if (!st && live_compare) st = compare_precheck(&base, &m, &g, o, e);
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)

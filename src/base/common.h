@@ -18,6 +18,8 @@ enum status {
     ST_USAGE = 2,      /* bad flag, bad input file, runs that cannot be compared */
     ST_REGRESSION = 3, /* --compare found a regression */
     ST_GOLDEN = 4,     /* --golden check failed */
+    ST_UNDECIDED = 5,  /* --compare: a change above the threshold that the reps are too few to tell
+                          from noise (rerun with the reps it names); never a pass */
 };
 
 struct err {

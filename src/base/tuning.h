@@ -91,7 +91,13 @@
  *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
  *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
  *                                         (tests: a broken rollback)
+ *   LFM2_TEST_SLOW=KIND=F,...             test hook: record each dispatch of KIND (a kind, a prefix
+ *                                         ending in '*', or '*' for all) F times in a row (integer
+ *                                         F 1..64): a known slowdown on any device, to measure the
+ *                                         --compare gate (tests, bench/gate_rates.sh; a factor
+ *                                         between two runs, e.g. 1.5x: F=2 against F=3); wrong results
  *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
+ *   LFM2_VALIDATION=require               the same, and fail when the layer is not installed (ctest)
  *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
  *                                         spills) to stderr when made (tuning runs) */
 #ifndef LFM2_TUNING_H
@@ -149,11 +155,15 @@ struct tuning {
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
     bool validation;
+    bool validation_required; /* LFM2_VALIDATION=require */
     bool pipeline_stats;
     int pool_max;         /* 0: the device's largest allocation (engine.h struct engine_pool) */
 };
 
 /* The environment's switches, read on the first call; values out of range read as 0 (automatic). */
 const struct tuning *tuning(void);
+
+/* LFM2_TEST_SLOW: how many times the test hook records each dispatch of `kind` (1: not slowed). */
+int tuning_test_slow(const char *kind);
 
 #endif

@@ -92,20 +92,9 @@ static enum logits_want logits_wanted(const struct profile_request *rq)
     return spec || rq->all_logits || !rq->slots || rq->slots == rq->cols ? LOGITS_ALL : LOGITS_LAST;
 }
 
-static void fill_profile_header(struct gpu *g, const struct model_desc *d, const struct shard *s,
-                                const struct profile_request *rq, struct profile *p)
+void profile_identity(const struct model_desc *d, const struct shard *s, const struct profile_request *rq,
+                      struct profile *p)
 {
-    snprintf(p->tool, sizeof p->tool, "lfm2-profile-stage");
-    snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
-    snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
-    snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
-    snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
-    uint32_t v = g->props.apiVersion;
-    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v),
-             VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
-    p->device.timestamp_period_ns = g->timestamp_period;
-    p->device.timestamp_valid_bits = g->timestamp_valid_bits;
-    p->device.has_timestamps = g->timestamp_valid_bits > 0;
     snprintf(p->model.family, sizeof p->model.family, "%s", family_name(d->family));
     p->model.n_layers = d->n_layers;
     p->model.hidden = d->hidden;
@@ -125,6 +114,23 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     enum logits_want lw = p->shape.logits ? logits_wanted(rq) : LOGITS_NONE;
     p->shape.logit_cols = lw == LOGITS_ALL ? rq->cols : lw == LOGITS_LAST ? p->shape.slots : 0;
     p->shape.draft = spec ? rq->cols / p->shape.slots : 0;
+}
+
+static void fill_profile_header(struct gpu *g, const struct model_desc *d, const struct shard *s,
+                                const struct profile_request *rq, struct profile *p)
+{
+    snprintf(p->tool, sizeof p->tool, "lfm2-profile-stage");
+    snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
+    snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
+    snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
+    snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
+    uint32_t v = g->props.apiVersion;
+    snprintf(p->device.api, sizeof p->device.api, "Vulkan %u.%u.%u", VK_API_VERSION_MAJOR(v),
+             VK_API_VERSION_MINOR(v), VK_API_VERSION_PATCH(v));
+    p->device.timestamp_period_ns = g->timestamp_period;
+    p->device.timestamp_valid_bits = g->timestamp_valid_bits;
+    p->device.has_timestamps = g->timestamp_valid_bits > 0;
+    profile_identity(d, s, rq, p);
     p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
 

@@ -34,6 +34,11 @@ struct profile_request {
 /* The request's defaults: batch plan, 16 columns, pos 64, decode shape, 10 reps, full timing. */
 struct profile_request profile_request_default(void);
 
+/* The run's identity as its profile will carry it (model, shard, shape), before anything runs: a
+ * live --compare checks it against the baseline before loading weights (compare_identity). */
+void profile_identity(const struct model_desc *d, const struct shard *s, const struct profile_request *rq,
+                      struct profile *p);
+
 int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
                 struct err *e);

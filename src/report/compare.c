@@ -6,7 +6,9 @@
  * a different driver version is allowed with a warning, since checking a driver upgrade is one of
  * the reasons to compare. A slowdown counts when it is above the threshold in percent AND above
  * COMPARE_NOISE_US per step AND beyond the two runs' noise, so tiny kernels jittering by a fraction of
- * a µs and whole runs on a noisy device never fail CI. */
+ * a µs and whole runs on a noisy device never fail CI. Beyond noise: by the rank test where the reps
+ * can reach its p-value, by the separation rule where they cannot (make_row); a change that neither
+ * decides at too few reps is "undecided", its own exit code, never a pass. */
 #include "profile.h"
 
 #include <cjson/cJSON.h>
@@ -26,7 +28,7 @@
     return err_set(e, ST_USAGE, "cannot compare: %s differs: base '%s', current '%s'", what, (x),  \
                    (y))
 
-static int check_identity(const struct profile *b, const struct profile *c, struct err *e)
+int compare_identity(const struct profile *b, const struct profile *c, bool device, struct err *e)
 {
     DIFF_STR("model family", b->model.family, c->model.family);
     DIFF_INT("model n_layers", b->model.n_layers, c->model.n_layers);
@@ -45,6 +47,7 @@ static int check_identity(const struct profile *b, const struct profile *c, stru
         return err_set(e, ST_USAGE, "cannot compare: shape logits differs: base %s, current %s",
                        b->shape.logits ? "true" : "false", c->shape.logits ? "true" : "false");
     DIFF_INT("shape logit_cols", b->shape.logit_cols, c->shape.logit_cols);
+    if (!device) return ST_OK;
     DIFF_STR("device name", b->device.name, c->device.name);
     if (b->device.has_timestamps != c->device.has_timestamps)
         return err_set(e, ST_USAGE, "cannot compare: device timestamps differ: base %s, current %s",
@@ -68,7 +71,7 @@ static const struct prof_kind *find_kind(const struct profile *p, const char *ki
     return NULL;
 }
 
-enum row_verdict { ROW_SAME, ROW_SLOWER, ROW_FASTER, ROW_NOISE, ROW_INFO };
+enum row_verdict { ROW_SAME, ROW_SLOWER, ROW_FASTER, ROW_NOISE, ROW_UNDECIDED, ROW_INFO };
 
 struct cmp_row {
     char name[48];
@@ -77,7 +80,56 @@ struct cmp_row {
     double p;   /* rank test: p-value of "current slower" (or faster, for faster rows) */
     enum row_verdict verdict;
     const char *reason;
+    int reps_to_decide; /* ROW_UNDECIDED: the reps a side that would decide */
 };
+
+static double max_of(const struct timing *t)
+{
+    double m = t->reps[0];
+    for (int i = 1; i < t->n_reps; i++) m = MAX(m, t->reps[i]);
+    return m;
+}
+
+static double min_of(const struct timing *t)
+{
+    double m = t->reps[0];
+    for (int i = 1; i < t->n_reps; i++) m = MIN(m, t->reps[i]);
+    return m;
+}
+
+double compare_gap_multiple(int nb, int nc)
+{
+    /* for evenly spread (uniform) noise the gap between the two sides, given they separate, is
+     * one spacing of nb + nc - 1: P(gap > k·(ranges)) = (1 + k)^-(nb + nc - 2), and they separate
+     * with P = min_p; the k that makes the product COMPARE_ALPHA */
+    if (nb < 2 || nc < 2) return INFINITY; /* one rep has no spread: nothing separates */
+    double sep = rank_test_min_p(nb, nc);
+    if (sep <= COMPARE_ALPHA) return 0.0;
+    return pow(sep / COMPARE_ALPHA, 1.0 / (nb + nc - 2)) - 1.0;
+}
+
+/* The separation rule (reps too few for the rank test): every rep of `hi` above every rep of `lo`
+ * by more than the threshold (of the base median), the 1 µs floor and k times the two sides'
+ * ranges together (compare_gap_multiple). */
+static bool separated(const struct timing *lo, const struct timing *hi, double base_median,
+                      double threshold_pct)
+{
+    double gap = min_of(hi) - max_of(lo);
+    double spread = (max_of(lo) - min_of(lo)) + (max_of(hi) - min_of(hi));
+    double k = compare_gap_multiple(lo->n_reps, hi->n_reps);
+    return isfinite(k) && gap > COMPARE_NOISE_US && gap > threshold_pct / 100.0 * base_median && gap > k * spread;
+}
+
+/* Reps a side whose rank test would tell a change of this size from the measured spread: the
+ * standard error of the difference shrinks as 1/√n, and p < 0.001 one-sided needs about 3.1 of
+ * them; at least COMPARE_MIN_REPS (the rank test's least). */
+static int reps_to_decide(struct est delta, int n)
+{
+    double want = COMPARE_MIN_REPS;
+    if (delta.u > 0 && isfinite(delta.u) && delta.v != 0)
+        want = MAX(want, ceil(n * pow(3.1 * delta.u / fabs(delta.v), 2)));
+    return (int)MIN(want, 100000.0);
+}
 
 static struct cmp_row make_row(const char *name, const struct timing *b, const struct timing *c,
                                double threshold_pct, bool info)
@@ -95,9 +147,18 @@ static struct cmp_row make_row(const char *name, const struct timing *b, const s
         r.verdict = ROW_SAME;
         r.reason = fabs(r.delta.v) <= COMPARE_NOISE_US ? "change under the 1 µs floor"
                                                        : "change under the threshold";
-    } else if (b->n_reps < COMPARE_MIN_REPS || c->n_reps < COMPARE_MIN_REPS) {
-        r.verdict = ROW_NOISE;
-        r.reason = "too few reps to tell change from noise (the rank test needs 7 a side)";
+    } else if (rank_test_min_p(b->n_reps, c->n_reps) >= COMPARE_ALPHA) {
+        /* too few reps for the rank test: the separation rule decides or nothing does */
+        bool slower = r.delta.v > 0;
+        if (separated(slower ? b : c, slower ? c : b, r.base.v, threshold_pct)) {
+            r.verdict = slower ? ROW_SLOWER : ROW_FASTER;
+            r.reason = slower ? "every current rep slower than every base rep beyond threshold, floor and spread"
+                              : "every current rep faster than every base rep beyond threshold, floor and spread";
+        } else {
+            r.verdict = slower ? ROW_UNDECIDED : ROW_NOISE;
+            r.reason = "too few reps to tell change from noise";
+            r.reps_to_decide = reps_to_decide(r.delta, MIN(b->n_reps, c->n_reps));
+        }
     } else if ((r.p = r.delta.v > 0 ? rank_test_greater(b->reps, b->n_reps, c->reps, c->n_reps)
                                     : rank_test_greater(c->reps, c->n_reps, b->reps, b->n_reps)) >=
                COMPARE_ALPHA) {
@@ -120,6 +181,8 @@ static const char *row_mark(enum row_verdict v)
         return "faster";
     case ROW_NOISE:
         return "within noise";
+    case ROW_UNDECIDED:
+        return "UNDECIDED";
     default:
         return "";
     }
@@ -159,10 +222,12 @@ static cJSON *row_json(const struct cmp_row *r)
     const char *v = r->verdict == ROW_SLOWER   ? "slower"
                     : r->verdict == ROW_FASTER ? "faster"
                     : r->verdict == ROW_NOISE  ? "within_noise"
+                    : r->verdict == ROW_UNDECIDED ? "undecided"
                     : r->verdict == ROW_INFO   ? "info"
                                                : "same";
     cJSON_AddStringToObject(o, "verdict", v);
     cJSON_AddStringToObject(o, "reason", r->reason);
+    if (r->verdict == ROW_UNDECIDED) cJSON_AddNumberToObject(o, "reps_to_decide", r->reps_to_decide);
     return o;
 }
 
@@ -213,6 +278,53 @@ static void print_variant(FILE *out, const struct prof_dispatch *d)
     fprintf(out, "] grid %ux%ux%u", d->groups[0], d->groups[1], d->groups[2]);
 }
 
+/* A device that itself ran slower (its copy bandwidth, measured in each run, dropped by more than
+ * the threshold: a shared machine, other clocks) slows every row alike, and no rule over one run's
+ * reps tells that from the code: a SLOWER row whose slowdown the device's own explains, within the
+ * threshold, is UNDECIDED instead (lavapipe on a loaded host: most false alarms, bench/37).
+ * Returns the rows so marked among the first `deciding`. */
+static int device_explains(struct cmp_row *rows, int n, int deciding, double bw_ratio, double threshold_pct)
+{
+    int marked = 0;
+    if (!(bw_ratio < 1.0 - threshold_pct / 100.0)) return 0;
+    for (int i = 0; i < n; i++) {
+        struct cmp_row *r = &rows[i];
+        if (r->verdict != ROW_SLOWER || !(r->base.v > 0)) continue;
+        if (r->cur.v / r->base.v * bw_ratio - 1.0 > threshold_pct / 100.0) continue;
+        r->verdict = ROW_UNDECIDED;
+        r->reason = "slower, but no more than the device itself ran slower (its copy bandwidth)";
+        r->reps_to_decide = 0;
+        marked += i < deciding;
+    }
+    return marked;
+}
+
+static const struct cmp_row *first_undecided(const struct cmp_row *rows, int total)
+{
+    for (int i = 0; i < total; i++)
+        if (rows[i].verdict == ROW_UNDECIDED) return &rows[i];
+    return &rows[total];
+}
+
+/* Why a comparison is undecided and what decides it: more reps, a quiet device, or both. */
+static const char *undecided_text(char *buf, size_t size, int n_undecided, int n_device, int reps_needed,
+                                  double bw_change, const struct profile *base, const struct profile *cur)
+{
+    int n_reps = n_undecided - n_device, at = 0;
+    buf[0] = 0;
+    if (n_reps > 0)
+        at = snprintf(buf, size,
+                      "%d change(s) above the threshold that %d and %d reps cannot tell from noise: rerun both runs "
+                      "with --reps %d",
+                      n_reps, base->wall_us.n_reps, cur->wall_us.n_reps, reps_needed);
+    if (n_device > 0 && at >= 0 && (size_t)at < size)
+        snprintf(buf + at, size - (size_t)at,
+                 "%s%d row(s) slower by no more than the device itself ran slower (copy bandwidth %+.0f%%): rerun both "
+                 "on a quiet device",
+                 at ? "; " : "", n_device, bw_change);
+    return buf;
+}
+
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e)
 {
@@ -224,7 +336,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
 {
     if (!(threshold_pct >= 0) || !isfinite(threshold_pct))
         return err_set(e, ST_USAGE, "--threshold %g: expected a percentage >= 0", threshold_pct);
-    int rc = check_identity(base, cur, e);
+    int rc = compare_identity(base, cur, true, e);
     if (rc) return rc;
 
     int cap = base->n_kinds + 3, n = 0;
@@ -248,21 +360,24 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         rows[n++].reason = "host submit + wait, information only";
     }
 
+    double gap_k = compare_gap_multiple(base->busy_us.n_reps ? base->busy_us.n_reps : base->wall_us.n_reps,
+                                        cur->busy_us.n_reps ? cur->busy_us.n_reps : cur->wall_us.n_reps);
     if (markdown) {
         fprintf(out,
                 "### compare: medians in µs/step\n\nSlower = more than %.1f%%, more than %.0f µs "
                 "and beyond "
-                "the noise (one-sided rank test over the reps, p < %g); ± = %.0f × the error of "
-                "the difference "
-                "of the medians, from the MADs of the reps.\n\n",
-                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+                "the noise (one-sided rank test over the reps, p < %g; where the reps are too few for "
+                "it, every current rep above every base rep by that and by %.2g× the reps' spread); "
+                "± = %.0f × the error of the difference of the medians, from the MADs of the reps.\n\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, gap_k, COMPARE_NOISE_K);
     } else {
         fprintf(out,
                 "== compare: medians in µs/step, slower = more than %.1f%% and more than %.0f µs "
                 "and beyond "
-                "the noise (rank test over the reps, p < %g; ± = %.0f × the error of the "
-                "difference) ==\n",
-                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, COMPARE_NOISE_K);
+                "the noise (rank test over the reps, p < %g; where the reps are too few for it, every "
+                "current rep above every base rep by that and by %.2g× the reps' spread; ± = %.0f × "
+                "the error of the difference) ==\n",
+                threshold_pct, COMPARE_NOISE_US, COMPARE_ALPHA, gap_k, COMPARE_NOISE_K);
     }
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
@@ -301,6 +416,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         print_variant(out, y);
         fprintf(out, ")\n");
     }
+    int n_device = bw_change < 0 ? device_explains(rows, n, total + 1, 1.0 + bw_change / 100.0, threshold_pct) : 0;
     if (markdown) {
         fprintf(out, "\n| kind | base µs | current µs | delta µs | ± µs | delta %% | verdict |\n");
         fprintf(out, "|---|---:|---:|---:|---:|---:|---|\n");
@@ -309,11 +425,15 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (!markdown)
         fprintf(out, "  %-32s %12s %12s %11s %9s %9s\n", "kind", "base µs", "current µs",
                 "delta µs", "± µs", "delta %");
-    int n_slower = 0, n_noise = 0;
+    int n_slower = 0, n_noise = 0, n_undecided = 0, reps_needed = 0;
     for (int i = 0; i < n; i++) {
         print_row(out, &rows[i], markdown);
         if (i < kinds && rows[i].verdict == ROW_SLOWER) n_slower++;
         n_noise += rows[i].verdict == ROW_NOISE;
+        if (i <= total && rows[i].verdict == ROW_UNDECIDED) { /* the rows that decide */
+            n_undecided++;
+            reps_needed = MAX(reps_needed, rows[i].reps_to_decide);
+        }
     }
     if (markdown) fprintf(out, "\n");
     list_only_in(out, "only in base: ", base, cur);
@@ -326,6 +446,11 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
             out,
             "REGRESSION: %s%d kind(s) slower than the baseline beyond threshold, floor and noise\n",
             total_slower ? "total slower, " : "", n_slower);
+    else if (n_undecided) {
+        char why[512];
+        fprintf(out, "UNDECIDED: %s\n",
+                undecided_text(why, sizeof why, n_undecided, n_device, reps_needed, bw_change, base, cur));
+    }
     else if (n_noise)
         fprintf(out,
                 "no regression: %d change(s) above the threshold are within noise (rerun with more "
@@ -335,7 +460,7 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     else
         fprintf(out, "no regression\n");
 
-    int st = regressed ? ST_REGRESSION : ST_OK;
+    int st = regressed ? ST_REGRESSION : n_undecided ? ST_UNDECIDED : ST_OK;
     if (json_path) {
         cJSON *root = cJSON_CreateObject();
         cJSON_AddStringToObject(root, "base", base->args);
@@ -346,6 +471,8 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         for (int i = 0; i < n; i++)
             cJSON_AddItemToArray(arr, row_json(&rows[i]));
         cJSON_AddBoolToObject(root, "regression", regressed);
+        cJSON_AddBoolToObject(root, "undecided", !regressed && n_undecided > 0);
+        cJSON_AddNumberToObject(root, "reps_to_decide", !regressed && n_undecided ? reps_needed : 0);
         cJSON_AddItemToObject(root, "variant_changes", report_json_number(n_var));
         int wst = report_json_save(json_path, "--json", root, true, e);
         if (wst) st = wst;
@@ -360,6 +487,13 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
         err_set(e, ST_REGRESSION, "regression: %s %s (median %.1f -> %.1f µs), threshold %g%%%s", w->name, pct,
                 w->base.v, w->cur.v, threshold_pct,
                 n_slower + total_slower > 1 ? " (more slower rows in the table above)" : "");
+    }
+    if (st == ST_UNDECIDED) {
+        char why[512];
+        undecided_text(why, sizeof why, n_undecided, n_device, reps_needed, bw_change, base, cur);
+        const struct cmp_row *u = first_undecided(rows, total);
+        err_set(e, ST_UNDECIDED, "undecided (first: %s %+.1f µs, threshold %g%%): %s", u->name, u->delta.v,
+                threshold_pct, why);
     }
     free(rows);
     return st;

@@ -50,6 +50,10 @@ struct est est_median(const struct timing *t); /* {median, standard error of the
 struct est est_sub(struct est a, struct est b);
 struct est est_exact(double v); /* u = 0 */
 bool est_within_noise(struct est x);
+/* The reps at which x's error, measured at n reps and shrinking as 1/√n, falls to |size| / k: where a
+ * figure of that size leaves the noise (the advice of an inconclusive verdict). Above n, at most
+ * 100000; 0 when unknown (one rep, or size 0). */
+int est_reps_to_resolve(struct est x, double size, int n, double k);
 
 #define PROF_MAX_SPEC 12 /* >= GPU_MAX_SPEC (profiler.c checks) */
 
@@ -121,7 +125,8 @@ enum verdict {
     VERDICT_UNKNOWN,      /* no kernel sum (no timestamps) */
     VERDICT_SUBMIT_POLL,  /* gaps below 25 % of the marginal pass beyond noise */
     VERDICT_PER_DISPATCH, /* gaps above 25 % of the marginal pass beyond noise */
-    VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps */
+    VERDICT_INCONCLUSIVE, /* the 25 % line lies inside the noise of the gaps, or the marginal pass
+                             inside its own: no advice from figures within noise */
 };
 const char *
 verdict_name(enum verdict v); /* "unknown", "submit-poll", "per-dispatch", "inconclusive" */
@@ -138,6 +143,7 @@ struct gap_probe {
     struct timing hw1, hw2; /* the same with the head appended (owned; empty without head) */
     enum verdict verdict;
     struct est marginal, gaps, fixed, lm_head, ts_add; /* value ± error of the derived terms */
+    struct est line;           /* 0.75·marginal − busy: gaps above (> 0) or below 25 % of a pass */
     double ts_pair_us;         /* ts_add per timestamped dispatch: the cost of one timestamp pair */
     double wall1_us, wall2_us; /* median wall, plan 1× and 2× */
     double marginal_us;        /* wall2 − wall1: one plan pass, submit and wait cancelled */
@@ -316,30 +322,47 @@ int trace_write(const char *path, const struct profile *p, int rep, struct err *
 
 /* Compares two runs on medians. ST_USAGE when they are not the same experiment (message names the
  * difference); prints the per-kind and total table to out; ST_REGRESSION when the total or a
- * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step; ST_OK
+ * common kind is slower by more than threshold_pct percent AND by more than 1 µs per step AND
+ * beyond noise; ST_UNDECIDED when none is but one such change is too few reps to tell; ST_OK
  * otherwise. */
 #define COMPARE_NOISE_US 1.0
-/* A comparison fails CI, so its noise rule is a rank test over the reps, free of any assumption
- * about the noise's shape: a change counts only when the one-sided Mann–Whitney p-value is below
- * COMPARE_ALPHA (one false alarm in a thousand rows of pure noise). With fewer than
- * COMPARE_MIN_REPS reps on a side no p-value can get that low and the row says so. The ± printed
- * beside each delta is COMPARE_NOISE_K standard errors of the difference of the medians. */
+/* Whether b and c are the same experiment: model (family, layers, hidden, vocab, dtype), shard,
+ * shape (plan, cols, pos, slots, draft, logits) and, with device, the device and its timestamps.
+ * ST_USAGE naming the first difference ("cannot compare: shape cols differs: base 2, current 4"). */
+int compare_identity(const struct profile *b, const struct profile *c, bool device, struct err *e);
+/* A comparison fails CI, so its noise rule is free of any assumption about the noise's shape where
+ * the reps allow: a change counts when the one-sided Mann–Whitney p-value is below COMPARE_ALPHA (one
+ * false alarm in a thousand rows of pure noise). Below about COMPARE_MIN_REPS reps a side no p-value
+ * gets that low (rank_test_min_p), and the separation rule decides instead: every current rep above
+ * every base rep by more than the threshold, the floor and compare_gap_multiple() times the two
+ * sides' ranges together. A change above the threshold that neither decides is undecided
+ * (ST_UNDECIDED) with the reps a side that would decide. The ± printed beside each delta is
+ * COMPARE_NOISE_K standard errors of the difference of the medians. */
 #define COMPARE_ALPHA 0.001
 #define COMPARE_MIN_REPS 7
 #define COMPARE_NOISE_K 2.0
 
 /* One-sided Mann–Whitney (Wilcoxon rank-sum) test: the probability, if x and y came from one
  * distribution, of a rank sum of y as large as observed (ties share ranks). Exact for nx, ny <= 25,
- * normal approximation with continuity correction above. 1 when either side is empty. */
+ * normal approximation with continuity and tie correction above; O(n log n) (sorts both sides),
+ * doubles throughout (any n up to the JSON cap of 100 k reps). 1 when either side is empty. */
 double rank_test_greater(const double *x, int nx, const double *y, int ny);
+/* The least p-value the rank test can give at these sizes: 1 / C(nx + ny, nx). */
+double rank_test_min_p(int nx, int ny);
+/* The separation rule's multiple k of the ranges at nb and nc reps: the k at which reps of one
+ * evenly spread (uniform) distribution pass the rule with probability COMPARE_ALPHA (2 a side:
+ * 11.9, 3: 1.66, 5: 0.19); 0 where the rank test can decide. */
+double compare_gap_multiple(int nb, int nc);
 int compare_profiles(FILE *out, const struct profile *base, const struct profile *cur,
                      double threshold_pct, struct err *e);
 /* The same, as Markdown when markdown is set, and with json_path != NULL also written as JSON
  * ({base, current, threshold_pct, rows: [{name, base_us, current_us, delta_us, delta_pct,
- * noise_us, p_value, verdict, reason}], regression}). A row is a regression only when its median
- * change is above threshold_pct AND above COMPARE_NOISE_US AND beyond the two runs' noise (rank
- * test p < COMPARE_ALPHA); a change above the threshold but inside the noise is printed "within
- * noise" and does not fail. */
+ * noise_us, p_value, verdict, reason, reps_to_decide (undecided rows)}], regression, undecided,
+ * reps_to_decide}). A row is a regression only when its median change is above threshold_pct AND
+ * above COMPARE_NOISE_US AND beyond the two runs' noise (rank test p < COMPARE_ALPHA, or the
+ * separation rule at too few reps); a change above the threshold but inside the noise is printed
+ * "within noise" and does not fail; one the reps are too few to tell is "UNDECIDED" and the call
+ * returns ST_UNDECIDED (when nothing regressed), e naming the reps that would decide. */
 int compare_profiles_fmt(FILE *out, const struct profile *base, const struct profile *cur,
                          double threshold_pct, bool markdown, const char *json_path, struct err *e);
 

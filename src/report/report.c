@@ -91,6 +91,13 @@ bool est_within_noise(struct est x)
     return !(fabs(x.v) > EST_NOISE_K * x.u);
 }
 
+int est_reps_to_resolve(struct est x, double size, int n, double k)
+{
+    if (n < 2 || !isfinite(x.u) || !(fabs(size) > 0)) return 0;
+    double want = ceil(n * pow(k * x.u / fabs(size), 2));
+    return (int)MIN(MAX(want, n + 1.0), 100000.0);
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Rank test. Exact null distribution of the Mann–Whitney U of sizes (m, n) by the recurrence
  * N(u; m, n) = N(u − n; m − 1, n) + N(u; m, n − 1) over arrangements (counts as doubles). */
@@ -128,17 +135,60 @@ static double u_tail_exact(int m, int n, double u_obs)
     return tail / total;
 }
 
+/* Sorted copy of v[0..n) (caller frees). */
+static double *sorted_copy(const double *v, int n)
+{
+    double *s = malloc((size_t)n * sizeof *s);
+    CHECK(s);
+    memcpy(s, v, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return s;
+}
+
+/* U of y over x (pairs with y above x, ties half) and the ties' term Σ (t³ − t) over the groups of
+ * equal values in both samples together: one merge of the two sorted samples, O(n log n) in all.
+ * Counts are doubles: 100 k reps a side give U up to 1e10 and t³ up to 8e15, exact in a double. */
+static double rank_u(const double *x, int nx, const double *y, int ny, double *ties)
+{
+    double *sx = sorted_copy(x, nx), *sy = sorted_copy(y, ny);
+    double u = 0;
+    *ties = 0;
+    int i = 0, j = 0; /* sx[0..i) and sy[0..j) lie below the current value */
+    while (i < nx || j < ny) {
+        double v = j >= ny || (i < nx && sx[i] < sy[j]) ? sx[i] : sy[j];
+        int i1 = i, j1 = j;
+        while (i1 < nx && sx[i1] == v) i1++;
+        while (j1 < ny && sy[j1] == v) j1++;
+        double tx = i1 - i, ty = j1 - j, t = tx + ty;
+        u += ty * ((double)i + 0.5 * tx); /* each y of the group: the x below it, the tied x half */
+        *ties += t * t * t - t;
+        i = i1;
+        j = j1;
+    }
+    free(sx);
+    free(sy);
+    return u;
+}
+
 double rank_test_greater(const double *x, int nx, const double *y, int ny)
 {
     if (nx <= 0 || ny <= 0) return 1.0;
-    /* U of y: pairs with y above x, ties half */
-    double u = 0;
-    for (int i = 0; i < ny; i++)
-        for (int j = 0; j < nx; j++)
-            u += y[i] > x[j] ? 1.0 : y[i] == x[j] ? 0.5 : 0.0;
+    double ties, u = rank_u(x, nx, y, ny, &ties);
     if (nx <= RANK_EXACT_MAX && ny <= RANK_EXACT_MAX) return u_tail_exact(ny, nx, ceil(u - 1e-9));
-    double mu = 0.5 * nx * ny, sd = sqrt(nx * ny * (nx + ny + 1) / 12.0);
-    return 0.5 * erfc((u - 0.5 - mu) / sd / sqrt(2.0));
+    /* normal approximation with continuity and tie correction, in doubles: the int product
+     * nx·ny·(nx+ny+1) overflowed from 1024 reps a side (issue 35) */
+    double m = nx, n = ny, big_n = m + n;
+    double var = m * n / 12.0 * ((big_n + 1) - ties / (big_n * (big_n - 1)));
+    if (!(var > 0)) return 1.0; /* every rep of both sides equal: nothing is greater */
+    return 0.5 * erfc((u - 0.5 - 0.5 * m * n) / sqrt(var) / sqrt(2.0));
+}
+
+double rank_test_min_p(int nx, int ny)
+{
+    /* complete separation: 1 / C(nx + ny, nx) */
+    double c = 1;
+    for (int k = 1; k <= MIN(nx, ny); k++) c = c * (MAX(nx, ny) + k) / k;
+    return nx > 0 && ny > 0 ? 1.0 / c : 1.0;
 }
 
 const char *verdict_name(enum verdict v)
@@ -354,9 +404,11 @@ static void probe_arith(struct gap_probe *g, const struct probe_figs *f)
         /* gaps − 25 % of the marginal pass = 0.75·marginal − busy: which side of the line, and
          * whether the line lies inside the noise */
         struct est d = est_sub(est_scale(g->marginal, 0.75), f->busy);
-        g->verdict = est_within_noise(d) ? VERDICT_INCONCLUSIVE
-                     : d.v > 0           ? VERDICT_PER_DISPATCH
-                                         : VERDICT_SUBMIT_POLL;
+        g->line = d;
+        /* advice only from figures beyond noise: the line and the marginal pass it is made of */
+        g->verdict = est_within_noise(d) || est_within_noise(g->marginal) ? VERDICT_INCONCLUSIVE
+                     : d.v > 0                                            ? VERDICT_PER_DISPATCH
+                                                                          : VERDICT_SUBMIT_POLL;
     } else {
         g->verdict = VERDICT_UNKNOWN;
     }
@@ -512,18 +564,51 @@ static const char *bool_str(bool b)
     return b ? "true" : "false";
 }
 
-static const char *verdict_text(enum verdict v)
+/* "--reps N would decide" for an inconclusive figure (N from est_reps_to_resolve), or "more --reps". */
+static const char *fmt_reps_advice(char *buf, size_t size, int reps)
 {
-    switch (v) {
+    if (reps > 0)
+        snprintf(buf, size, "the measured spread says --reps %d would decide", reps);
+    else
+        snprintf(buf, size, "rerun with more --reps");
+    return buf;
+}
+
+/* The LM head's one line when its figure is within noise. */
+static const char *head_inconclusive(char *buf, size_t size, const struct gap_probe *g)
+{
+    char adv[96];
+    snprintf(buf, size, "inconclusive at %d reps: the LM head figure is within noise, so no GB/s; %s", g->n_reps,
+             fmt_reps_advice(adv, sizeof adv, est_reps_to_resolve(g->lm_head, g->lm_head.v, g->n_reps, EST_NOISE_K)));
+    return buf;
+}
+
+static const char *verdict_text(char *buf, size_t size, const struct gap_probe *g)
+{
+    switch (g->verdict) {
     case VERDICT_PER_DISPATCH:
         return "dead time is PER-DISPATCH ⇒ fusing dispatches reclaims it. Fusion is on.";
     case VERDICT_SUBMIT_POLL:
         return "dead time is NOT per-dispatch ⇒ it is submit/poll latency. Fusion buys nothing; do "
                "not write a fused kernel.";
-    case VERDICT_INCONCLUSIVE:
-        return "inconclusive: the dead time is within noise of the 25 % line, so no "
-               "recommendation; "
-               "rerun with more --reps";
+    case VERDICT_INCONCLUSIVE: {
+        /* the reps at which every figure within noise (the line, the marginal pass) leaves it */
+        int reps = 0;
+        bool unknown = false;
+        const struct est *figs[2] = {&g->line, &g->marginal};
+        for (int i = 0; i < 2; i++) {
+            if (!est_within_noise(*figs[i])) continue;
+            int r = est_reps_to_resolve(*figs[i], figs[i]->v, g->n_reps, EST_NOISE_K);
+            unknown |= r == 0;
+            reps = MAX(reps, r);
+        }
+        char adv[96];
+        snprintf(buf, size, "inconclusive at %d reps: %s, so no recommendation; %s", g->n_reps,
+                 est_within_noise(g->marginal) ? "the marginal pass is within noise"
+                                               : "the dead time is within noise of the 25 % line",
+                 fmt_reps_advice(adv, sizeof adv, unknown ? 0 : reps));
+        return buf;
+    }
     default:
         return "unknown: without timestamps the kernel-time sum is unknown";
     }
@@ -748,7 +833,8 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     }
     fprintf(out, "  ⇒ fixed submit+poll%9.0f µs %s  (cancels out of the delta)\n", g->fixed_us,
             fmt_err(er, sizeof er, g->fixed));
-    fprintf(out, "  VERDICT: %s\n", verdict_text(g->verdict));
+    char vb[256];
+    fprintf(out, "  VERDICT: %s\n", verdict_text(vb, sizeof vb, g));
     if (ts && p->wall_us.n_reps && g->ts_pair_us != 0) {
         char pair[32];
         fprintf(
@@ -768,6 +854,12 @@ static void text_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "  marginal pass +head%9.0f µs\n", g->marginal_head_us);
     fprintf(out, "  ⇒ LM head          %9.0f µs %s  (%.0f%% of a pass WITH the head)\n",
             g->lm_head_us, fmt_err(er, sizeof er, g->lm_head), 100.0 * g->lm_head_share);
+    if (est_within_noise(g->lm_head)) { /* no GB/s from a figure within noise */
+        char hl[192];
+        fprintf(out, "     ↳ %s\n", head_inconclusive(hl, sizeof hl, g));
+        if (ts) fprintf(out, "  head timestamp sum %9.0f µs   (median)\n", g->head_kernel_sum_us);
+        return;
+    }
     fprintf(out, "     ↳ %s GB/s if the head is f16 (%s MB) | %s GB/s if q4_0 (%s MB)\n",
             fmt_sig3(a, sizeof a, g->head_gbps_f16), fmt_sig3(b, sizeof b, g->head_bytes_f16 / 1e6),
             fmt_sig3(c, sizeof c, g->head_gbps_q4_0),
@@ -779,8 +871,6 @@ static void text_gap_probe(FILE *out, const struct profile *p)
         fprintf(out, " = %.0f%% of copy bandwidth",
                 100.0 * safe_div(g->head_gbps, p->device.copy_gbps));
     fprintf(out, "\n");
-    if (est_within_noise(g->lm_head))
-        fprintf(out, "     ↳ the LM head figure is within noise: its GB/s mean nothing here\n");
     if (ts) fprintf(out, "  head timestamp sum %9.0f µs   (median)\n", g->head_kernel_sum_us);
     if (g->disagree)
         fprintf(out,
@@ -833,6 +923,26 @@ static void text_top(FILE *out, const struct profile *p)
     free(idx);
 }
 
+/* The closure's verdict: "does not close" beyond noise; "closes" only where the noise is small
+ * enough to say so (2 errors within ATTRIB_CLOSE_SHARE of a beyond-noise marginal pass); else
+ * inconclusive with the reps that would shrink the noise to that. */
+#define ATTRIB_CLOSE_SHARE 0.10
+static const char *closure_text(char *buf, size_t size, const struct prof_attribution *a)
+{
+    double tol = ATTRIB_CLOSE_SHARE * fabs(a->marginal.v);
+    int n = a->base_us.n_reps;
+    if (!est_within_noise(a->closure))
+        snprintf(buf, size, "(does not close)");
+    else if (!est_within_noise(a->marginal) && EST_NOISE_K * a->closure.u <= tol)
+        snprintf(buf, size, "(closes within noise)");
+    else {
+        char adv[96];
+        snprintf(buf, size, "(inconclusive at %d reps: the noise exceeds %.0f %% of the marginal pass; %s)", n,
+                 100 * ATTRIB_CLOSE_SHARE, fmt_reps_advice(adv, sizeof adv, est_reps_to_resolve(a->closure, tol, n, EST_NOISE_K)));
+    }
+    return buf;
+}
+
 static void text_attribution(FILE *out, const struct profile *p)
 {
     const struct prof_attribution *a = &p->attribution;
@@ -861,10 +971,10 @@ static void text_attribution(FILE *out, const struct profile *p)
         if (r->ts_us > 0) fprintf(out, "  ts %9s µs", fmt_us(y, sizeof y, r->ts_us));
         fprintf(out, "%s\n", r->ts_inflated ? "  ts>diff" : "");
     }
+    char cl[192];
     fprintf(out, "  closure: Σ diff %s µs %s vs uninstrumented marginal pass %s µs ⇒ %+.1f%% %s\n",
             fmt_us(x, sizeof x, a->sum.v), fmt_err(er, sizeof er, a->sum),
-            fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share,
-            est_within_noise(a->closure) ? "(closes within noise)" : "(does not close)");
+            fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share, closure_text(cl, sizeof cl, a));
 }
 
 void report_text(FILE *out, const struct profile *p)
@@ -960,7 +1070,8 @@ static void md_gap_probe(FILE *out, const struct profile *p)
         snprintf(sp, sizeof sp, "%s µs a timestamp pair", fmt_us(a, sizeof a, g->ts_pair_us));
         md_row(out, "timestamps add", g->ts_add, sp);
     }
-    fprintf(out, "\n**VERDICT:** %s\n\n", verdict_text(g->verdict));
+    char vb[256];
+    fprintf(out, "\n**VERDICT:** %s\n\n", verdict_text(vb, sizeof vb, g));
     if (!g->head) return;
     fprintf(out, "### LM head (vocab %d)\n\n", p->model.vocab);
     fprintf(out, "| term | value |\n|---|---:|\n");
@@ -968,6 +1079,11 @@ static void md_gap_probe(FILE *out, const struct profile *p)
     fprintf(out, "| ⇒ LM head | %.0f µs %s (%.0f%% of a pass WITH the head) |\n", g->lm_head_us,
             fmt_err(sp, sizeof sp, g->lm_head), 100.0 * g->lm_head_share);
     fprintf(out, "| head timestamp sum | %.0f µs (median) |\n", g->head_kernel_sum_us);
+    if (est_within_noise(g->lm_head)) {
+        char hl[192];
+        fprintf(out, "\n%s.\n\n", head_inconclusive(hl, sizeof hl, g));
+        return;
+    }
     fprintf(out, "| GB/s, real size (%s, %s MB) | %s |\n", p->model.dtype,
             fmt_sig3(a, sizeof a, g->head_bytes_real / 1e6), fmt_sig3(b, sizeof b, g->head_gbps));
     fprintf(out, "| GB/s if f16 (%s MB) | %s |\n", fmt_sig3(c, sizeof c, g->head_bytes_f16 / 1e6),

@@ -10,7 +10,7 @@
  *  - Uploads go through one reusable host-visible staging buffer in chunks, so a multi-GB model
  *    never needs a host copy of itself.
  *  - One command buffer for the step being recorded (gpu_cmd_*), another for uploads.
- *  - With LFM2_VALIDATION=1 in the environment the Khronos validation layer is enabled and every
+ *  - With LFM2_VALIDATION=1 (or =require: gpu_open fails without the layer) the Khronos validation layer is enabled and every
  *    message it prints is counted; gpu_close returns ST_RUNTIME if there was any (tests fail). */
 #ifndef LFM2_GPU_H
 #define LFM2_GPU_H

@@ -75,7 +75,12 @@ int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger
     bool validate = false;
     if (validation_requested()) {
         static bool warned;
-        if (!has_instance_layer(validation_layer)) {
+        if (!has_instance_layer(validation_layer) && tuning()->validation_required) {
+            return err_set(e, ST_RUNTIME,
+                           "LFM2_VALIDATION=require: the Vulkan validation layer %s is not installed "
+                           "(vulkan-validationlayers; VK_LAYER_PATH, if set, must name its folder)",
+                           validation_layer);
+        } else if (!has_instance_layer(validation_layer)) {
             if (!warned)
                 fprintf(stderr,
                         "warning: LFM2_VALIDATION is set but %s is not installed "
@@ -84,6 +89,9 @@ int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger
             warned = true;
         } else if (!has_instance_extension(NULL, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) &&
                    !has_instance_extension(validation_layer, VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
+            if (tuning()->validation_required)
+                return err_set(e, ST_RUNTIME, "LFM2_VALIDATION=require: %s is missing, so no validation messages",
+                               VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
             if (!warned)
                 fprintf(stderr,
                         "warning: LFM2_VALIDATION is set but %s is missing; running "

@@ -139,6 +139,16 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
     if (p->n > 0) after[p->n - 1] = true;
 }
 
+/* LFM2_TEST_SLOW (test hook): dispatch d recorded `copies` − 1 more times, each after a barrier so
+ * none overlaps the one before: the dispatch takes `copies` times as long, on any device. */
+static void record_test_slow(struct gpu *g, const struct dispatch *d, int copies)
+{
+    for (int k = 1; k < copies; k++) {
+        gpu_cmd_barrier_compute(g);
+        gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+    }
+}
+
 void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int stride, int phase)
 {
     bool *after = malloc((size_t)(p->n ? p->n : 1) * sizeof *after);
@@ -150,6 +160,8 @@ void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int s
         bool ts = timed && i % stride == phase;
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i));
         gpu_cmd_dispatch(g, d->pipe, d->push, d->push_size, d->groups[0], d->groups[1], d->groups[2]);
+        int copies = tuning_test_slow(d->kind);
+        if (copies > 1) record_test_slow(g, d, copies);
         /* between two dispatches a compute-only barrier; after the plan's last one the full
          * barrier, since a copy may follow (LFM2_FULL_STAGE_BARRIERS: the full one everywhere) */
         if (after[i] && i + 1 < p->n && !tuning()->full_stage_barriers) gpu_cmd_barrier_compute(g);
