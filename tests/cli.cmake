@@ -299,7 +299,7 @@ add_test(NAME cli_output_paths_before_gpu COMMAND sh -c "d=$(mktemp -d) && mkfif
 && ${EXPECT} 2 'the symlink points to /nonexistent/dir/x.json' $0 --model ${LT} --full --json $d/dangling \
 && ${EXPECT} 2 'not writable' $0 --model ${LT} --full --json /proc/version; rc=$?; rm -rf $d; exit $rc" ${BIN})
 set_tests_properties(cli_same_output_spellings cli_output_paths_before_gpu PROPERTIES LABELS cli TIMEOUT 120
-  ENVIRONMENT "LFM2_VALIDATION=1;${NO_DRIVER}")
+  ENVIRONMENT "LFM2_VALIDATION=require;${NO_DRIVER}")
 # --plans runs the checks its flags run: an empty list, spec widths not a multiple of the draft
 cli_test(cli_plans_empty cli 2 "--plans needs a value" --model ${LT} --full --plans "")
 cli_test(cli_plans_spec_cols cli 2 "multiple of 4" --model ${LT} --full --plans spec --cols 3)
@@ -312,4 +312,4 @@ add_test(NAME cli_outputs_file_size_limit COMMAND sh -c "d=$(mktemp -d) && echo 
 && (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large (the file is left as it was)' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json $d/p.json) \
 && (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --trace $d/t.json) \
 && grep -qx OLD $d/p.json && grep -qx OLD $d/t.json && ! ls -A $d | grep -q '^[.]'; rc=$?; ls -lA $d; rm -rf $d; exit $rc" ${BIN})
-set_tests_properties(cli_outputs_file_size_limit PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
+set_tests_properties(cli_outputs_file_size_limit PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
