@@ -2,6 +2,7 @@
  * kernel that makes its pipeline for this device, fills its push constants and appends it to a
  * plan. The push structs mirror the `Push` blocks of shaders/<name>.comp field by field. */
 #include "kernels.h"
+#include "plan_rule.h"
 
 #include <stddef.h>
 
@@ -286,7 +287,7 @@ _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
 int k_gemm_min_cols(enum dtype t)
 {
     if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
-    return t == DT_Q4_0 ? 5 : t == DT_F32 ? 16 : 6;
+    return plan_rule_gemm_min_cols(t);
 }
 
 /* Whether the wide plan's gemm serves a product of `cols` columns of weights like w (the matrix-
