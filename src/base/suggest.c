@@ -10,8 +10,10 @@ int suggest_distance(const char *a, const char *b)
     if (la > SUGGEST_MAX_LEN || lb > SUGGEST_MAX_LEN) return 1 << 20;
     /* d[i][j]: distance between the first i letters of a and the first j of b */
     int d[SUGGEST_MAX_LEN + 1][SUGGEST_MAX_LEN + 1];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
     for (size_t i = 1; i <= la; i++)
         for (size_t j = 1; j <= lb; j++) {
             int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);

@@ -45,7 +45,9 @@ static double ratio(double a, double b)
 
 static void csv_by_kind(FILE *out, const struct profile *p)
 {
-    fprintf(out, "table,cols,plan,kind,n,median_us,p10_us,p90_us,share,gbps,copy_share,bytes,kv_bytes\n");
+    fprintf(
+        out,
+        "table,cols,plan,kind,n,median_us,p10_us,p90_us,share,gbps,copy_share,bytes,kv_bytes\n");
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         fprintf(out, "by_kind,%d,", p->shape.cols);
@@ -64,7 +66,8 @@ static void csv_by_kind(FILE *out, const struct profile *p)
         csv_num(out, pk->gbps);
         fputc(',', out);
         csv_num(out, pk->bw_share);
-        fprintf(out, ",%llu,%llu\n", (unsigned long long)pk->bytes, (unsigned long long)pk->kv_bytes);
+        fprintf(out, ",%llu,%llu\n", (unsigned long long)pk->bytes,
+                (unsigned long long)pk->kv_bytes);
     }
 }
 
@@ -72,20 +75,26 @@ static const struct profile *sort_p; /* qsort has no context argument */
 
 static int cmp_median_desc(const void *a, const void *b)
 {
-    double x = sort_p->dispatches[*(const int *)a].us.median, y = sort_p->dispatches[*(const int *)b].us.median;
+    double x = sort_p->dispatches[*(const int *)a].us.median,
+           y = sort_p->dispatches[*(const int *)b].us.median;
     return x < y ? 1 : x > y ? -1 : *(const int *)a - *(const int *)b;
 }
 
 static void csv_dispatches(FILE *out, const struct profile *p)
 {
-    fprintf(out, "table,cols,plan,rank,index,layer,op,kind,gx,gy,gz,median_us,p10_us,p90_us,share,bytes\n");
+    fprintf(
+        out,
+        "table,cols,plan,rank,index,layer,op,kind,gx,gy,gz,median_us,p10_us,p90_us,share,bytes\n");
     int n = p->n_dispatches;
-    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order), *rank = malloc((size_t)(n > 0 ? n : 1) * sizeof *rank);
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order),
+        *rank = malloc((size_t)(n > 0 ? n : 1) * sizeof *rank);
     CHECK(order && rank);
-    for (int i = 0; i < n; i++) order[i] = i;
+    for (int i = 0; i < n; i++)
+        order[i] = i;
     sort_p = p;
     qsort(order, (size_t)n, sizeof *order, cmp_median_desc);
-    for (int i = 0; i < n; i++) rank[order[i]] = i + 1;
+    for (int i = 0; i < n; i++)
+        rank[order[i]] = i + 1;
     for (int i = 0; i < n; i++) {
         const struct prof_dispatch *d = &p->dispatches[i];
         double whole = prof_kind_is_head(d->kind) ? p->head_us.median : p->busy_us.median;
@@ -150,7 +159,8 @@ void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
     }
 }
 
-static void csv_compare_row(FILE *out, const char *name, const struct timing *b, const struct timing *c)
+static void csv_compare_row(FILE *out, const char *name, const struct timing *b,
+                            const struct timing *c)
 {
     fprintf(out, "compare,");
     csv_str(out, name);
@@ -172,15 +182,17 @@ void csv_compare(FILE *out, const struct profile *base, const struct profile *cu
     for (int i = 0; i < base->n_kinds; i++)
         for (int j = 0; j < cur->n_kinds; j++)
             if (!strcmp(base->by_kind[i].kind, cur->by_kind[j].kind))
-                csv_compare_row(out, base->by_kind[i].kind, &base->by_kind[i].us, &cur->by_kind[j].us);
+                csv_compare_row(out, base->by_kind[i].kind, &base->by_kind[i].us,
+                                &cur->by_kind[j].us);
     bool ts = base->device.has_timestamps && cur->device.has_timestamps;
-    csv_compare_row(out, ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)", ts ? &base->busy_us : &base->wall_us,
-                    ts ? &cur->busy_us : &cur->wall_us);
+    csv_compare_row(out, ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)",
+                    ts ? &base->busy_us : &base->wall_us, ts ? &cur->busy_us : &cur->wall_us);
     if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0)
         csv_compare_row(out, "LM head", &base->head_us, &cur->head_us);
 }
 
-int report_save_file(const char *flag, const char *path, const char *data, size_t len, struct err *e)
+int report_save_file(const char *flag, const char *path, const char *data, size_t len,
+                     struct err *e)
 {
     bool to_stdout = !strcmp(path, "-");
     FILE *f = to_stdout ? stdout : fopen(path, "w");

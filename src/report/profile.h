@@ -359,7 +359,8 @@ struct crossover_row {
     double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */
     double tok_s;       /* cols · 1e6 / step */
     double floor_us;    /* weights ÷ measured copy bandwidth */
-    uint64_t kernels_sig; /* hash of every dispatch's kernel variant (pipeline and constants) in step order */
+    uint64_t kernels_sig; /* hash of every dispatch's kernel variant (pipeline and constants) in step
+                             order; 0: unknown (no dispatches), matches no other row */
     uint64_t matrix_sig;  /* the same over the dispatches that read weights (the matrix products) */
 };
 /* Two rows of one width whose plans ran the same kernels: the crossover table marks the later one

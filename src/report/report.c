@@ -1145,6 +1145,7 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
         row->kernels_sig = sig_add(row->kernels_sig, &p->dispatches[i]);
         if (p->dispatches[i].bytes) row->matrix_sig = sig_add(row->matrix_sig, &p->dispatches[i]);
     }
+    if (p->n_dispatches == 0) row->kernels_sig = row->matrix_sig = 0; /* unknown: matches nothing */
     row->ok = true;
     if (g->ran)
         row->step_us = g->n_reps ? est_median(g->head ? &g->hw1 : &g->w1)
@@ -1176,7 +1177,8 @@ static void faster_plan(const struct crossover_row *rows, int n, int i, char *bu
     if (!best) return;
     /* a plan that ran the very kernels of another is no choice: say so instead of naming a winner */
     for (int j = 0; j < n; j++)
-        if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && rows[j].kernels_sig == best->kernels_sig) {
+        if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && best->kernels_sig &&
+            rows[j].kernels_sig == best->kernels_sig) {
             snprintf(buf, size, "%s (the same kernels as %s)", best->plan, rows[j].plan);
             return;
         }
@@ -1191,7 +1193,7 @@ void crossover_same_kernels(const struct crossover_row *rows, int i, char *buf, 
     buf[0] = 0;
     if (!rows[i].ok) return;
     for (int j = 0; j < i; j++) {
-        if (rows[j].cols != rows[i].cols || !rows[j].ok) continue;
+        if (rows[j].cols != rows[i].cols || !rows[j].ok || !rows[i].kernels_sig) continue;
         if (rows[j].kernels_sig == rows[i].kernels_sig) {
             snprintf(buf, size, "same kernels as %s", rows[j].plan);
             return;
