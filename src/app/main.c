@@ -127,8 +127,7 @@ static void note_wide_as_batch(enum plan_kind plan, int cols, const struct model
     int min = k_gemm_min_cols(d->dtype);
     if (plan_rule_wide_as_batch(plan, cols, min))
         fprintf(stderr, "note: plan wide at %d cols: below %d columns (%s weights) its matrix products run the batch "
-                "plan's kernels; the step differs from batch only in its conv and attention kernels\n", cols, min,
-                dtype_name(d->dtype));
+                "plan's kernels (plan auto runs batch here)\n", cols, min, dtype_name(d->dtype));
 }
 
 /* The profiler's request for one width and plan of the command line. */
@@ -153,12 +152,6 @@ static struct profile_request request_of(const struct options *o, int cols, enum
     rq.seed = o->seed;
     rq.argline = o->argline;
     return rq;
-}
-
-/* A plan of the command line as the crossover and progress lines name it ("auto" included). */
-static const char *plan_arg_name(enum plan_kind k)
-{
-    return k == CLI_PLAN_AUTO ? "auto" : plan_kind_name(k);
 }
 
 /* --cols list / --plans: one profile per width × plan, then the crossover table (one row each);
@@ -197,8 +190,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
                 }
             } else {
                 snprintf(r->why, sizeof r->why, "%.255s", pe.msg);
-                fprintf(stderr, "lfm2-profile-stage: %d cols, plan %s: %s\n", r->cols, plan_arg_name(o->plans[k]),
-                        pe.msg);
+                fprintf(stderr, "lfm2-profile-stage: %d cols, plan %s: %s\n", r->cols, r->plan, pe.msg);
                 if (!first_st) {
                     first_st = st;
                     first = pe;

@@ -1179,7 +1179,9 @@ static void faster_plan(const struct crossover_row *rows, int n, int i, char *bu
     for (int j = 0; j < n; j++)
         if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && best->kernels_sig &&
             rows[j].kernels_sig == best->kernels_sig) {
-            snprintf(buf, size, "%s (the same kernels as %s)", best->plan, rows[j].plan);
+            bool before = &rows[j] < best;
+            snprintf(buf, size, "none: %s and %s ran the same kernels", before ? rows[j].plan : best->plan,
+                     before ? best->plan : rows[j].plan);
             return;
         }
     if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
