@@ -290,3 +290,6 @@ set_tests_properties(cli_width_list cli_width_list_verbose PROPERTIES LABELS cli
 # --html in headless Chromium (skipped without chromium) and --csv's sections
 add_test(NAME cli_html_chromium COMMAND sh ${CMAKE_SOURCE_DIR}/tests/html_check.sh ${BIN} ${FIXTURES})
 set_tests_properties(cli_html_chromium PROPERTIES LABELS cli-gpu TIMEOUT 900 SKIP_RETURN_CODE 77 ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0")
+# golden mode keeps the batch plan by default (DESIGN.md), --plans auto included: goldens check
+# shapes, not a width
+cli_test(cli_golden_default_batch golden 0 "layers 0:6, batch plan" --model ${LT} --full --plans auto --golden ${LT}/golden.safetensors)

@@ -337,8 +337,12 @@ static void gap_probe(FILE *out, const struct profile *p)
         return;
     }
     const double W = 1060;
-    double whole = g->wall1_us > 0 ? g->wall1_us : 1, scale = W / whole, x = 0;
     bool ts = g->verdict != VERDICT_UNKNOWN;
+    /* the segments add up to the 1× wall; a negative term (noise) is not drawn, so the bar spans
+     * the larger of the wall and the drawn segments */
+    double drawn = fmax(g->fixed_us, 0) +
+                   (ts ? fmax(g->kernel_sum_us, 0) + fmax(g->gaps_us, 0) : fmax(g->marginal_us, 0));
+    double whole = fmax(fmax(g->wall1_us, drawn), 1), scale = W / whole, x = 0;
     fprintf(out,
             "<svg width=\"%.0f\" height=\"30\" viewBox=\"0 0 %.0f 30\" role=\"img\" "
             "aria-label=\"gap probe\">\n",
@@ -424,6 +428,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                                                    "#e15759", "#b07aa1", "#9c755f"};
         /* one line per plan of the command line: "auto -> batch" and "auto -> wide" are one line */
         char plans[8][24];
+        double label_y[8];
         int n_plans = 0;
         for (int i = 0; i < n; i++) {
             char key[24];
@@ -459,6 +464,10 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                     fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>\n",
                             x, H - B + 16, rows[i].cols);
             }
+            /* end labels 12 px apart at least, so lines that end together stay readable */
+            for (int j = 0; j < k; j++)
+                if (fabs(ly - label_y[j]) < 12) ly = label_y[j] + 12;
+            label_y[k] = ly;
             fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" fill=\"%s\">", lx + 8, ly + 4, c);
             esc(out, plans[k]);
             fputs("</text>\n", out);
