@@ -2,7 +2,6 @@
  * kernel that makes its pipeline for this device, fills its push constants and appends it to a
  * plan. The push structs mirror the `Push` blocks of shaders/<name>.comp field by field. */
 #include "kernels.h"
-#include "plan_rule.h"
 
 #include <stddef.h>
 
@@ -11,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_rule.h"
 #include "tuning.h"
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
