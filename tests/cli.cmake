@@ -313,3 +313,37 @@ add_test(NAME cli_outputs_file_size_limit COMMAND sh -c "d=$(mktemp -d) && echo 
 && (ulimit -f 1 && ${EXPECT} 1 'write failed: File too large' $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --trace $d/t.json) \
 && grep -qx OLD $d/p.json && grep -qx OLD $d/t.json && ! ls -A $d | grep -q '^[.]'; rc=$?; ls -lA $d; rm -rf $d; exit $rc" ${BIN})
 set_tests_properties(cli_outputs_file_size_limit PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# ---- a report a perf engineer acts on (issue 37)
+# did you mean: a misspelt flag or built-in name; a file that is not a model says what is expected
+cli_test(cli_did_you_mean_flag cli 2 "unknown argument --colums: did you mean --cols?" --model ${LT} --full --colums 4)
+cli_test(cli_did_you_mean_model cli 2 "did you mean lfm2-350m?" --model lfm2-350M --full)
+cli_test(cli_no_guess_far_flag cli 2 "unknown argument --bogus (see --help)" --model ${LT} --full --bogus)
+cli_test(cli_model_text_file cli 2 "not a safetensors file: header length" --model ${CMAKE_SOURCE_DIR}/CMakeLists.txt --full)
+cli_test(cli_model_text_file_expected cli 2 "expected a checkpoint folder, .safetensors, .gguf or a built-in name" --model ${CMAKE_SOURCE_DIR}/CMakeLists.txt --full)
+cli_test(cli_plans_names_auto cli 2 "expected plan names auto, batch, wide, spec" --model ${LT} --full --plans fast)
+cli_test(cli_csv_html_same cli 2 "--csv x.out and --html x.out name the same file" --model ${LT} --full --csv x.out --html x.out)
+cli_test(cli_csv_golden cli 2 "--golden and --csv" --model ${LT} --full --golden ${LT}/golden.safetensors --csv x.csv)
+# plan auto: the plan a serving engine runs at that width and weight type (plan_rule.h)
+cli_test(cli_auto_plan_wide cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 6 cols: wide from 6)" --model ${LT} --full --cols 6 --pos 3 --reps 1)
+cli_test(cli_auto_plan_batch cli-gpu 0 "plan auto -> batch (the plan a serving engine runs at 5 cols: wide from 6)" --model ${LT} --full --cols 5 --pos 3 --reps 1)
+cli_test(cli_auto_plan_q4_0 cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 5 cols: wide from 5)" --model ${LT}/model-q4_0.gguf --full --cols 5 --pos 3 --reps 1)
+add_test(NAME cli_auto_plan_json COMMAND sh -c "$0 --model ${LT} --layers 0:2 --cols 2 --pos 3 --reps 1 --json - 2>/dev/null | tr -d ' \\t' | grep -q '\"plan_auto\":true'" ${BIN})
+set_tests_properties(cli_auto_plan_json PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# --wide below its gemm width says so: in the header and on stderr
+cli_test(cli_wide_below_header cli-gpu 0 "plan wide (below 6 cols its matrix products run the batch plan's kernels)" --model ${LT} --full --wide --cols 4 --pos 3 --reps 1)
+cli_test(cli_wide_below_note cli-gpu 0 "note: plan wide at 4 cols: below 6 columns" --model ${LT} --full --wide --cols 4 --pos 3 --reps 1)
+# a width list: the header once, a progress line per configuration, one row each, the full
+# reports only with --verbose; rows whose plans ran the same kernels are marked
+add_test(NAME cli_width_list COMMAND sh -c "out=$($0 --model ${LT} --full --cols 1,6 --plans batch,wide --pos 3 --reps 2 2>&1) || exit 1; echo \"$out\"; \
+test $(echo \"$out\" | grep -c 'device:') = 1 && echo \"$out\" | grep -q 'profiling 4/4: 6 cols, plan wide' && \
+echo \"$out\" | grep -q '^      1  wide .*same kernels as batch' && ! echo \"$out\" | grep -q '^      6  wide .*same kernels' && \
+! echo \"$out\" | grep -q -- '-- by kernel --'" ${BIN})
+add_test(NAME cli_width_list_verbose COMMAND sh -c "out=$($0 --model ${LT} --full --cols 1,2 --pos 3 --reps 1 --verbose 2>&1) || exit 1; echo \"$out\"; \
+test $(echo \"$out\" | grep -c -- '-- by kernel --') = 2 && echo \"$out\" | grep -q '      2  auto -> batch'" ${BIN})
+set_tests_properties(cli_width_list cli_width_list_verbose PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# --html in headless Chromium (skipped without chromium) and --csv's sections
+add_test(NAME cli_html_chromium COMMAND sh ${CMAKE_SOURCE_DIR}/tests/html_check.sh ${BIN} ${FIXTURES})
+set_tests_properties(cli_html_chromium PROPERTIES LABELS cli-gpu TIMEOUT 900 SKIP_RETURN_CODE 77 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# golden mode keeps the batch plan by default (DESIGN.md), --plans auto included: goldens check
+# shapes, not a width
+cli_test(cli_golden_default_batch golden 0 "layers 0:6, batch plan" --model ${LT} --full --plans auto --golden ${LT}/golden.safetensors)

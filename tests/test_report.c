@@ -234,6 +234,84 @@ static void test_crossover(void)
     free(buf);
 }
 
+/* Rows of one width whose plans ran the same kernels are marked, and no winner is named between
+ * them; the plan line says auto and the wide plan below its gemm width. */
+static void test_crossover_same_kernels(void)
+{
+    struct profile p;
+    synth_profile(&p, 31, 10);
+    struct crossover_row rows[3] = {0};
+    crossover_row_from(&rows[0], &p);
+    crossover_row_from(&rows[1], &p);
+    snprintf(rows[1].plan, sizeof rows[1].plan, "wide");
+    rows[1].step_us.v *= 0.5; /* faster, yet the same kernels: noise, not a choice */
+    crossover_row_from(&rows[2], &p);
+    snprintf(rows[2].plan, sizeof rows[2].plan, "spec");
+    rows[2].kernels_sig ^= 1; /* another kernel somewhere, the same matrix products */
+    char buf[128];
+    crossover_same_kernels(rows, 1, buf, sizeof buf);
+    T_CHECK(!strcmp(buf, "same kernels as batch"), "same kernels: '%s'", buf);
+    crossover_same_kernels(rows, 2, buf, sizeof buf);
+    T_CHECK(!strcmp(buf, "same matrix kernels as wide"), "same matrix kernels: '%s'", buf);
+    crossover_same_kernels(rows, 0, buf, sizeof buf);
+    T_CHECK(!buf[0], "the first row of a width names no other: '%s'", buf);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    report_crossover(f, rows, 3, false);
+    fclose(f);
+    T_CHECK(strstr(out, "none: batch and wide ran the same kernels") && strstr(out, "same kernels as batch\n"),
+            "crossover marks\n%s", out);
+    free(out);
+    p.shape.plan_auto = true;
+    p.shape.gemm_min_cols = 6;
+    snprintf(p.shape.plan, sizeof p.shape.plan, "batch");
+    T_CHECK(strstr(report_plan_line(buf, sizeof buf, &p), "plan auto -> batch (the plan a serving engine runs at 4 cols: "
+                                                           "wide from 6)"),
+            "auto plan line: %s", buf);
+    p.shape.plan_auto = false;
+    snprintf(p.shape.plan, sizeof p.shape.plan, "wide");
+    T_CHECK(strstr(report_plan_line(buf, sizeof buf, &p), "plan wide (below 6 cols its matrix products run the batch"),
+            "wide below its width: %s", buf);
+    p.shape.cols = 6;
+    T_CHECK(!strstr(report_plan_line(buf, sizeof buf, &p), "below"), "wide at its width: %s", buf);
+    profile_free(&p);
+}
+
+/* --csv: sections with their table in the first column, quoted fields; --html: one page with its
+ * sections and nothing outside it. */
+static void test_csv_html(void)
+{
+    struct profile p;
+    synth_profile(&p, 5, 6);
+    struct crossover_row rows[2] = {0};
+    crossover_row_from(&rows[0], &p);
+    rows[1] = (struct crossover_row){.cols = 8, .plan = "wide", .ok = false, .why = "failed, \"badly\""};
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    csv_profile(f, &p);
+    csv_crossover(f, rows, 2);
+    csv_compare(f, &p, &p);
+    fclose(f);
+    T_CHECK(!strncmp(out, "table,cols,plan,kind,", 21) && strstr(out, "\n\ntable,cols,plan,rank,") &&
+                strstr(out, "\nby_kind,4,batch,") && strstr(out, "\ndispatch,4,batch,1,") &&
+                strstr(out, "\n\ntable,cols,plan,step_us") && strstr(out, "\ncrossover,8,wide,,,,,,,\"failed, \"\"badly\"\"\"\n") &&
+                strstr(out, "\n\ntable,kind,base_us") && strstr(out, "\ncompare,TOTAL (GPU busy),"),
+            "csv\n%s", out);
+    free(out);
+    f = open_memstream(&out, &len);
+    report_html(f, &p, rows, 2, &p, "no regression <&>");
+    fclose(f);
+    T_CHECK(!strncmp(out, "<!DOCTYPE html>", 15) && strstr(out, "id=\"kinds\"") && strstr(out, "id=\"roofline\"") &&
+                strstr(out, "id=\"timeline\"") && strstr(out, "id=\"gap-probe\"") && strstr(out, "id=\"crossover\"") &&
+                strstr(out, "id=\"compare\"") && strstr(out, "no regression &lt;&amp;&gt;") && strstr(out, "</html>\n") &&
+                !strstr(out, "<script") && !strstr(out, "http"),
+            "html\n%.2000s", out);
+    free(out);
+    profile_free(&p);
+}
+
 /* Attribution arithmetic: differential medians, the inflation flag, closure. */
 /* Issue 35: no advice from figures within noise. At 3 reps the marginal pass is within its noise
  * while the 25 % line, dominated by a tight kernel sum, is beyond it: the verdict used to say
@@ -829,6 +907,8 @@ int main(int argc, char **argv)
     T_CASE("spread_and_noise", "", test_spread_and_noise());
     T_CASE("sig3", "", test_sig3());
     T_CASE("crossover", "", test_crossover());
+    T_CASE("crossover_same_kernels", "", test_crossover_same_kernels());
+    T_CASE("csv_html", "output", test_csv_html());
     T_CASE("attribution", "", test_attribution());
     T_CASE("verdicts_need_signal", "", test_verdicts_need_signal());
     T_CASE("floor", "", test_floor());

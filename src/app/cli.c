@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "input.h"
+#include "suggest.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,10 +41,14 @@ void cli_usage(FILE *out)
             "                    layout; drafts of 4 without --slots), every column gets a logit\n"
             "                    and a snapshot of every recurrent state (exclusive with --wide)\n"
             "  --wide            the wide plan: kernels made for many columns (tiled matrix products,\n"
-            "                    short conv parallel over positions, tiled prefill attention)\n"
-            "  --cols A,B,...    a list of widths: one profile each, then the plan crossover table\n"
-            "  --plans P,Q       plans to profile at each width (batch, wide, spec); with a list of\n"
-            "                    widths or plans the tool ends with the plan crossover table\n"
+            "                    short conv parallel over positions, tiled prefill attention); below\n"
+            "                    6 columns (5 for q4_0) its matrix products are the batch plan's\n"
+            "                    (default: plan auto, the plan a serving engine runs at that width:\n"
+            "                    wide from 6 columns, 5 for q4_0, batch below)\n"
+            "  --cols A,B,...    a list of widths: one row each in the plan crossover table\n"
+            "  --plans P,Q       plans to profile at each width (auto, batch, wide, spec); with a list\n"
+            "                    of widths or plans the tool prints the plan crossover table\n"
+            "  --verbose         with a list: each configuration's full report before the table\n"
             "profiling:\n"
             "  --reps N          profiled repetitions (default 10)\n"
             "  --gap-probe       time the plan 1x and 2x in one command buffer: dead time between\n"
@@ -63,6 +68,10 @@ void cli_usage(FILE *out)
             "                    the comparison as JSON\n"
             "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
             "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
+            "  --csv FILE        write every table (by kind, top dispatches, crossover, compare) as\n"
+            "                    CSV: one file, a first column `table` names each row's table\n"
+            "  --html FILE       write one self-contained HTML page: summary, kinds, roofline,\n"
+            "                    dispatch timeline, gap probe, crossover chart, comparison\n"
             "  --compare BASE    compare against a saved --json baseline (exit 3 on regression, 5 when the\n"
             "                    reps are too few to tell: rerun with the --reps it names)\n"
             "  --current NEW     with --compare: compare two saved files, no GPU\n"
@@ -131,19 +140,26 @@ static int parse_cols(const char *v, struct options *o, struct err *e)
     return ST_OK;
 }
 
-/* --plans batch,wide: names from plan_kind_name, each once. */
+/* One name of --plans: auto or a plan_kind_name; -1 when none. */
+static int plan_by_name(const char *at, size_t len)
+{
+    if (len == 4 && !strncmp(at, "auto", 4)) return (int)CLI_PLAN_AUTO;
+    for (int k = 0; k < PLAN_COUNT; k++)
+        if (strlen(plan_kind_name((enum plan_kind)k)) == len && !strncmp(at, plan_kind_name((enum plan_kind)k), len))
+            return k;
+    return -1;
+}
+
+/* --plans auto,batch,wide: auto or names from plan_kind_name, each once. */
 static int parse_plans(const char *v, struct options *o, struct err *e)
 {
     if (!v || !*v) return err_set(e, ST_USAGE, "--plans needs a value (e.g. batch,wide)");
     o->n_plans = 0;
     for (const char *at = v; *at;) {
         size_t len = strcspn(at, ",");
-        int k = 0;
-        while (k < PLAN_COUNT && !(strlen(plan_kind_name((enum plan_kind)k)) == len &&
-                                   !strncmp(at, plan_kind_name((enum plan_kind)k), len)))
-            k++;
-        if (k == PLAN_COUNT || len == 0)
-            return err_set(e, ST_USAGE, "--plans %s: expected plan names batch, wide, spec separated by commas", v);
+        int k = plan_by_name(at, len);
+        if (k < 0)
+            return err_set(e, ST_USAGE, "--plans %s: expected plan names auto, batch, wide, spec separated by commas", v);
         for (int i = 0; i < o->n_plans; i++)
             if (o->plans[i] == (enum plan_kind)k) return err_set(e, ST_USAGE, "--plans %s: %.*s twice", v, (int)len, at);
         o->plans[o->n_plans++] = (enum plan_kind)k;
@@ -171,17 +187,38 @@ static int parse_dtype(const char *v, enum dtype *t, struct err *e)
 /* Flags that would be silently ignored together, and two outputs on one file: exit 2. */
 static int cli_check_conflicts(const struct options *o, struct err *e)
 {
-    const char *out_flag = o->json ? "--json" : o->trace ? "--trace" : o->compare ? "--compare" : NULL;
+    const char *out_flag = o->json ? "--json" : o->trace ? "--trace" : o->compare ? "--compare" : o->csv ? "--csv"
+                           : o->html ? "--html" : NULL;
     if (o->load_only && (o->golden || out_flag))
         return err_set(e, ST_USAGE, "--load-only and %s: --load-only only loads the shard and reports the upload "
                        "(drop one of them)", o->golden ? "--golden" : out_flag);
     if (o->golden && out_flag)
         return err_set(e, ST_USAGE, "--golden and %s: a golden run checks numbers and writes no profile (drop one "
                        "of them)", out_flag);
-    if (o->json && o->trace && outfile_same(o->json, o->trace))
-        return err_set(e, ST_USAGE, "--json %s and --trace %s name the same file (expected two different files)",
-                       o->json, o->trace);
+    const char *outs[4] = {o->json, o->trace, o->csv, o->html};
+    static const char *const names[4] = {"--json", "--trace", "--csv", "--html"};
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            if (outs[i] && outs[j] && outfile_same(outs[i], outs[j]))
+                return err_set(e, ST_USAGE, "%s %s and %s %s name the same file (expected two different files)",
+                               names[i], outs[i], names[j], outs[j]);
     return ST_OK;
+}
+
+/* Every flag cli_parse knows, for "did you mean". */
+static const char *const cli_flags[] = {
+    "--model", "--layers", "--full", "--dtype", "--seed", "--load-only", "--cols", "--pos", "--slots",
+    "--logits", "--all-logits", "--spec", "--wide", "--plans", "--reps", "--gap-probe", "--timing",
+    "--sample-stride", "--attribution", "--attribution-ops", "--device", "--list-devices", "--list-models",
+    "--json", "--markdown", "--trace", "--compare", "--current", "--threshold", "--golden", "--help",
+    "--version", "--verbose", "--csv", "--html"};
+
+/* An argument no flag matches: exit 2, naming the closest flag when one is close. */
+static int unknown_flag(const char *a, struct err *e)
+{
+    const char *near = suggest_closest(a, cli_flags, (int)ARRAY_LEN(cli_flags));
+    if (near) return err_set(e, ST_USAGE, "unknown argument %s: did you mean %s? (see --help)", a, near);
+    return err_set(e, ST_USAGE, "unknown argument %s (see --help)", a);
 }
 
 int cli_parse(int argc, char **argv, struct options *o, struct err *e)
@@ -246,12 +283,15 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             st = parse_dtype(v, &o->dtype, e);
             o->dtype_set = true;
         } else if (!strcmp(a, "--json") || !strcmp(a, "--trace") || !strcmp(a, "--compare") ||
-                   !strcmp(a, "--current") || !strcmp(a, "--golden")) {
+                   !strcmp(a, "--current") || !strcmp(a, "--golden") || !strcmp(a, "--csv") ||
+                   !strcmp(a, "--html")) {
             if (!v) return err_set(e, ST_USAGE, "%s needs a file name", a);
             const char **dst = !strcmp(a, "--json")      ? &o->json
                                : !strcmp(a, "--trace")   ? &o->trace
                                : !strcmp(a, "--compare") ? &o->compare
                                : !strcmp(a, "--current") ? &o->current
+                               : !strcmp(a, "--csv")     ? &o->csv
+                               : !strcmp(a, "--html")    ? &o->html
                                                          : &o->golden;
             *dst = v;
         } else if (!strcmp(a, "--threshold")) {
@@ -275,10 +315,11 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                          : !strcmp(a, "--list-models")  ? &o->list_models
                          : !strcmp(a, "--load-only")    ? &o->load_only
                          : !strcmp(a, "--markdown")     ? &o->markdown
+                         : !strcmp(a, "--verbose")      ? &o->verbose
                          : (!strcmp(a, "--help") || !strcmp(a, "-h")) ? &o->help
                          : !strcmp(a, "--version")      ? &o->version
                                                         : NULL;
-            if (!flag) return err_set(e, ST_USAGE, "unknown argument %s (see --help)", a);
+            if (!flag) return unknown_flag(a, e);
             *flag = true;
         }
         if (st) return st;
@@ -294,7 +335,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (o->plans_set && (o->wide || o->spec))
         return err_set(e, ST_USAGE, "--plans and %s: give the plans in --plans only", o->wide ? "--wide" : "--spec");
     if (!o->plans_set) {
-        o->plans[0] = o->wide ? PLAN_WIDE : o->spec ? PLAN_SPEC : PLAN_BATCH;
+        /* golden mode runs the batch plan unless --wide / --spec asks (DESIGN.md); a profile runs auto */
+        o->plans[0] = o->wide ? PLAN_WIDE : o->spec ? PLAN_SPEC : o->golden ? PLAN_BATCH : CLI_PLAN_AUTO;
         o->n_plans = 1;
     }
     /* the spec plan's checks, whether --spec or --plans ...,spec named it */
@@ -308,6 +350,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                                o->col_list[i], SPEC_DEFAULT_DRAFT, SPEC_DEFAULT_DRAFT);
         if (o->spec && o->n_cols == 1) o->slots = o->cols / SPEC_DEFAULT_DRAFT; /* otherwise per plan (main.c) */
     }
+    if (o->golden && o->plans[0] == CLI_PLAN_AUTO) o->plans[0] = PLAN_BATCH; /* golden's shapes, not a width */
     if (o->sample_stride && o->timing != TIMING_SAMPLED)
         return err_set(e, ST_USAGE, "--sample-stride %d needs --timing sampled", o->sample_stride);
     bool many = o->n_cols > 1 || o->n_plans > 1;

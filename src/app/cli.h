@@ -12,6 +12,10 @@
 
 #define CLI_MAX_WIDTHS 16
 
+/* --plans auto (the default): the plan a serving engine runs at each width, resolved by main.c
+ * with plan_rule_auto once the model's weight type is known. */
+#define CLI_PLAN_AUTO ((enum plan_kind)PLAN_COUNT)
+
 #define SPEC_DEFAULT_DRAFT 4 /* --spec without --slots: drafts of 4 tokens, slots = cols / 4 */
 
 struct options {
@@ -22,7 +26,8 @@ struct options {
                               (cols / 4); cols: the first of --cols */
     int col_list[CLI_MAX_WIDTHS]; /* --cols 1,16,64: every width (n_cols 1 for a single width) */
     int n_cols;
-    enum plan_kind plans[PLAN_COUNT]; /* --plans batch,wide (or the one --wide / --spec / default gives) */
+    enum plan_kind plans[PLAN_COUNT + 1]; /* --plans auto,batch,wide (or the one --wide / --spec gives;
+                                             default CLI_PLAN_AUTO, batch for --golden) */
     int n_plans;
     bool plans_set;
     enum timing_mode timing; /* --timing full|sampled|none (default full) */
@@ -33,12 +38,14 @@ struct options {
     int reps;
     int device;            /* -1: default */
     bool list_devices, list_models, load_only, markdown, help, version;
+    bool verbose;          /* --verbose: a width list prints each configuration's full report too */
     enum dtype dtype;      /* built-in models only */
     bool dtype_set;
     uint64_t seed;
     bool seed_set;
     const char *json, *trace, *compare, *current, *golden;
     const char *stages;    /* --stages K or a:b,b:c,... (stages.c parses it) */
+    const char *csv, *html; /* --csv FILE: every table as CSV; --html FILE: the self-contained page */
     double threshold;      /* percent */
     char argline[2048];    /* the command line as given, for the JSON */
 };

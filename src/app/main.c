@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "engine.h"
@@ -11,8 +12,10 @@
 #include "kernels.h"
 #include "model.h"
 #include "profile.h"
+#include "plan_rule.h"
 #include "profiler.h"
 #include "stages.h"
+#include "suggest.h"
 #include "weights.h"
 
 static int fail(int st, const struct err *e)
@@ -44,6 +47,20 @@ static bool is_builtin(const char *name)
     return false;
 }
 
+/* --model NAME that is neither a file nor a built-in but close to a built-in's name (case, a typo):
+ * ST_USAGE naming it; ST_OK otherwise (source_open then says what is wrong with the path). */
+static int builtin_near_miss(const char *model, struct err *e)
+{
+    if (access(model, F_OK) == 0) return ST_OK;
+    const char *names[64];
+    int n = 0;
+    for (int i = 0; i < n_builtin_models && n < (int)ARRAY_LEN(names); i++) names[n++] = builtin_models[i].name;
+    const char *near = suggest_closest(model, names, n);
+    if (!near) return ST_OK;
+    return err_set(e, ST_USAGE, "--model %s: no such file or folder, and not a built-in model: did you mean %s? "
+                   "(--list-models lists them)", model, near);
+}
+
 /* The model and shard the options name: a built-in or a file source. */
 struct loaded {
     struct model_source src;
@@ -63,6 +80,7 @@ static int load_model(const struct options *o, struct loaded *m, struct err *e)
         if ((st = builtin_describe(o->model, o->dtype, &m->d, e))) return st;
         st = builtin_shard(&m->d, o->full ? 0 : o->a, o->full ? m->d.n_layers : o->b, &m->s, e);
     } else {
+        if ((st = builtin_near_miss(o->model, e))) return st;
         if (o->dtype_set) return err_set(e, ST_USAGE, "--dtype applies to built-in models only; %s is a checkpoint (its file decides the types)", o->model);
         if (o->seed_set) return err_set(e, ST_USAGE, "--seed applies to built-in models only; %s is a checkpoint", o->model);
         if ((st = source_open(&m->src, o->model, e))) return st;
@@ -107,15 +125,34 @@ static int plan_check(enum plan_kind k, struct err *e)
                    plan_kind_name(k));
 }
 
+/* The plan that runs at `cols` columns for a plan of the command line: auto resolved by the rule
+ * (plan_rule.h) for the shard's dominant weight type, the others as named. */
+static enum plan_kind plan_at(enum plan_kind plan, int cols, const struct model_desc *d)
+{
+    return plan == CLI_PLAN_AUTO ? plan_rule_auto(cols, k_gemm_min_cols(d->dtype)) : plan;
+}
+
+/* A plan named on the command line that runs its matrix products as the batch plan at this width
+ * (--wide below the gemm's width): a note on stderr (the report's header says it too). */
+static void note_wide_as_batch(enum plan_kind plan, int cols, const struct model_desc *d)
+{
+    int min = k_gemm_min_cols(d->dtype);
+    if (plan_rule_wide_as_batch(plan, cols, min))
+        fprintf(stderr, "note: plan wide at %d cols: below %d columns (%s weights) its matrix products run the batch "
+                "plan's kernels (plan auto runs batch here)\n", cols, min, dtype_name(d->dtype));
+}
+
 /* The profiler's request for one width and plan of the command line. */
-static struct profile_request request_of(const struct options *o, int cols, enum plan_kind plan)
+static struct profile_request request_of(const struct options *o, int cols, enum plan_kind plan,
+                                         const struct model_desc *d)
 {
     struct profile_request rq = profile_request_default();
-    rq.plan = plan;
+    rq.plan = plan_at(plan, cols, d);
+    rq.plan_auto = plan == CLI_PLAN_AUTO;
     rq.cols = cols;
     rq.pos = o->pos;
     rq.slots = o->slots;
-    if (plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
+    if (rq.plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
     rq.logits = o->logits;
     rq.all_logits = o->all_logits;
     rq.reps = o->reps;
@@ -129,30 +166,40 @@ static struct profile_request request_of(const struct options *o, int cols, enum
     return rq;
 }
 
-/* --cols list / --plans: one profile per width × plan, printed as it comes, then the crossover
- * table. A plan that fails (not supported yet, too wide for the device) is a row saying so; the
- * run fails only when every row failed. */
+/* --cols list / --plans: one profile per width × plan, then the crossover table (one row each);
+ * the header once, each configuration's full report only with --verbose, a progress line on
+ * stderr naming width and plan. A plan that fails (not supported yet, too wide for the device) is
+ * a row saying so; the run fails only when every row failed. *first_ok receives the first profile
+ * that ran (for --html; the caller frees it). */
 static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev_weights *w, const struct options *o,
+                         struct crossover_row *rows, int *n_rows, struct profile *first_ok, FILE *csv,
                          struct err *e)
 {
-    struct crossover_row rows[CLI_MAX_WIDTHS * PLAN_COUNT];
-    int n = 0, n_ok = 0, first_st = ST_OK;
+    int n = 0, n_ok = 0, first_st = ST_OK, total = o->n_cols * o->n_plans;
     struct err first = {{0}};
     for (int i = 0; i < o->n_cols; i++)
         for (int k = 0; k < o->n_plans; k++) {
             struct crossover_row *r = &rows[n++];
             memset(r, 0, sizeof *r);
             r->cols = o->col_list[i];
-            snprintf(r->plan, sizeof r->plan, "%s", plan_kind_name(o->plans[k]));
             struct profile p = {0};
             struct err pe = {{0}};
-            struct profile_request rq = request_of(o, o->col_list[i], o->plans[k]);
-            int st = plan_check(o->plans[k], &pe);
+            struct profile_request rq = request_of(o, o->col_list[i], o->plans[k], &m->d);
+            snprintf(r->plan, sizeof r->plan, "%s%s", o->plans[k] == CLI_PLAN_AUTO ? "auto -> " : "",
+                     plan_kind_name(rq.plan));
+            fprintf(stderr, "profiling %d/%d: %d cols, plan %s\n", n, total, r->cols, r->plan);
+            note_wide_as_batch(rq.plan, rq.cols, &m->d);
+            int st = plan_check(rq.plan, &pe);
             if (!st) st = profile_run(g, &m->d, &m->s, w, &rq, &p, &pe);
             if (!st) {
-                (o->markdown ? report_markdown : report_text)(stdout, &p);
+                if (o->verbose) (o->markdown ? report_markdown : report_text)(stdout, &p);
+                else if (n_ok == 0) (o->markdown ? report_markdown_header : report_text_header)(stdout, &p);
                 crossover_row_from(r, &p);
-                n_ok++;
+                if (csv) csv_profile(csv, &p);
+                if (n_ok++ == 0) {
+                    *first_ok = p;
+                    memset(&p, 0, sizeof p);
+                }
             } else {
                 snprintf(r->why, sizeof r->why, "%.255s", pe.msg);
                 fprintf(stderr, "lfm2-profile-stage: %d cols, plan %s: %s\n", r->cols, r->plan, pe.msg);
@@ -163,6 +210,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             }
             profile_free(&p);
         }
+    *n_rows = n;
     report_crossover(stdout, rows, n, o->markdown);
     if (n_ok == 0 && first_st) {
         *e = first;
@@ -178,7 +226,7 @@ static int compare_precheck(const struct profile *base, const struct loaded *m, 
                             const struct options *o, struct err *e)
 {
     struct profile id = {0};
-    struct profile_request rq = request_of(o, o->cols, o->plans[0]);
+    struct profile_request rq = request_of(o, o->cols, o->plans[0], &m->d);
     profile_identity(&m->d, &m->s, &rq, &id);
     if (g) {
         snprintf(id.device.name, sizeof id.device.name, "%s", g->props.deviceName);
@@ -188,26 +236,111 @@ static int compare_precheck(const struct profile *base, const struct loaded *m, 
     return st ? err_wrap(e, st, "--compare %s", o->compare) : ST_OK;
 }
 
+/* What a run hands to --csv and --html: its profile (the first of a width list), the crossover
+ * rows of a list, the baseline of a comparison and the comparison's text. */
+struct outputs {
+    FILE *csv; /* a memory stream the tables are appended to (NULL: no --csv) */
+    char *csv_buf;
+    size_t csv_len;
+    const struct crossover_row *rows;
+    int n_rows;
+    const struct profile *base;
+    const char *compare_text;
+};
+
+/* The comparison: printed to out, its text kept for --html (*text, caller frees) and its table
+ * appended to --csv. */
+static int run_compare(FILE *out, const struct options *o, const struct profile *base, const struct profile *cur,
+                       const char *json_path, struct outputs *x, char **text, struct err *e)
+{
+    size_t len = 0;
+    FILE *mem = open_memstream(text, &len);
+    if (!mem) return err_set(e, ST_RUNTIME, "out of memory for the comparison");
+    int st = compare_profiles_fmt(mem, base, cur, o->threshold, o->markdown, json_path, e);
+    fclose(mem);
+    fputs(*text, out);
+    if (st == ST_OK || st == ST_REGRESSION || st == ST_UNDECIDED) {
+        if (x->csv) csv_compare(x->csv, base, cur);
+        x->base = base;
+        x->compare_text = *text;
+    }
+    return st;
+}
+
+/* --csv and --html, once the run has its figures. A comparison's exit status wins over ST_OK. */
+static int write_outputs(const struct options *o, const struct profile *p, struct outputs *x, int st,
+                         struct err *e)
+{
+    int wst = ST_OK;
+    if (x->csv) {
+        if (x->rows) csv_crossover(x->csv, x->rows, x->n_rows);
+        fclose(x->csv);
+        x->csv = NULL;
+        wst = outfile_save("--csv", o->csv, x->csv_buf, x->csv_len, e);
+    }
+    if (!wst && o->html && p) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem) return err_set(e, ST_RUNTIME, "out of memory for --html");
+        report_html(mem, p, x->rows, x->n_rows, x->base, x->compare_text);
+        fclose(mem);
+        wst = outfile_save("--html", o->html, buf, len, e);
+        free(buf);
+    }
+    return wst ? wst : st;
+}
+
+static int outputs_open(const struct options *o, struct outputs *x, struct err *e)
+{
+    memset(x, 0, sizeof *x);
+    if (o->csv && !(x->csv = open_memstream(&x->csv_buf, &x->csv_len)))
+        return err_set(e, ST_RUNTIME, "out of memory for --csv");
+    return ST_OK;
+}
+
+static void outputs_close(struct outputs *x)
+{
+    if (x->csv) fclose(x->csv);
+    free(x->csv_buf);
+}
+
 static int run(const struct options *o, struct err *e)
 {
     if (stages_wanted(o)) return stages_run(o, e);
+    struct outputs x;
+    int st = outputs_open(o, &x, e);
+    if (st) return st;
     if (o->compare && o->current) {
         struct profile base = {0}, cur = {0};
-        int st = o->json ? outfile_check("--json", o->json, e) : ST_OK;
+        char *text = NULL;
+        st = o->json ? outfile_check("--json", o->json, e) : ST_OK;
         if (!st) st = report_json_read(o->compare, &base, e);
         if (!st) st = report_json_read(o->current, &cur, e);
-        if (!st) st = compare_profiles_fmt(stdout, &base, &cur, o->threshold, o->markdown, o->json, e);
+        if (!st && o->csv) st = outfile_check("--csv", o->csv, e);
+        if (!st && o->html) st = outfile_check("--html", o->html, e);
+        if (!st) st = run_compare(stdout, o, &base, &cur, o->json, &x, &text, e);
+        if (st == ST_OK || st == ST_REGRESSION || st == ST_UNDECIDED) {
+            struct err we = {{0}};
+            int wst = write_outputs(o, &cur, &x, st, &we);
+            if (wst != st) {
+                *e = we;
+                st = wst;
+            }
+        }
+        free(text);
+        outputs_close(&x);
         profile_free(&base);
         profile_free(&cur);
         return st;
     }
     bool many = o->n_cols > 1 || o->n_plans > 1;
-    if (!many && !o->load_only) {
+    if (!many && !o->load_only && o->plans[0] != CLI_PLAN_AUTO) {
         int st = plan_check(o->plans[0], e);
         if (st) return st;
     }
     struct loaded m;
-    int st = load_model(o, &m, e);
+    st = load_model(o, &m, e);
     struct gpu g;
     bool gpu_up = false;
     struct dev_weights w = {0};
@@ -229,6 +362,10 @@ static int run(const struct options *o, struct err *e)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
     if (!st && o->json) st = outfile_check("--json", o->json, e);
     if (!st && o->trace) st = outfile_check("--trace", o->trace, e);
+    if (!st && o->csv) st = outfile_check("--csv", o->csv, e);
+    if (!st && o->html) st = outfile_check("--html", o->html, e);
+    struct crossover_row rows[CLI_MAX_WIDTHS * (PLAN_COUNT + 1)];
+    char *compare_text = NULL;
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
@@ -238,15 +375,30 @@ static int run(const struct options *o, struct err *e)
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)
         st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->plans[0], stdout, e);
-    else if (!st && many) st = run_crossover(&g, &m, &w, o, e);
-    else if (!st) {
-        struct profile_request rq = request_of(o, o->cols, o->plans[0]);
+    else if (!st && many) {
+        st = run_crossover(&g, &m, &w, o, rows, &x.n_rows, &p, x.csv, e);
+        x.rows = rows;
+        if (!st) st = write_outputs(o, &p, &x, st, e);
+    } else if (!st) {
+        struct profile_request rq = request_of(o, o->cols, o->plans[0], &m.d);
+        note_wide_as_batch(rq.plan, rq.cols, &m.d);
         st = profile_run(&g, &m.d, &m.s, &w, &rq, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(report_out, &p);
+        if (!st && x.csv) csv_profile(x.csv, &p);
         if (!st && o->json) st = report_json_write(o->json, &p, e);
         if (!st && o->trace) st = trace_write(o->trace, &p, o->reps - 1, e);
-        if (!st && o->compare) st = compare_profiles_fmt(report_out, &base, &p, o->threshold, o->markdown, NULL, e);
+        if (!st && o->compare) st = run_compare(report_out, o, &base, &p, NULL, &x, &compare_text, e);
+        if (st == ST_OK || ((st == ST_REGRESSION || st == ST_UNDECIDED) && o->compare)) {
+            struct err we = {{0}};
+            int wst = write_outputs(o, &p, &x, st, &we);
+            if (wst != st) {
+                *e = we;
+                st = wst;
+            }
+        }
     }
+    free(compare_text);
+    outputs_close(&x);
     profile_free(&p);
     profile_free(&base);
     weights_free(&w);

@@ -345,3 +345,15 @@ int outfile_stdout_close(struct err *e)
     return err_set(e, ST_RUNTIME, "standard output: write failed, the report is lost: %s",
                    err ? strerror(err) : "a write to it failed");
 }
+
+int outfile_save(const char *flag, const char *path, const void *data, size_t n, struct err *e)
+{
+    struct outfile f;
+    int st = outfile_open(&f, flag, path, e);
+    if (st) return st;
+    if ((st = outfile_write(&f, data, n, e))) {
+        outfile_abort(&f);
+        return st;
+    }
+    return outfile_commit(&f, e);
+}

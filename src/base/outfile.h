@@ -48,6 +48,9 @@ int outfile_commit(struct outfile *o, struct err *e);
 /* Removes the temporary; the target is untouched. Frees o. Safe on a zeroed struct. */
 void outfile_abort(struct outfile *o);
 
+/* The whole of data[0..n) as the output of flag at path (open, write, commit; abort on failure). */
+int outfile_save(const char *flag, const char *path, const void *data, size_t n, struct err *e);
+
 /* At start: a closed standard stream (`>&-`) is held by /dev/null opened read-only, so no file
  * the tool opens becomes fd 1 and takes the report, and every report write fails visibly;
  * SIGPIPE gets its default action (a closed pipe ends the tool as it ends any Unix filter) and

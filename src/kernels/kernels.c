@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan_rule.h"
 #include "tuning.h"
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
@@ -286,7 +287,7 @@ _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
 int k_gemm_min_cols(enum dtype t)
 {
     if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
-    return t == DT_Q4_0 ? 5 : t == DT_F32 ? 16 : 6;
+    return plan_rule_gemm_min_cols(t);
 }
 
 /* Whether the wide plan's gemm serves a product of `cols` columns of weights like w (the matrix-

@@ -276,25 +276,40 @@ static int parse_header(const char *path, cJSON *root, uint64_t data_size, struc
     return ST_OK;
 }
 
+/* What a file that is not a model should have been. */
+#define ST_EXPECT_MODEL "expected a checkpoint folder, .safetensors, .gguf or a built-in name"
+
+/* ", it starts with text \"...\"" when the file's first bytes are printable ASCII (a text file given
+ * as a model), else "". */
+static void starts_with_text(const uint8_t *base, uint64_t size, char *out, size_t cap)
+{
+    size_t n = 0;
+    while (n < size && n < 16 && base[n] >= 0x20 && base[n] < 0x7f && base[n] != '"') n++;
+    out[0] = 0;
+    if (n >= 8) snprintf(out, cap, ", it starts with text \"%.*s\"", (int)n, (const char *)base);
+}
+
 int safetensors_parse(const char *path, const uint8_t *base, uint64_t size, struct model_source *s,
                       struct err *e)
 {
     if (size < 8)
         return err_set(e, ST_USAGE,
-                       "%s: file is %llu bytes, shorter than the 8-byte header length (expected a "
-                       "safetensors file)",
+                       "%s: not a safetensors file: %llu bytes, shorter than the 8-byte header length "
+                       "(" ST_EXPECT_MODEL ")",
                        path, (unsigned long long)size);
     uint64_t n = rd_u64(base);
-    if (n > ST_MAX_HEADER)
-        return err_set(
-            e, ST_USAGE,
-            "%s: header length %llu is over 100000000 bytes (expected a safetensors header)", path,
-            (unsigned long long)n);
+    char starts[48];
+    starts_with_text(base, size, starts, sizeof starts);
     if (n > size - 8)
         return err_set(e, ST_USAGE,
-                       "%s: header length %llu runs past the end of the %llu-byte file (expected 8 "
-                       "+ header <= file size)",
-                       path, (unsigned long long)n, (unsigned long long)size);
+                       "%s: not a safetensors file: header length %llu exceeds the file size %llu%s "
+                       "(" ST_EXPECT_MODEL ")",
+                       path, (unsigned long long)n, (unsigned long long)size, starts);
+    if (n > ST_MAX_HEADER)
+        return err_set(e, ST_USAGE,
+                       "%s: not a safetensors file: header length %llu is over the 100000000-byte "
+                       "limit%s (" ST_EXPECT_MODEL ")",
+                       path, (unsigned long long)n, starts);
     size_t bad = utf8_bad_at(base + 8, (size_t)n);
     if (bad != n)
         return err_set(e, ST_USAGE,

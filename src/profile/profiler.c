@@ -106,6 +106,8 @@ void profile_identity(const struct model_desc *d, const struct shard *s, const s
     p->shard.a = s->a;
     p->shard.b = s->b;
     snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(rq->plan));
+    p->shape.plan_auto = rq->plan_auto;
+    p->shape.gemm_min_cols = k_gemm_min_cols(d->dtype);
     p->shape.cols = rq->cols;
     p->shape.pos = rq->pos;
     p->shape.slots = rq->slots ? rq->slots : rq->cols;

@@ -17,6 +17,7 @@ enum attribution_mode {
 
 struct profile_request {
     enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
+    bool plan_auto;      /* plan was chosen by plan_rule_auto (the report says "plan auto -> ...") */
     int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
     int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
     bool logits;         /* columns want logits (the head runs on a last stage): every column in

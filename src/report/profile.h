@@ -204,6 +204,9 @@ struct prof_model {
 
 struct prof_shape {
     char plan[16]; /* "batch", "wide" or "spec" */
+    bool plan_auto;    /* the plan was the auto choice (plan_rule.h), not named on the command line */
+    int gemm_min_cols; /* the narrowest step the wide plan tiles its matrix products at (0: unknown,
+                          e.g. a file written before this field): below it they are batch's */
     int cols, pos, slots;
     int draft; /* spec: draft tokens a slot (cols / slots); 0 for the other plans */
     bool logits;
@@ -285,8 +288,16 @@ void attribution_compute(struct profile *p, struct est marginal);
  * "4.26", "828", "4290"). */
 const char *fmt_sig3(char *buf, size_t size, double v);
 
+/* The plan line of the reports: "plan auto -> wide (the plan a serving engine runs at 16 cols: wide
+ * from 6); kernels reading weights: gemm_fma.bf16, ..." or, for the wide plan below its gemm width, that its
+ * matrix products are the batch plan's. */
+const char *report_plan_line(char *buf, size_t size, const struct profile *p);
+
 /* Reports. The text keeps the seed's headings word for word. */
 void report_text(FILE *out, const struct profile *p);
+/* Only the header (device, model, shard): a width list prints it once above its table. */
+void report_text_header(FILE *out, const struct profile *p);
+void report_markdown_header(FILE *out, const struct profile *p);
 void report_markdown(FILE *out, const struct profile *p);
 
 /* JSON (schema: DESIGN.md "JSON and compare"). write: ST_RUNTIME when the file cannot be written.
@@ -369,18 +380,39 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
 /* --cols with a list, or --plans: one row per width × plan, then the summary table. */
 struct crossover_row {
     int cols;
-    char plan[16];
+    char plan[24]; /* the plan that ran; "auto -> wide" when the auto rule chose it */
     bool ok; /* false: the plan failed; why holds the message */
     char why[256];
     struct est step_us; /* the gap probe's 1× wall (with the head when it ran): no timestamps */
     double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */
     double tok_s;       /* cols · 1e6 / step */
     double floor_us;    /* weights ÷ measured copy bandwidth */
+    uint64_t kernels_sig; /* hash of every dispatch's kernel variant (pipeline and constants) in step
+                             order; 0: unknown (no dispatches), matches no other row */
+    uint64_t matrix_sig;  /* the same over the dispatches that read weights (the matrix products) */
 };
+/* Two rows of one width whose plans ran the same kernels: the crossover table marks the later one
+ * ("same kernels as batch", or "same matrix kernels as batch" when only the weight-reading
+ * dispatches agree). Writes "" when no earlier row of its width matches. */
+void crossover_same_kernels(const struct crossover_row *rows, int i, char *buf, size_t size);
 /* Fills row from a finished profile. */
 void crossover_row_from(struct crossover_row *row, const struct profile *p);
 /* The summary table: width, plan, step, busy, tok/s, × floor, and per width the faster plan
  * (or "within noise" when the two steps are). */
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown);
+
+/* --csv (export.c says the layout): each table appended to out (a memory stream: ftell says whether
+ * a blank line must separate it from the one before). */
+void csv_profile(FILE *out, const struct profile *p); /* by_kind and dispatch sections */
+void csv_crossover(FILE *out, const struct crossover_row *rows, int n);
+void csv_compare(FILE *out, const struct profile *base, const struct profile *cur);
+
+/* --html: one self-contained page (html.c): the summary, a stacked bar of the kinds, a roofline,
+ * the step's dispatch timeline, the gap-probe decomposition, the crossover chart of a width list
+ * (rows, n; 0 when none) and a comparison (base != NULL: compare_text, the comparison's text
+ * report, beside its per-kind chart). Appended to out. */
+void report_html(FILE *out, const struct profile *p, const struct crossover_row *rows, int n,
+                 const struct profile *base, const char *compare_text);
+
 
 #endif

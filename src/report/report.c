@@ -706,6 +706,45 @@ static const char *fmt_err(char *buf, size_t size, struct est x)
     return buf;
 }
 
+/* The distinct kinds of the step's weight-reading dispatches (its matrix products), in step order:
+ * "matmul_swiglu.bf16, matmul.bf16, head.matmul.bf16"; at most 6, then "...". */
+static const char *weight_kinds(char *buf, size_t size, const struct profile *p)
+{
+    size_t used = 0;
+    int n = 0;
+    buf[0] = 0;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        const struct prof_dispatch *d = &p->dispatches[i];
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = p->dispatches[j].bytes && !strcmp(p->dispatches[j].kind, d->kind);
+        if (!d->bytes || seen || used >= size) continue;
+        int w = n == 6 ? snprintf(buf + used, size - used, ", ...") :
+                         snprintf(buf + used, size - used, "%s%s", n ? ", " : "", d->kind);
+        if (w < 0) break;
+        used += (size_t)w;
+        if (n++ == 6) break;
+    }
+    return buf;
+}
+
+const char *report_plan_line(char *buf, size_t size, const struct profile *p)
+{
+    const struct prof_shape *s = &p->shape;
+    char k[256];
+    weight_kinds(k, sizeof k, p);
+    bool as_batch = !strcmp(s->plan, "wide") && s->gemm_min_cols > 0 && s->cols < s->gemm_min_cols;
+    int n = snprintf(buf, size, "plan %s%s", s->plan_auto ? "auto -> " : "", s->plan);
+    if (n < 0 || (size_t)n >= size) return buf;
+    if (s->plan_auto && s->gemm_min_cols > 0)
+        n += snprintf(buf + n, size - (size_t)n, " (the plan a serving engine runs at %d cols: wide from %d)", s->cols,
+                      s->gemm_min_cols);
+    else if (as_batch)
+        n += snprintf(buf + n, size - (size_t)n, " (below %d cols its matrix products run the batch plan's kernels)",
+                      s->gemm_min_cols);
+    if (n > 0 && (size_t)n < size && k[0]) snprintf(buf + n, size - (size_t)n, "; kernels reading weights: %s", k);
+    return buf;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Text report */
 
@@ -739,6 +778,8 @@ static void text_busy(FILE *out, const struct profile *p)
             "slots=%d ==\n",
             s->cols, s->pos, p->shard.a, p->shard.b, bool_str(strcmp(s->plan, "wide") == 0),
             bool_str(strcmp(s->plan, "spec") == 0), bool_str(s->logits), s->slots);
+    char pl[512];
+    fprintf(out, "%s\n", report_plan_line(pl, sizeof pl, p));
     if (s->logits && s->logit_cols != s->cols)
         fprintf(out, "logits: each slot's last column (%d of %d; --all-logits: every column)\n", s->logit_cols,
                 s->cols);
@@ -977,6 +1018,13 @@ static void text_attribution(FILE *out, const struct profile *p)
             fmt_us(y, sizeof y, a->marginal.v), 100.0 * a->closure_share, closure_text(cl, sizeof cl, a));
 }
 
+void report_text_header(FILE *out, const struct profile *p)
+{
+    text_header(out, p);
+    fprintf(out, "shard: layers %d:%d, pos %d, logits=%s, timing %s, %d reps\n", p->shard.a, p->shard.b,
+            p->shape.pos, bool_str(p->shape.logits), timing_mode_name(p->timing), p->busy_us.n_reps);
+}
+
 void report_text(FILE *out, const struct profile *p)
 {
     text_header(out, p);
@@ -1014,6 +1062,8 @@ static void md_header(FILE *out, const struct profile *p)
     if (strcmp(s->plan, "spec") == 0) fprintf(out, ", drafts of %d tokens", s->draft);
     if (s->logits && s->logit_cols != s->cols) fprintf(out, ", logits of %d columns", s->logit_cols);
     fprintf(out, " |\n");
+    char pl[512];
+    fprintf(out, "| plan | %s |\n", report_plan_line(pl, sizeof pl, p));
     if (d->has_timestamps && p->busy_us.n_reps)
         fprintf(out, "| GPU busy | %.0f µs/step (median; %s) |\n", p->busy_us.median,
                 fmt_spread(sp, sizeof sp, &p->busy_us));
@@ -1028,6 +1078,19 @@ static void md_header(FILE *out, const struct profile *p)
     if (p->floor_us > 0)
         fprintf(out, "| floor | %.0f µs (weights ÷ copy bandwidth) |\n", p->floor_us);
     fprintf(out, "| command | `%s` |\n\n", p->args);
+}
+
+void report_markdown_header(FILE *out, const struct profile *p)
+{
+    const struct prof_device *d = &p->device;
+    char bw[32];
+    fprintf(out, "## %s %s: layers %d:%d, pos %d\n\n| | |\n|---|---|\n", p->tool, p->version, p->shard.a,
+            p->shard.b, p->shape.pos);
+    fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
+    fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
+    fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family, p->model.dtype,
+            p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
+    fprintf(out, "| timing | %s, logits=%s |\n\n", timing_mode_name(p->timing), bool_str(p->shape.logits));
 }
 
 static void md_row(FILE *out, const char *name, struct est x, const char *note)
@@ -1177,11 +1240,28 @@ void report_markdown(FILE *out, const struct profile *p)
 /* ------------------------------------------------------------------------------------------------
  * Crossover table (--cols list, --plans) */
 
+/* FNV-1a over one dispatch's kernel variant: its pipeline (its kind when the file names none) and
+ * its specialisation constants. */
+static uint64_t sig_add(uint64_t h, const struct prof_dispatch *d)
+{
+    const char *name = d->pipeline[0] ? d->pipeline : d->kind;
+    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+    for (int i = 0; i < d->n_spec; i++) h = (h ^ d->spec[i]) * 0x100000001b3ull;
+    return h;
+}
+
 void crossover_row_from(struct crossover_row *row, const struct profile *p)
 {
     const struct gap_probe *g = &p->gap_probe;
     row->cols = p->shape.cols;
-    snprintf(row->plan, sizeof row->plan, "%s", p->shape.plan);
+    snprintf(row->plan, sizeof row->plan, "%s%s", p->shape.plan_auto ? "auto -> " : "", p->shape.plan);
+    row->kernels_sig = row->matrix_sig = 0xcbf29ce484222325ull;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        row->kernels_sig = sig_add(row->kernels_sig, &p->dispatches[i]);
+        if (p->dispatches[i].bytes) row->matrix_sig = sig_add(row->matrix_sig, &p->dispatches[i]);
+    }
+    if (p->n_dispatches == 0) row->kernels_sig = row->matrix_sig = 0; /* unknown: matches nothing */
     row->ok = true;
     if (g->ran)
         row->step_us = g->n_reps ? est_median(g->head ? &g->hw1 : &g->w1)
@@ -1211,34 +1291,58 @@ static void faster_plan(const struct crossover_row *rows, int n, int i, char *bu
         }
     }
     if (!best) return;
+    /* a plan that ran the very kernels of another is no choice: say so instead of naming a winner */
+    for (int j = 0; j < n; j++)
+        if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && best->kernels_sig &&
+            rows[j].kernels_sig == best->kernels_sig) {
+            bool before = &rows[j] < best;
+            snprintf(buf, size, "none: %s and %s ran the same kernels", before ? rows[j].plan : best->plan,
+                     before ? best->plan : rows[j].plan);
+            return;
+        }
     if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
         snprintf(buf, size, "%s (within noise of %s)", best->plan, second->plan);
     else
         snprintf(buf, size, "%s", best->plan);
 }
 
+void crossover_same_kernels(const struct crossover_row *rows, int i, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!rows[i].ok) return;
+    for (int j = 0; j < i; j++) {
+        if (rows[j].cols != rows[i].cols || !rows[j].ok || !rows[i].kernels_sig) continue;
+        if (rows[j].kernels_sig == rows[i].kernels_sig) {
+            snprintf(buf, size, "same kernels as %s", rows[j].plan);
+            return;
+        }
+        if (rows[j].matrix_sig == rows[i].matrix_sig) snprintf(buf, size, "same matrix kernels as %s", rows[j].plan);
+    }
+}
+
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown)
 {
     if (markdown)
         fprintf(out, "### plan crossover\n\n| width | plan | step µs | ± | busy µs | tok/s | × "
-                     "floor | faster |\n"
-                     "|---:|---|---:|---|---:|---:|---:|---|\n");
+                     "floor | faster | kernels |\n"
+                     "|---:|---|---:|---|---:|---:|---:|---|---|\n");
     else
         fprintf(out,
-                "-- plan crossover (step: gap probe's 1× wall, no timestamps, median; busy: "
-                "kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
-                "  %5s  %-6s %10s %-18s %10s %12s %8s  %s\n",
+                "-- plan crossover (step: gap probe's 1× wall, no timestamps, median ± its standard error; "
+                "busy: kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
+                "  %5s  %-13s %10s %-18s %10s %12s %8s  %s\n",
                 "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
-        char faster[64], st[32], er[64], bz[32], fl[32];
+        char faster[96], st[32], er[64], bz[32], fl[32], same[64];
         faster_plan(rows, n, i, faster, sizeof faster);
+        crossover_same_kernels(rows, i, same, sizeof same);
         if (!r->ok) {
             if (markdown)
-                fprintf(out, "| %d | %s | failed: %s | | | | | %s |\n", r->cols, r->plan, r->why,
+                fprintf(out, "| %d | %s | failed: %s | | | | | %s | |\n", r->cols, r->plan, r->why,
                         faster);
             else
-                fprintf(out, "  %5d  %-6s failed: %s%s%s\n", r->cols, r->plan, r->why,
+                fprintf(out, "  %5d  %-13s failed: %s%s%s\n", r->cols, r->plan, r->why,
                         faster[0] ? "  faster: " : "", faster);
             continue;
         }
@@ -1248,11 +1352,11 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
         const char *busy = r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a";
         const char *flr = r->floor_us > 0 ? fl : "n/a";
         if (markdown)
-            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s |\n", r->cols, r->plan, st, er,
-                    busy, r->tok_s, flr, faster);
+            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster, same);
         else
-            fprintf(out, "  %5d  %-6s %10s %-18s %10s %12.0f %8s  %s\n", r->cols, r->plan, st, er,
-                    busy, r->tok_s, flr, faster);
+            fprintf(out, "  %5d  %-13s %10s %-18s %10s %12.0f %8s  %s%s%s\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster, faster[0] && same[0] ? "  " : "", same[0] ? same : "");
     }
     if (markdown) fprintf(out, "\n");
 }

@@ -224,6 +224,8 @@ static cJSON *profile_json(const struct profile *p)
 
     cJSON *s = cJSON_AddObjectToObject(root, "shape");
     cJSON_AddStringToObject(s, "plan", p->shape.plan);
+    cJSON_AddBoolToObject(s, "plan_auto", p->shape.plan_auto);
+    add_num(s, "gemm_min_cols", p->shape.gemm_min_cols);
     add_num(s, "cols", p->shape.cols);
     add_num(s, "pos", p->shape.pos);
     add_num(s, "slots", p->shape.slots);
@@ -554,6 +556,9 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
 
     o = get_obj(r, root, "", "shape");
     get_str(r, o, "shape", "plan", p->shape.plan, sizeof p->shape.plan);
+    /* optional: files before the auto plan */
+    if (opt(o, "plan_auto")) p->shape.plan_auto = get_bool(r, o, "shape", "plan_auto");
+    p->shape.gemm_min_cols = (int)opt_int(r, o, "shape", "gemm_min_cols", 4096);
     p->shape.cols = (int)get_int(r, o, "shape", "cols", 0, INT32_MAX);
     p->shape.pos = (int)get_int(r, o, "shape", "pos", 0, INT32_MAX);
     p->shape.slots = (int)get_int(r, o, "shape", "slots", 0, INT32_MAX);

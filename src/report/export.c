@@ -1,0 +1,194 @@
+/* export.c - --csv: every table of a run as CSV in one file, and the one function that writes a
+ * finished report file (--csv, --html).
+ *
+ * CSV layout: sections, one per table, separated by a blank line; each section starts with its
+ * header row; the first column of every row, header included, names the table:
+ *   by_kind    one row per kind (cols, plan say which configuration; a width list gives a
+ *              by_kind and a dispatch section per configuration)
+ *   dispatch   every dispatch, with its rank by median time (rank 1 = the top single dispatch)
+ *   crossover  one row per width × plan of a width list
+ *   compare    one row per kind both runs have, then the totals (medians, µs/step)
+ * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, shares 0..1.
+ * Text fields are quoted when they hold a comma, a quote or a newline (RFC 4180). */
+#include "outfile.h"
+#include "profile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A CSV field: quoted (quotes doubled) when it needs to be. */
+static void csv_str(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* A number to six significant digits (timings are not more precise); empty when not finite. */
+static void csv_num(FILE *out, double v)
+{
+    if (isfinite(v)) fprintf(out, "%.6g", v);
+}
+
+static double ratio(double a, double b)
+{
+    return b != 0 ? a / b : 0;
+}
+
+static void csv_by_kind(FILE *out, const struct profile *p)
+{
+    fprintf(
+        out,
+        "table,cols,plan,kind,n,median_us,p10_us,p90_us,share,gbps,copy_share,bytes,kv_bytes\n");
+    for (int k = 0; k < p->n_kinds; k++) {
+        const struct prof_kind *pk = &p->by_kind[k];
+        fprintf(out, "by_kind,%d,", p->shape.cols);
+        csv_str(out, p->shape.plan);
+        fputc(',', out);
+        csv_str(out, pk->kind);
+        fprintf(out, ",%d,", pk->n);
+        csv_num(out, pk->us.median);
+        fputc(',', out);
+        csv_num(out, pk->us.p10);
+        fputc(',', out);
+        csv_num(out, pk->us.p90);
+        fputc(',', out);
+        csv_num(out, pk->share);
+        fputc(',', out);
+        csv_num(out, pk->gbps);
+        fputc(',', out);
+        csv_num(out, pk->bw_share);
+        fprintf(out, ",%llu,%llu\n", (unsigned long long)pk->bytes,
+                (unsigned long long)pk->kv_bytes);
+    }
+}
+
+static const struct profile *sort_p; /* qsort has no context argument */
+
+static int cmp_median_desc(const void *a, const void *b)
+{
+    double x = sort_p->dispatches[*(const int *)a].us.median,
+           y = sort_p->dispatches[*(const int *)b].us.median;
+    return x < y ? 1 : x > y ? -1 : *(const int *)a - *(const int *)b;
+}
+
+static void csv_dispatches(FILE *out, const struct profile *p)
+{
+    fprintf(
+        out,
+        "table,cols,plan,rank,index,layer,op,kind,gx,gy,gz,median_us,p10_us,p90_us,share,bytes\n");
+    int n = p->n_dispatches;
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order),
+        *rank = malloc((size_t)(n > 0 ? n : 1) * sizeof *rank);
+    CHECK(order && rank);
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    sort_p = p;
+    qsort(order, (size_t)n, sizeof *order, cmp_median_desc);
+    for (int i = 0; i < n; i++)
+        rank[order[i]] = i + 1;
+    for (int i = 0; i < n; i++) {
+        const struct prof_dispatch *d = &p->dispatches[i];
+        double whole = prof_kind_is_head(d->kind) ? p->head_us.median : p->busy_us.median;
+        fprintf(out, "dispatch,%d,", p->shape.cols);
+        csv_str(out, p->shape.plan);
+        fprintf(out, ",%d,%d,%d,", rank[i], d->index, d->layer);
+        csv_str(out, d->op);
+        fputc(',', out);
+        csv_str(out, d->kind);
+        fprintf(out, ",%u,%u,%u,", d->groups[0], d->groups[1], d->groups[2]);
+        csv_num(out, d->us.median);
+        fputc(',', out);
+        csv_num(out, d->us.p10);
+        fputc(',', out);
+        csv_num(out, d->us.p90);
+        fputc(',', out);
+        csv_num(out, ratio(d->us.median, whole));
+        fprintf(out, ",%llu\n", (unsigned long long)d->bytes);
+    }
+    free(order);
+    free(rank);
+}
+
+void csv_profile(FILE *out, const struct profile *p)
+{
+    if (!p->device.has_timestamps || p->timing == TIMING_NONE) return;
+    if (ftell(out) > 0) fputc('\n', out);
+    csv_by_kind(out, p);
+    fputc('\n', out);
+    csv_dispatches(out, p);
+}
+
+void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
+{
+    if (ftell(out) > 0) fputc('\n', out);
+    fprintf(out, "table,cols,plan,step_us,step_err_us,busy_us,tok_s,x_floor,same_kernels,failed\n");
+    for (int i = 0; i < n; i++) {
+        const struct crossover_row *r = &rows[i];
+        char same[64];
+        crossover_same_kernels(rows, i, same, sizeof same);
+        fprintf(out, "crossover,%d,", r->cols);
+        csv_str(out, r->plan);
+        fputc(',', out);
+        if (r->ok) {
+            csv_num(out, r->step_us.v);
+            fputc(',', out);
+            csv_num(out, r->step_us.u);
+            fputc(',', out);
+            if (r->busy_us > 0) csv_num(out, r->busy_us);
+            fputc(',', out);
+            csv_num(out, r->tok_s);
+            fputc(',', out);
+            if (r->floor_us > 0) csv_num(out, r->step_us.v / r->floor_us);
+            fputc(',', out);
+        } else {
+            fputs(",,,,,", out);
+        }
+        csv_str(out, same);
+        fputc(',', out);
+        csv_str(out, r->ok ? "" : r->why);
+        fputc('\n', out);
+    }
+}
+
+static void csv_compare_row(FILE *out, const char *name, const struct timing *b,
+                            const struct timing *c)
+{
+    fprintf(out, "compare,");
+    csv_str(out, name);
+    fputc(',', out);
+    csv_num(out, b->median);
+    fputc(',', out);
+    csv_num(out, c->median);
+    fputc(',', out);
+    csv_num(out, c->median - b->median);
+    fputc(',', out);
+    if (b->median > 0) csv_num(out, 100.0 * (c->median / b->median - 1.0));
+    fputc('\n', out);
+}
+
+void csv_compare(FILE *out, const struct profile *base, const struct profile *cur)
+{
+    if (ftell(out) > 0) fputc('\n', out);
+    fprintf(out, "table,kind,base_us,current_us,delta_us,delta_pct\n");
+    for (int i = 0; i < base->n_kinds; i++)
+        for (int j = 0; j < cur->n_kinds; j++)
+            if (!strcmp(base->by_kind[i].kind, cur->by_kind[j].kind))
+                csv_compare_row(out, base->by_kind[i].kind, &base->by_kind[i].us,
+                                &cur->by_kind[j].us);
+    bool ts = base->device.has_timestamps && cur->device.has_timestamps;
+    csv_compare_row(out, ts ? "TOTAL (GPU busy)" : "TOTAL (wall; no timestamps)",
+                    ts ? &base->busy_us : &base->wall_us, ts ? &cur->busy_us : &cur->wall_us);
+    if (ts && base->head_us.n_reps > 0 && cur->head_us.n_reps > 0)
+        csv_compare_row(out, "LM head", &base->head_us, &cur->head_us);
+}
+
