@@ -77,6 +77,11 @@ struct gpu {
     float timestamp_period;        /* ns per tick */
     uint32_t timestamp_valid_bits; /* of the compute queue; 0 = no timestamps */
     bool has_coopmat_nv;           /* VK_NV_cooperative_matrix */
+    bool has_coopmat_khr;          /* VK_KHR_cooperative_matrix enabled */
+    bool has_coopmat2;             /* VK_NV_cooperative_matrix2 enabled with workgroup scope, flexible
+                                    * dimensions, tensor addressing and block loads (gemm_cm2.comp) */
+    uint32_t coopmat2_reserved_shared; /* its workgroup-scope staging's shared memory, bytes */
+    uint32_t coopmat2_max_invocations; /* its largest workgroup of workgroup-scope matrices */
     bool gemm_coopmat;             /* the wide plan's gemm runs on cooperative matrices (kernels.h) */
     bool has_memory_budget;        /* VK_EXT_memory_budget */
     uint64_t device_local_bytes;   /* size of the largest device-local heap */

@@ -45,6 +45,12 @@ struct gpu_buf vk_block_range(const struct gpu_block *b, uint64_t off, uint64_t 
 int vk_fence_wait(struct gpu *g, VkFence fence, const char *what, struct err *e);
 int vk_submit(struct gpu *g, VkCommandBuffer cb, VkFence fence, struct err *e);
 
+/* coopmat.c */
+/* Prints the VK_NV_cooperative_matrix shapes of pd (usable: the extension and its feature are there). */
+void vk_print_coopmat_nv(FILE *out, VkPhysicalDevice pd, bool usable);
+/* Whether pd lists the shape gemm.comp uses: 16x16x16, f16 * f16 + f32 -> f32, subgroup scope. */
+bool vk_coopmat_f16_16(VkPhysicalDevice pd);
+
 /* pipeline.c */
 uint32_t vk_push_range(const struct gpu *g);
 
