@@ -1,0 +1,225 @@
+/* test_gemm_cm2.c - the matrix product on VK_NV_cooperative_matrix2 (k_gemm_cm2, gemm_cm2.comp)
+ * against a CPU reference (double accumulation) on fresh random inputs, outputs poisoned with NaN
+ * first and a poisoned guard after y that must stay untouched, for F16 and BF16 weights, every
+ * activation mode (serving: x rounded to f16; exact: hi + lo; x given as f16), shapes that are not
+ * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products are
+ * skipped with a message; what needs no such device runs everywhere: the embedded prebuilt SPIR-V,
+ * the refusal naming the missing extension, and the default tile rule. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "kernels.h"
+#include "plan.h"
+#include "shaders.h"
+#include "testutil.h"
+
+#define POISON 0x7fc00000u
+#define GUARD 64 /* floats after y that no store may reach */
+
+static struct gpu g;
+static struct t_rng rng;
+static struct err e;
+
+static struct gpu_buf dev_alloc(uint64_t n)
+{
+    struct gpu_buf b = {0};
+    int rc = gpu_alloc(&g, n, GPU_MEM_DEVICE, &b, &e);
+    T_CHECK(rc == ST_OK, "gpu_alloc %llu: %s", (unsigned long long)n, e.msg);
+    return b;
+}
+
+static void up(const struct gpu_buf *b, const void *src, uint64_t n)
+{
+    int rc = gpu_upload(&g, b, 0, src, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_upload: %s", e.msg);
+}
+
+static void down(const struct gpu_buf *b, void *dst, uint64_t n)
+{
+    int rc = gpu_download(&g, b, 0, dst, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
+}
+
+/* Every prebuilt variant is embedded (CMake reads shaders/prebuilt/variants.txt). */
+static void test_embedded(void)
+{
+    static const char *const names[] = {"gemm_cm2_f16",       "gemm_cm2_bf16",     "gemm_cm2_exact_f16",
+                                        "gemm_cm2_exact_bf16", "gemm_cm2_xf16_f16", "gemm_cm2_xf16_bf16"};
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        const struct shader_blob *b = shader_blobs;
+        while (b->name && strcmp(b->name, names[i])) b++;
+        T_CHECK(b->name && b->size > 20 && b->code[0] == 0x07230203u && b->code[1] == 0x00010600u,
+                "%s: embedded as SPIR-V 1.6", names[i]);
+    }
+}
+
+/* The default tile: 128 x 128 on big grids, narrower where that leaves under 256 workgroups. */
+static void test_tile_rule(void)
+{
+    struct gpu h = g;
+    h.coopmat2_max_invocations = 1024;
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512); /* 64 x 4 = 256 tiles */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.nt == 256, "8192 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 -> 16 x 8 -> 32 x 8 */
+    T_CHECK(t.bm == 64 && t.bn == 64 && t.nt == 128, "2048 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 4096, 512); /* 32 x 4 -> 32 x 8 = 256 */
+    T_CHECK(t.bm == 128 && t.bn == 64 && t.nt == 256, "4096 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    h.coopmat2_max_invocations = 128;
+    t = k_gemm_cm2_tile(&h, 8192, 512);
+    T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
+}
+
+/* What k_gemm_cm2 refuses, with a message naming why. */
+static void test_refusals(void)
+{
+    struct gpu_buf b = dev_alloc(4096);
+    struct gpu_weight w = {b.addr, DT_F16, 16, 16, 512};
+    struct plan p = {0};
+    int rc;
+    if (!g.has_coopmat2) {
+        rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "VK_NV_cooperative_matrix2") && p.n == 0,
+                "no coopmat2: rc %d, %s", rc, e.msg);
+        return;
+    }
+    w.dtype = DT_Q8_0;
+    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "Q8_0"), "Q8_0: rc %d, %s", rc, e.msg);
+    w.dtype = DT_BF16;
+    rc = k_gemm_cm2(&g, &p, &w, b.addr + 8, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "aligned"), "unaligned x: rc %d, %s", rc, e.msg);
+    struct k_cm2_tile bad = {48, 64, 24, 128};
+    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, &bad, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "tile"), "tile 48x64x24: rc %d, %s", rc, e.msg);
+    T_CHECK(p.n == 0, "nothing appended by refusals");
+}
+
+static float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+
+/* One product: random W (rows x k, type t), x (cols x k), checked against the reference of the
+ * x the mode multiplies (f16-rounded for serving and given-f16, f32 for exact) at 2e-4 of the
+ * largest output (f32 accumulation; the products of f16 values are exact), and serving against
+ * the plain f32 reference at 4e-3 (x's rounding, 2^-11 relative an element). */
+static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode, const struct k_cm2_tile *tile)
+{
+    size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
+    uint16_t *wh = malloc(nw * 2), *xh = malloc(nx * 2);
+    double *wv = malloc(nw * sizeof *wv), *ref = malloc(ny * sizeof *ref), *ref_r = malloc(ny * sizeof *ref_r);
+    float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4);
+    for (size_t i = 0; i < nw; i++) {
+        float v = 0.05f * t_rng_normal(&rng);
+        wh[i] = t == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+        wv[i] = t == DT_F16 ? f16_to_f32(wh[i]) : bf16_to_f32(wh[i]);
+    }
+    for (size_t i = 0; i < nx; i++) {
+        x[i] = t_rng_normal(&rng);
+        xh[i] = f32_to_f16(x[i]);
+    }
+    for (int c = 0; c < cols; c++)
+        for (int n = 0; n < rows; n++) {
+            double s = 0, sr = 0;
+            for (int i = 0; i < k; i++) {
+                s += wv[(size_t)n * k + i] * x[(size_t)c * k + i];
+                sr += wv[(size_t)n * k + i] * round_f16(x[(size_t)c * k + i]);
+            }
+            ref[(size_t)c * rows + n] = s;
+            ref_r[(size_t)c * rows + n] = sr;
+        }
+    struct gpu_buf wb = dev_alloc(nw * 2), xb = dev_alloc(nx * 4), yb = dev_alloc((ny + GUARD) * 4);
+    up(&wb, wh, nw * 2);
+    if (mode == K_CM2_X_GIVEN_F16)
+        up(&xb, xh, nx * 2);
+    else
+        up(&xb, x, nx * 4);
+    int rc = gpu_fill(&g, &yb, POISON, &e);
+    T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+    struct gpu_weight w = {wb.addr, t, rows, k, nw * 2};
+    struct plan p = {0};
+    p.kind = PLAN_WIDE;
+    rc = k_gemm_cm2(&g, &p, &w, xb.addr, yb.addr, cols, mode, tile, 3, "ffn_down", &e);
+    T_CHECK(rc == ST_OK, "k_gemm_cm2: %s", e.msg);
+    if (rc == ST_OK) {
+        static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16"};
+        char kind[40];
+        snprintf(kind, sizeof kind, "%s.%s", kinds[mode], t == DT_F16 ? "f16" : "bf16");
+        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 && !strcmp(p.d[0].op, "ffn_down") &&
+                    p.d[0].bytes == nw * 2 && p.d[0].n_out == 1,
+                "tags: %s", p.n ? p.d[0].kind : "(none)");
+        rc = gpu_cmd_begin(&g, &e);
+        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+        down(&yb, y, (ny + GUARD) * 4);
+        double num = 0, num_r = 0, den = 0;
+        int bad = 0, guard = 0;
+        for (size_t i = 0; i < ny; i++) {
+            if (!isfinite(y[i])) bad++;
+            num = fmax(num, fabs(y[i] - ref[i]));
+            num_r = fmax(num_r, fabs(y[i] - ref_r[i]));
+            den = fmax(den, fabs(ref[i]));
+        }
+        for (int i = 0; i < GUARD; i++) {
+            uint32_t u;
+            memcpy(&u, &y[ny + i], 4);
+            guard += u != POISON;
+        }
+        double tight = (mode == K_CM2_X_EXACT ? num : num_r) / den, loose = num / den;
+        T_CHECK(bad == 0 && guard == 0 && tight < 2e-4 && (mode == K_CM2_X_EXACT || loose < 4e-3),
+                "%s %s [%d x %d] x %d cols, tile %ux%ux%u: %d non-finite, %d guard words written, error %.3g "
+                "(to f32 x: %.3g)",
+                kinds[mode], dtype_name(t), rows, k, cols, tile ? tile->bm : 0, tile ? tile->bn : 0,
+                tile ? tile->bk : 0, bad, guard, tight, loose);
+    }
+    plan_free(&p);
+    free(wh);
+    free(xh);
+    free(wv);
+    free(ref);
+    free(ref_r);
+    free(x);
+    free(y);
+}
+
+static void test_products(void)
+{
+    if (!g.has_coopmat2) {
+        printf("SKIP products: device %s has no usable VK_NV_cooperative_matrix2 (workgroup scope, tensor "
+               "addressing, block loads); they run on an NVIDIA GPU with driver 550+\n",
+               g.props.deviceName);
+        return;
+    }
+    static const struct k_cm2_tile tiles[] = {{64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
+    const enum dtype types[2] = {DT_F16, DT_BF16};
+    for (int ti = 0; ti < 2; ti++)
+        for (int m = 0; m < 3; m++) {
+            enum k_cm2_x mode = (enum k_cm2_x)m;
+            cm2_case(types[ti], 64, 64, 16, mode, NULL);
+            cm2_case(types[ti], 200, 136, 37, mode, NULL); /* nothing a multiple of a tile; k 4.25 steps */
+            cm2_case(types[ti], 75, 1000, 130, mode, NULL);
+            cm2_case(types[ti], 130, 24, 1, mode, NULL); /* k under one step, one column */
+            for (size_t i = 0; i < ARRAY_LEN(tiles); i++) cm2_case(types[ti], 300, 520, 270, mode, &tiles[i]);
+        }
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, NULL); /* LFM2-1.2B's attention product */
+}
+
+int main(void)
+{
+    t_rng_seed(&rng, 20261206);
+    int rc = gpu_open(&g, -1, &e);
+    T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
+    if (rc) return t_finish();
+    printf("device: %s, coopmat2 %s (workgroups up to %u invocations, %u bytes of shared memory reserved)\n",
+           g.props.deviceName, g.has_coopmat2 ? "yes" : "no", g.coopmat2_max_invocations, g.coopmat2_reserved_shared);
+    double t0 = now_us();
+    test_embedded();
+    test_tile_rule();
+    test_refusals();
+    test_products();
+    printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);
+    rc = gpu_close(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
+    return t_finish();
+}
