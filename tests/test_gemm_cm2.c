@@ -187,8 +187,11 @@ static void test_products(void)
 {
     if (!g.has_coopmat2) {
         printf("SKIP products: device %s has no usable VK_NV_cooperative_matrix2 (workgroup scope, tensor "
-               "addressing, block loads); they run on an NVIDIA GPU with driver 550+\n",
-               g.props.deviceName);
+               "addressing, block loads)%s; they run on an NVIDIA GPU with driver 550+\n",
+               g.props.deviceName,
+               g.validation_layer ? ", or it is left off under this validation layer (--list-devices says which; "
+                                    "run without LFM2_VALIDATION)"
+                                  : "");
         return;
     }
     static const struct k_cm2_tile tiles[] = {{64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};

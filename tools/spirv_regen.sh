@@ -65,7 +65,7 @@ build_glslang() {
     rm -rf "$dir/src" "$dir/build"
     dpkg-source --no-check --skip-patches -x "$dir/src-pkg/glslang_$GLSLANG_VERSION.dsc" "$dir/src" >/dev/null
     cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DENABLE_OPT=OFF -DENABLE_HLSL=OFF \
-        -DGLSLANG_TESTS=OFF -DBUILD_TESTING=OFF -DENABLE_GLSLANG_JS=OFF >/dev/null
+        -DGLSLANG_TESTS=OFF -DENABLE_GLSLANG_JS=OFF >/dev/null
     cmake --build "$dir/build" --target glslang-standalone -j"$(nproc)" >/dev/null
     [ -x "$GLSLANG" ] || die "glslang build finished without $GLSLANG"
 }

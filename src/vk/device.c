@@ -150,6 +150,13 @@ static const char *device_type_name(VkPhysicalDeviceType t)
 /* ---------------------------------------------------------------------------------------------
  * Device list */
 
+/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
+ * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
+ * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
+#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
+#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
+static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
+
 /* Whether the device gives gemm_cm2.comp what it uses: VK_NV_cooperative_matrix2's workgroup-scope
  * matrices of flexible dimensions, tensor addressing and block loads (the decode functions), on
  * VK_KHR_cooperative_matrix, and the core features its SPIR-V declares. */
@@ -163,9 +170,14 @@ static bool coopmat2_usable(const struct dev_info *d)
            d->fcm2.cooperativeMatrixBlockLoads;
 }
 
-static void print_coopmat2(FILE *out, const struct dev_info *d)
+static void print_coopmat2(FILE *out, const struct dev_info *d, uint32_t layer)
 {
     const char *label = "coopmat2";
+    if (d->has_coopmat2_ext && !layer_allows(layer, LAYER_KNOWS_COOPMAT2)) {
+        fprintf(out, "  %-18s VK_NV_cooperative_matrix2 present, not enabled: the validation layer %u.%u.%u predates it\n",
+                label, VK_API_VERSION_MAJOR(layer), VK_API_VERSION_MINOR(layer), VK_API_VERSION_PATCH(layer));
+        return;
+    }
     if (!d->has_coopmat2_ext) {
         fprintf(out, "  %-18s none (VK_NV_cooperative_matrix2 %s)\n", label,
                 d->has_coopmat_khr ? "absent" : "and VK_KHR_cooperative_matrix absent");
@@ -182,7 +194,7 @@ static void print_coopmat2(FILE *out, const struct dev_info *d)
             d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
 }
 
-static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd)
+static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd, uint32_t layer)
 {
     struct dev_info d;
     dev_query(pd, &d);
@@ -212,7 +224,7 @@ static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd)
     vk_print_coopmat_nv(out, pd, d.has_coopmat_nv && d.fcoop.cooperativeMatrix);
     fprintf(out, "  %-18s %s\n", "coopmat KHR",
             d.has_coopmat_khr && d.fkhr.cooperativeMatrix ? "VK_KHR_cooperative_matrix" : "none");
-    print_coopmat2(out, &d);
+    print_coopmat2(out, &d, layer);
     for (uint32_t h = 0; h < d.mem.memoryHeapCount; h++) {
         char label[32];
         snprintf(label, sizeof label, "heap %u", h);
@@ -229,13 +241,14 @@ int gpu_list_devices(FILE *out, struct err *e)
     uint32_t messages = 0;
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0;
-    int st = vk_instance_create(&instance, &messenger, &messages, e);
+    uint32_t layer = 0;
+    int st = vk_instance_create(&instance, &messenger, &messages, &layer, e);
     if (st == ST_OK) st = vk_devices_enumerate(instance, &devs, &n, e);
     if (st == ST_OK) {
         if (n == 0) fprintf(out, "no Vulkan devices\n");
         for (uint32_t i = 0; i < n; i++) {
             if (i) fprintf(out, "\n");
-            print_device(out, i, devs[i]);
+            print_device(out, i, devs[i], layer);
         }
     }
     free(devs);
@@ -252,7 +265,7 @@ int gpu_list_devices(FILE *out, struct err *e)
 static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
 {
     /* VK_NV_cooperative_matrix2 on VK_KHR_cooperative_matrix (gemm_cm2.comp): the features it uses */
-    bool cm2 = coopmat2_usable(d);
+    bool cm2 = coopmat2_usable(d) && layer_allows(g->validation_layer, LAYER_KNOWS_COOPMAT2);
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV,
         .cooperativeMatrixWorkgroupScope = VK_TRUE,
@@ -265,7 +278,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
         .pNext = cm2 ? &fcm2 : NULL,
         .cooperativeMatrix = VK_TRUE,
     };
-    bool khr = d->has_coopmat_khr && d->fkhr.cooperativeMatrix;
+    bool khr = d->has_coopmat_khr && d->fkhr.cooperativeMatrix && layer_allows(g->validation_layer, LAYER_KNOWS_KHR_COOPMAT);
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
         .pNext = khr ? &fkhr : NULL,
@@ -433,7 +446,7 @@ static int commands_create(struct gpu *g, struct err *e)
 
 static int open_device(struct gpu *g, int index, struct err *e)
 {
-    int st = vk_instance_create(&g->instance, &g->messenger, &g->validation_messages, e);
+    int st = vk_instance_create(&g->instance, &g->messenger, &g->validation_messages, &g->validation_layer, e);
     if (st) return st;
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0;

@@ -119,6 +119,7 @@ struct gpu {
     bool queries_recorded; /* the step being recorded already uses `queries` (no regrowth) */
 
     uint32_t validation_messages; /* count of validation-layer messages seen */
+    uint32_t validation_layer;    /* the validation layer's spec version when enabled, else 0 */
 };
 
 /* Prints every device (index, name, type, driver, API, timestamps, subgroup size, shared memory,

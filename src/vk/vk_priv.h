@@ -30,8 +30,11 @@ uint64_t vk_align_up(uint64_t x, uint64_t a);
 const char *vk_mem_kind_name(enum gpu_mem kind);
 
 /* instance.c */
+/* *layer_version: the validation layer's spec version when it is enabled, else 0 (device.c enables
+ * extensions the layer predates only without it: an old layer reports their structs and SPIR-V as
+ * errors). */
 int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger, uint32_t *count,
-                       struct err *e);
+                       uint32_t *layer_version, struct err *e);
 void vk_instance_destroy(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
 int vk_devices_enumerate(VkInstance instance, VkPhysicalDevice **out, uint32_t *n, struct err *e);
 
