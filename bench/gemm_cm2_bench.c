@@ -2,10 +2,11 @@
  * timed on LFM2-1.2B's product shapes, beside the wide plan's NV-v1 gemm (gemm.comp through
  * k_matmul, its prep included) for comparison (issue 38, item 2).
  *
- *   gemm_cm2_bench [COLS [REPS]]        default 512 columns, 20 timed runs (median)
+ *   gemm_cm2_bench [COLS [REPS [TYPES]]]   default 512 columns, 20 timed runs (median), TYPES
+ *                                          bf16,f16,q4_0,q8_0 (a comma-separated subset)
  *
  * Shapes (rows x k): 2048x2048 (attention out / conv out), 6144x2048 (a q/k/v-sized product),
- * 8192x2048 (w1 / w3), 2048x8192 (w2). Per shape and weight type (BF16, F16): the v1 gemm (exact,
+ * 8192x2048 (w1 / w3), 2048x8192 (w2). Per shape and weight type: the v1 gemm (exact,
  * f32-accurate), then gemm_cm2 in each activation mode (serving: x rounded to f16, one product;
  * exact: hi + lo, two products; xf16: x given as f16) with the default tile and a sweep of tiles
  * (BMxBNxBK/invocations). TFLOP/s count 2·rows·k·cols a product (the exact modes do twice the
@@ -101,8 +102,16 @@ static double agreement(const struct gpu_buf *a, const struct gpu_buf *b, size_t
 int main(int argc, char **argv)
 {
     int cols = argc > 1 ? atoi(argv[1]) : 512, reps = argc > 2 ? atoi(argv[2]) : 20;
-    if (cols < 1 || reps < 1) {
-        fprintf(stderr, "usage: gemm_cm2_bench [COLS [REPS]] (positive integers)\n");
+    const char *tlist = argc > 3 ? argv[3] : "bf16,f16,q4_0,q8_0";
+    enum dtype types[4];
+    int n_types = 0;
+    static const char *const tnames[] = {"bf16", "f16", "q4_0", "q8_0"};
+    static const enum dtype tvals[] = {DT_BF16, DT_F16, DT_Q4_0, DT_Q8_0};
+    for (int i = 0; i < 4; i++)
+        if (strstr(tlist, tnames[i])) types[n_types++] = tvals[i];
+    if (cols < 1 || reps < 1 || n_types == 0) {
+        fprintf(stderr, "usage: gemm_cm2_bench [COLS [REPS [TYPES]]] (positive integers; TYPES from "
+                        "bf16,f16,q4_0,q8_0)\n");
         return 2;
     }
     TRY(gpu_open(&g, -1, &e));
@@ -119,18 +128,18 @@ int main(int argc, char **argv)
         {64, 64, 32, 128},   {128, 64, 32, 128},  {128, 64, 32, 256},   {128, 128, 32, 256}, {128, 128, 64, 256},
         {128, 256, 32, 256}, {256, 128, 32, 256}, {128, 128, 32, 128}, {256, 256, 32, 512}, {64, 128, 64, 256},
     };
-    const enum dtype types[2] = {DT_BF16, DT_F16};
     struct gpu_buf xb, xhb, yb, yv1;
     int kmax = 8192, rmax = 8192;
     struct gpu_weight x = make(DT_F32, cols, kmax, 1.0f, 0.0f, &xb);
     struct gpu_weight xh = make(DT_F16, cols, kmax, 1.0f, 0.0f, &xhb);
     TRY(gpu_alloc(&g, (uint64_t)cols * rmax * 4, GPU_MEM_DEVICE, &yb, &e));
     TRY(gpu_alloc(&g, (uint64_t)cols * rmax * 4, GPU_MEM_DEVICE, &yv1, &e));
-    double agree[2][2] = {{0}};
-    for (int ti = 0; ti < 2; ti++)
+    double agree[4][2] = {{0}};
+    for (int ti = 0; ti < n_types; ti++)
         for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
             int rows = shapes[si][0], k = shapes[si][1];
             struct gpu_buf wb;
+            /* winit's Q types quantize the drawn values per block */
             struct gpu_weight w = make(types[ti], rows, k, 1.0f / sqrtf((float)k), 0.0f, &wb);
             /* x is [cols][kmax]: its first cols·k floats serve as [cols][k] */
             x.k = xh.k = k;
@@ -167,7 +176,7 @@ int main(int argc, char **argv)
             }
         }
     printf("agreement with the v1 gemm on 2048x2048 (max |diff| / max |y|; * = default tile above):\n");
-    for (int ti = 0; ti < 2; ti++)
+    for (int ti = 0; ti < n_types; ti++)
         printf("  %s: serving %.3g, exact %.3g\n", dtype_name(types[ti]), agree[ti][0], agree[ti][1]);
     TRY(gpu_close(&g, &e));
     return 0;

@@ -1,8 +1,9 @@
 #version 460
 // gemm_cm2.comp - the wide plan's matrix product on VK_NV_cooperative_matrix2: y[c][n] = Σ_k
-// W[n][k]·x[c][k] for c < cols, n < rows (no norm, no epilogue yet). W: [rows][k] F16 or BF16
-// (WTYPE), device layout of kernels.h; x: f32 [cols][k] (or f16 [cols][k] with XF16); y: f32
-// [cols][rows], overwritten.
+// W[n][k]·x[c][k] for c < cols, n < rows (no norm, no epilogue yet). W: [rows][k] F16, BF16, Q8_0
+// or Q4_0 (WTYPE), device layout of kernels.h (Q types: quant blocks [rows][k/32], then the f16
+// scales [rows][k/32] at wscale); x: f32 [cols][k] (or f16 [cols][k] with XF16); y: f32 [cols][rows],
+// overwritten.
 //
 // Each workgroup owns a BM × BN tile of y (BM weight rows × BN columns) as one workgroup-scope
 // accumulator (f32) and walks k in steps of BK: per step one BM × BK weight matrix (use A) and one
@@ -15,6 +16,12 @@
 // transposing tensor view, and y is written through the same view.
 // Decode functions (block loads) widen what is not f16 as it is loaded:
 //  - BF16 weights: bf16 -> f32 -> f16 (exact from 2^-14 down to 2^-24 with f16 subnormals, as gemm.comp);
+//  - Q8_0 / Q4_0 weights: the tensor layout's block size is (1, 32), so the load hands each element
+//    its block (row, block) and its place in it; the decode reads the quant and the block's f16
+//    scale and returns q·d rounded to f16. Q4_0's q·d (|q| <= 8) is then exact where d has at most
+//    8 significant bits, as gemm.comp's Q4_0 tile; Q8_0's (up to 18 bits) is rounded to 11 bits, so
+//    its exact mode splits w too (WSPLIT: w = hi + lo, products w_hi·x_hi, w_hi·x_lo, w_lo·x_hi, as
+//    gemm.comp's; w_lo·x_lo, < 2^-20 relative, dropped).
 //  - f32 x: XSPLIT 0 ("serving"): x rounded to f16, one product; XSPLIT 1 ("exact", f32-accurate as
 //    gemm.comp): x = hi + lo, hi its top 11 significant bits (masked), lo = f16(x - hi), two products
 //    into the one f32 accumulator (22 significant bits of x together).
@@ -39,8 +46,13 @@
 #ifndef XF16
 #define XF16 0
 #endif
-#if WTYPE != DT_F16 && WTYPE != DT_BF16
-#error "gemm_cm2.comp: WTYPE must be DT_F16 or DT_BF16"
+#if WTYPE == DT_F32
+#error "gemm_cm2.comp: WTYPE must be DT_F16, DT_BF16, DT_Q8_0 or DT_Q4_0"
+#endif
+#if WTYPE == DT_Q8_0 && XSPLIT
+#define WSPLIT 1
+#else
+#define WSPLIT 0
 #endif
 #if XF16 && XSPLIT
 #error "gemm_cm2.comp: an f16 x has no low part"
@@ -52,7 +64,8 @@ layout(constant_id = 2) const uint BK = 32;  // k step
 layout(local_size_x_id = 3) in;              // NT
 
 layout(push_constant) uniform Push {
-    uint64_t w; // [rows][k] F16 / BF16, 16-byte aligned
+    uint64_t w;      // [rows][k] F16 / BF16, or the quant blocks of Q8_0 / Q4_0; 16-byte aligned
+    uint64_t wscale; // Q types: f16 scales [rows][k/32]
     uint64_t x; // f32 [cols][k] (XF16: f16), 16-byte aligned
     uint64_t y; // f32 [cols][rows], 16-byte aligned
     uint rows;
@@ -69,6 +82,39 @@ float16_t decode_bf16(const in Bf16Elem e, const in uint32_t block[2], const in 
 {
     return float16_t(uintBitsToFloat(uint(e.v) << 16));
 }
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Q8Block { int8_t q[32]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Q4Block { uint8_t q[16]; };
+// the f16 scale of block (row, blk)
+float block_scale(const in uint32_t block[2])
+{
+    return float(F16Buf(p.wscale).v[block[0] * (p.k / 32u) + block[1]]);
+}
+float q8_value(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
+{
+    return float(b.q[in_block[1]]) * block_scale(block);
+}
+// byte j of a Q4_0 block: element j in its low nibble, element j + 16 in its high one
+float16_t decode_q4_0(const in Q4Block b, const in uint32_t block[2], const in uint32_t in_block[2])
+{
+    uint j = in_block[1], byte = uint(b.q[j % 16u]);
+    float q = float(j < 16u ? byte & 15u : byte >> 4) - 8.0;
+    return float16_t(q * block_scale(block));
+}
+float16_t decode_q8_0(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
+{
+    return float16_t(q8_value(b, block, in_block));
+}
+// Q8_0's q·d = hi + lo: hi its top 11 significant bits (exact in f16), lo the f16 of the rest
+float16_t decode_q8_0_hi(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
+{
+    return float16_t(uintBitsToFloat(floatBitsToUint(q8_value(b, block, in_block)) & 0xffffe000u));
+}
+float16_t decode_q8_0_lo(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
+{
+    float v = q8_value(b, block, in_block);
+    return float16_t(v - uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u));
+}
+
 // x's high part: its top 11 significant bits, exact in f16 (gemm_xprep.comp's split)
 float x_hi(float v) { return uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u); }
 float16_t decode_x(const in F32Elem e, const in uint32_t block[2], const in uint32_t in_block[2])
@@ -92,6 +138,9 @@ void main()
 {
     uint n0 = gl_WorkGroupID.y * BM, c0 = gl_WorkGroupID.x * BN;
     tensorLayoutNV<2, CLAMP> lw = createTensorLayoutNV(2, CLAMP);
+#if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
+    lw = setTensorLayoutBlockSizeNV(lw, 1, 32); // before the dimensions: strides count blocks
+#endif
     lw = setTensorLayoutDimensionNV(lw, p.rows, p.k);
     tensorLayoutNV<2, CLAMP> lx = createTensorLayoutNV(2, CLAMP);
     lx = setTensorLayoutDimensionNV(lx, p.cols, p.k);
@@ -107,8 +156,17 @@ void main()
         tensorLayoutNV<2, CLAMP> sx = sliceTensorLayoutNV(lx, c0, BN, k0, BK);
 #if WTYPE == DT_F16
         coopMatLoadTensorNV(a, F16Buf(p.w).v, 0, sw);
-#else
+#elif WTYPE == DT_BF16
         coopMatLoadTensorNV(a, U16Buf(p.w).v, 0, sw, decode_bf16);
+#elif WTYPE == DT_Q4_0
+        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q4_0);
+#elif WSPLIT
+        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_lo);
+        coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_hi);
+        acc = coopMatMulAdd(a, b, acc); // w_lo·x_hi
+        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_hi);
+#else
+        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0);
 #endif
 #if XF16
         coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sx, tr);

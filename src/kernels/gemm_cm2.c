@@ -9,10 +9,10 @@
 
 /* gemm_cm2.comp's push block */
 struct push_gemm_cm2 {
-    uint64_t w, x, y;
+    uint64_t w, wscale, x, y; /* wscale: Q types' f16 scales, after the quant blocks (kernels.h) */
     uint32_t rows, k, cols, pad;
 };
-_Static_assert(sizeof(struct push_gemm_cm2) == 40, "push_gemm_cm2 layout");
+_Static_assert(sizeof(struct push_gemm_cm2) == 48, "push_gemm_cm2 layout");
 
 static uint32_t cm2_div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
 
@@ -32,7 +32,10 @@ struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
     return t;
 }
 
-static const char *cm2_dtype(enum dtype t) { return t == DT_F16 ? "f16" : "bf16"; }
+static const char *cm2_dtype(enum dtype t)
+{
+    return t == DT_F16 ? "f16" : t == DT_BF16 ? "bf16" : t == DT_Q8_0 ? "q8_0" : "q4_0";
+}
 
 int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
                enum k_cm2_x xmode, const struct k_cm2_tile *tile, int layer, const char *op, struct err *e)
@@ -42,8 +45,13 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
                        "gemm_cm2 %s: device %s lacks VK_NV_cooperative_matrix2 with workgroup scope, tensor "
                        "addressing and block loads (--list-devices)",
                        op, g->props.deviceName);
-    if (w->dtype != DT_F16 && w->dtype != DT_BF16)
-        return err_set(e, ST_USAGE, "gemm_cm2 %s: weight of type %s, expected F16 or BF16", op, dtype_name(w->dtype));
+    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
+    if (w->dtype != DT_F16 && w->dtype != DT_BF16 && !quant)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: weight of type %s, expected F16, BF16, Q8_0 or Q4_0", op,
+                       dtype_name(w->dtype));
+    if (quant && (w->k % 32 || !g->has_int8))
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: %s weights need k a multiple of 32 (got %lld) and 8-bit integers",
+                       op, dtype_name(w->dtype), (long long)w->k);
     if (w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX || cols < 1)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: shape [%lld, %lld] x %d columns out of range", op,
                        (long long)w->rows, (long long)w->k, cols);
@@ -70,7 +78,8 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, name, spec, 4, &pipe, e);
     if (rc) return rc;
-    struct push_gemm_cm2 pc = {w->addr, x, y, (uint32_t)w->rows, (uint32_t)w->k, (uint32_t)cols, 0};
+    uint64_t wscale = quant ? w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) * (w->dtype == DT_Q8_0 ? 32 : 16) : 0;
+    struct push_gemm_cm2 pc = {w->addr, wscale, x, y, (uint32_t)w->rows, (uint32_t)w->k, (uint32_t)cols, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, 1);
     dispatch_tag(d, kind, layer, op, w->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));

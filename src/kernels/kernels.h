@@ -225,14 +225,16 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
 
 /* ---- gemm_cm2 (gemm_cm2.c): the matrix product on VK_NV_cooperative_matrix2 (shaders/gemm_cm2.comp,
  * its SPIR-V committed in shaders/prebuilt): y[c][n] = Σ_k W[n][k]·x[c][k] for c < cols, n < rows,
- * y overwritten; W F16 or BF16 [rows][k]; x f32 [cols][k] (K_CM2_X_GIVEN_F16: f16 [cols][k]); y f32
- * [cols][rows]; w, x, y 16-byte aligned. Workgroup-scope matrices loaded from global memory with
- * tensor layouts (the driver stages them), any rows, k, cols. One dispatch, kind
- * "gemm_cm2.<dtype>" / "gemm_cm2_exact.<dtype>" / "gemm_cm2_xf16.<dtype>", the weight's bytes. Not
- * yet chosen by the wide plan (the lead integrates it after its GPU measurement: bench/gemm_cm2_bench.c).
- * ST_USAGE on a device without gpu.h has_coopmat2, another dtype, an unaligned address, a tile
- * that does not suit the kernel (tile: NULL for the default rule in gemm_cm2.c). push (40 B): u64
- * w, x, y; u32 rows, k, cols, pad. */
+ * y overwritten; W F16, BF16, Q8_0 or Q4_0 [rows][k] (device layout above; Q types: k a multiple of
+ * 32, decoded in the load, q·d rounded to f16, Q8_0's split into hi + lo in the exact mode); x f32
+ * [cols][k] (K_CM2_X_GIVEN_F16: f16 [cols][k]); y f32 [cols][rows]; w, x, y 16-byte aligned.
+ * Workgroup-scope matrices loaded from global memory with tensor layouts (the driver stages them),
+ * any rows, k, cols. One dispatch, kind "gemm_cm2.<dtype>" / "gemm_cm2_exact.<dtype>" /
+ * "gemm_cm2_xf16.<dtype>", the weight's bytes. Not yet chosen by the wide plan (the lead integrates
+ * it after its GPU measurement: bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h
+ * has_coopmat2, another dtype, an unaligned address, a tile that does not suit the kernel (tile:
+ * NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, wscale (Q types' scales, else 0),
+ * x, y; u32 rows, k, cols, pad. */
 enum k_cm2_x {
     K_CM2_X_SERVING = 0,   /* x rounded to f16 as it is loaded, one product (serving precision) */
     K_CM2_X_EXACT = 1,     /* x split into f16 hi + lo as it is loaded, two products (f32-accurate) */
