@@ -155,17 +155,23 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         x[i] = t_rng_normal(&rng);
         xh[i] = f32_to_f16(x[i]);
     }
+    double *wr = malloc(nw * sizeof *wr), *xr = malloc(nx * sizeof *xr); /* what the kernel multiplies */
+    for (size_t i = 0; i < nw; i++) wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
+    for (size_t i = 0; i < nx; i++) xr[i] = exact ? x[i] : round_f16(x[i]);
     for (int c = 0; c < cols; c++)
         for (int n = 0; n < rows; n++) {
+            const double *wn = wv + (size_t)n * k, *wrn = wr + (size_t)n * k, *xrc = xr + (size_t)c * k;
+            const float *xc = x + (size_t)c * k;
             double s = 0, sr = 0;
             for (int i = 0; i < k; i++) {
-                double w = wv[(size_t)n * k + i], xv = x[(size_t)c * k + i];
-                s += w * xv;
-                sr += (wround ? round_f16((float)w) : w) * (exact ? xv : round_f16((float)xv));
+                s += wn[i] * xc[i];
+                sr += wrn[i] * xrc[i];
             }
             ref[(size_t)c * rows + n] = s;
             ref_r[(size_t)c * rows + n] = sr;
         }
+    free(wr);
+    free(xr);
     struct gpu_buf wb = dev_alloc(wbytes), xb = dev_alloc(nx * 4), yb = dev_alloc((ny + GUARD) * 4);
     up(&wb, wdev, wbytes);
     if (mode == K_CM2_X_GIVEN_F16)
