@@ -64,9 +64,11 @@ build_glslang() {
         die "$dir/src-pkg/$GLSLANG_ORIG: SHA-256 differs from the pinned $GLSLANG_ORIG_SHA256"
     rm -rf "$dir/src" "$dir/build"
     dpkg-source --no-check --skip-patches -x "$dir/src-pkg/glslang_$GLSLANG_VERSION.dsc" "$dir/src" >/dev/null
-    cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DENABLE_OPT=OFF -DENABLE_HLSL=OFF \
-        -DGLSLANG_TESTS=OFF -DENABLE_GLSLANG_JS=OFF >/dev/null
-    cmake --build "$dir/build" --target glslang-standalone -j"$(nproc)" >/dev/null
+    echo "spirv_regen.sh: building glslang $GLSLANG_VERSION into $dir (log: $dir/build.log)" >&2
+    { cmake -S "$dir/src" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DENABLE_OPT=OFF -DENABLE_HLSL=OFF \
+        -DGLSLANG_TESTS=OFF -DENABLE_GLSLANG_JS=OFF &&
+        cmake --build "$dir/build" --target glslang-standalone -j"$(nproc)"; } >"$dir/build.log" 2>&1 ||
+        { tail -20 "$dir/build.log" >&2; die "building glslang failed (the whole log: $dir/build.log)"; }
     [ -x "$GLSLANG" ] || die "glslang build finished without $GLSLANG"
 }
 
