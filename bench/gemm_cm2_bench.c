@@ -25,18 +25,19 @@
 static struct gpu g;
 static struct err e;
 
-#define TRY(x)                                                                                                 \
-    do {                                                                                                       \
-        if ((x) != ST_OK) {                                                                                    \
-            fprintf(stderr, "gemm_cm2_bench: %s (%s:%d)\n", e.msg, __FILE__, __LINE__);                      \
-            exit(1);                                                                                           \
-        }                                                                                                      \
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        if ((x) != ST_OK) {                                                                        \
+            fprintf(stderr, "gemm_cm2_bench: %s (%s:%d)\n", e.msg, __FILE__, __LINE__);            \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static uint32_t tensor_id;
 
 /* A device tensor [rows][k] of type t filled with b + a·N(0, 1). */
-static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, float b, struct gpu_buf *buf)
+static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, float b,
+                              struct gpu_buf *buf)
 {
     struct gpu_weight w = {0, t, rows, k, weight_bytes(t, rows, k)};
     TRY(gpu_alloc(&g, w.bytes, GPU_MEM_DEVICE, buf, &e));
@@ -110,23 +111,28 @@ int main(int argc, char **argv)
     for (int i = 0; i < 4; i++)
         if (strstr(tlist, tnames[i])) types[n_types++] = tvals[i];
     if (cols < 1 || reps < 1 || n_types == 0) {
-        fprintf(stderr, "usage: gemm_cm2_bench [COLS [REPS [TYPES]]] (positive integers; TYPES from "
-                        "bf16,f16,q4_0,q8_0)\n");
+        fprintf(stderr,
+                "usage: gemm_cm2_bench [COLS [REPS [TYPES]]] (positive integers; TYPES from "
+                "bf16,f16,q4_0,q8_0)\n");
         return 2;
     }
     TRY(gpu_open(&g, -1, &e));
-    printf("device: %s (%s); coopmat2 %s, workgroups up to %u invocations, %u B shared reserved; NV-v1 gemm %s\n",
-           g.props.deviceName, g.driver_name, g.has_coopmat2 ? "yes" : "no", g.coopmat2_max_invocations,
-           g.coopmat2_reserved_shared, g.gemm_coopmat ? "cooperative matrices" : "FMA twin");
+    printf("device: %s (%s); coopmat2 %s, workgroups up to %u invocations, %u B shared reserved; "
+           "NV-v1 gemm %s\n",
+           g.props.deviceName, g.driver_name, g.has_coopmat2 ? "yes" : "no",
+           g.coopmat2_max_invocations, g.coopmat2_reserved_shared,
+           g.gemm_coopmat ? "cooperative matrices" : "FMA twin");
     if (!g.has_coopmat2 || !g.timestamp_valid_bits) {
-        printf("no usable VK_NV_cooperative_matrix2 or no timestamps on this device: nothing to time\n");
+        printf("no usable VK_NV_cooperative_matrix2 or no timestamps on this device: nothing to "
+               "time\n");
         gpu_close(&g, &e);
         return 0;
     }
     static const int shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
     static const struct k_cm2_tile sweep[] = {
-        {64, 64, 32, 128},   {128, 64, 32, 128},  {128, 64, 32, 256},   {128, 128, 32, 256}, {128, 128, 64, 256},
-        {128, 256, 32, 256}, {256, 128, 32, 256}, {128, 128, 32, 128}, {256, 256, 32, 512}, {64, 128, 64, 256},
+        {64, 64, 32, 128},   {128, 64, 32, 128},  {128, 64, 32, 256},  {128, 128, 32, 256},
+        {128, 128, 64, 256}, {128, 256, 32, 256}, {256, 128, 32, 256}, {128, 128, 32, 128},
+        {256, 256, 32, 512}, {64, 128, 64, 256},
     };
     struct gpu_buf xb, xhb, yb, yv1;
     int kmax = 8192, rmax = 8192;
@@ -149,7 +155,8 @@ int main(int argc, char **argv)
             TRY(k_matmul(&g, &p, &w, x.addr, yv1.addr, cols, false, 0, "v1", "", &e));
             char kinds[64] = "";
             for (int d = 0; d < p.n && strlen(kinds) < 40; d++)
-                snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", d ? "+" : "", p.d[d].kind);
+                snprintf(kinds + strlen(kinds), sizeof kinds - strlen(kinds), "%s%s", d ? "+" : "",
+                         p.d[d].kind);
             report("NV-v1 gemm (exact)", kinds, time_plan(&p, reps), flop);
             plan_free(&p);
             for (int m = 0; m < 3; m++) {
@@ -160,14 +167,16 @@ int main(int argc, char **argv)
                     const struct k_cm2_tile *tile = t < 0 ? &def : &sweep[t];
                     if (t >= 0 && !memcmp(tile, &def, sizeof def)) continue;
                     struct plan q = {.kind = PLAN_WIDE};
-                    if (k_gemm_cm2(&g, &q, &w, xa, yb.addr, cols, mode, tile, 0, "cm2", &e) != ST_OK) {
-                        printf("  %-24s %ux%ux%u/%u: %s\n", mode_name[m], tile->bm, tile->bn, tile->bk, tile->nt, e.msg);
+                    if (k_gemm_cm2(&g, &q, &w, xa, yb.addr, cols, mode, tile, 0, "cm2", &e) !=
+                        ST_OK) {
+                        printf("  %-24s %ux%ux%u/%u: %s\n", mode_name[m], tile->bm, tile->bn,
+                               tile->bk, tile->nt, e.msg);
                         plan_free(&q);
                         continue;
                     }
                     char tname[40];
-                    snprintf(tname, sizeof tname, "%ux%ux%u/%u%s", tile->bm, tile->bn, tile->bk, tile->nt,
-                             t < 0 ? "*" : "");
+                    snprintf(tname, sizeof tname, "%ux%ux%u/%u%s", tile->bm, tile->bn, tile->bk,
+                             tile->nt, t < 0 ? "*" : "");
                     report(mode_name[m], tname, time_plan(&q, reps), flop);
                     plan_free(&q);
                     if (t < 0 && si == 0 && mode != K_CM2_X_GIVEN_F16)
@@ -175,9 +184,11 @@ int main(int argc, char **argv)
                 }
             }
         }
-    printf("agreement with the v1 gemm on 2048x2048 (max |diff| / max |y|; * = default tile above):\n");
+    printf("agreement with the v1 gemm on 2048x2048 (max |diff| / max |y|; * = default tile "
+           "above):\n");
     for (int ti = 0; ti < n_types; ti++)
-        printf("  %s: serving %.3g, exact %.3g\n", dtype_name(types[ti]), agree[ti][0], agree[ti][1]);
+        printf("  %s: serving %.3g, exact %.3g\n", dtype_name(types[ti]), agree[ti][0],
+               agree[ti][1]);
     TRY(gpu_close(&g, &e));
     return 0;
 }

@@ -2,9 +2,9 @@
  * against a CPU reference (double accumulation) on fresh random inputs, outputs poisoned with NaN
  * first and a poisoned guard after y that must stay untouched, for F16 and BF16 weights, every
  * activation mode (serving: x rounded to f16; exact: hi + lo; x given as f16), shapes that are not
- * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products are
- * skipped with a message; what needs no such device runs everywhere: the embedded prebuilt SPIR-V,
- * the refusal naming the missing extension, and the default tile rule. */
+ * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products
+ * are skipped with a message; what needs no such device runs everywhere: the embedded prebuilt
+ * SPIR-V, the refusal naming the missing extension, and the default tile rule. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +53,10 @@ static void test_embedded(void)
             char name[40];
             snprintf(name, sizeof name, "%s_%s", modes[m], types[t]);
             const struct shader_blob *b = shader_blobs;
-            while (b->name && strcmp(b->name, name)) b++;
-            T_CHECK(b->name && b->size > 20 && b->code[0] == 0x07230203u && b->code[1] == 0x00010600u,
+            while (b->name && strcmp(b->name, name))
+                b++;
+            T_CHECK(b->name && b->size > 20 && b->code[0] == 0x07230203u &&
+                        b->code[1] == 0x00010600u,
                     "%s: embedded as SPIR-V 1.6", name);
         }
 }
@@ -103,7 +105,10 @@ static void test_refusals(void)
     T_CHECK(p.n == 0, "nothing appended by refusals");
 }
 
-static float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
+static float round_f16(float v)
+{
+    return f16_to_f32(f32_to_f16(v));
+}
 
 /* A random [rows, k] weight of type t in the device layout (*bytes of it) and its values: F16/BF16
  * from 0.05·N(0, 1); Q8_0/Q4_0 random quants with scales in [0.002, 0.004) (made as file blocks,
@@ -132,7 +137,8 @@ static uint8_t *make_weight(enum dtype t, int rows, int k, uint64_t *bytes, doub
     }
     weight_repack(t, rows, k, file, 0, *bytes, dev);
     for (int r = 0; r < rows; r++)
-        for (int i = 0; i < k; i++) val[(size_t)r * k + i] = weight_get(t, rows, k, dev, r, i);
+        for (int i = 0; i < k; i++)
+            val[(size_t)r * k + i] = weight_get(t, rows, k, dev, r, i);
     free(file);
     return dev;
 }
@@ -142,11 +148,13 @@ static uint8_t *make_weight(enum dtype t, int rows, int k, uint64_t *bytes, doub
  * exact): x rounded to f16 but in the exact mode, w rounded to f16 (as the decode does) but F16,
  * BF16 and Q8_0's split in the exact mode; and, but in the exact mode, against the plain
  * reference at 4e-3 (each rounding is 2^-11 relative an element). */
-static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode, const struct k_cm2_tile *tile)
+static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
+                     const struct k_cm2_tile *tile)
 {
     size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
     uint16_t *xh = malloc(nx * 2);
-    double *wv = malloc(nw * sizeof *wv), *ref = malloc(ny * sizeof *ref), *ref_r = malloc(ny * sizeof *ref_r);
+    double *wv = malloc(nw * sizeof *wv), *ref = malloc(ny * sizeof *ref),
+           *ref_r = malloc(ny * sizeof *ref_r);
     float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4);
     uint64_t wbytes;
     uint8_t *wdev = make_weight(t, rows, k, &wbytes, wv);
@@ -155,12 +163,16 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         x[i] = t_rng_normal(&rng);
         xh[i] = f32_to_f16(x[i]);
     }
-    double *wr = malloc(nw * sizeof *wr), *xr = malloc(nx * sizeof *xr); /* what the kernel multiplies */
-    for (size_t i = 0; i < nw; i++) wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
-    for (size_t i = 0; i < nx; i++) xr[i] = exact ? x[i] : round_f16(x[i]);
+    double *wr = malloc(nw * sizeof *wr),
+           *xr = malloc(nx * sizeof *xr); /* what the kernel multiplies */
+    for (size_t i = 0; i < nw; i++)
+        wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
+    for (size_t i = 0; i < nx; i++)
+        xr[i] = exact ? x[i] : round_f16(x[i]);
     for (int c = 0; c < cols; c++)
         for (int n = 0; n < rows; n++) {
-            const double *wn = wv + (size_t)n * k, *wrn = wr + (size_t)n * k, *xrc = xr + (size_t)c * k;
+            const double *wn = wv + (size_t)n * k, *wrn = wr + (size_t)n * k,
+                         *xrc = xr + (size_t)c * k;
             const float *xc = x + (size_t)c * k;
             double s = 0, sr = 0;
             for (int i = 0; i < k; i++) {
@@ -190,8 +202,8 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         char kind[40];
         static const char *const tname[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
         snprintf(kind, sizeof kind, "%s.%s", kinds[mode], tname[t]);
-        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 && !strcmp(p.d[0].op, "ffn_down") &&
-                    p.d[0].bytes == wbytes && p.d[0].n_out == 1,
+        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 &&
+                    !strcmp(p.d[0].op, "ffn_down") && p.d[0].bytes == wbytes && p.d[0].n_out == 1,
                 "tags: %s", p.n ? p.d[0].kind : "(none)");
         rc = gpu_cmd_begin(&g, &e);
         T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
@@ -214,7 +226,8 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         }
         double tight = num_r / den, loose = num / den;
         T_CHECK(bad == 0 && guard == 0 && tight < 2e-4 && (exact || loose < 4e-3),
-                "%s %s [%d x %d] x %d cols, tile %ux%ux%u: %d non-finite, %d guard words written, error %.3g "
+                "%s %s [%d x %d] x %d cols, tile %ux%ux%u: %d non-finite, %d guard words written, "
+                "error %.3g "
                 "(to f32 x: %.3g)",
                 kinds[mode], dtype_name(t), rows, k, cols, tile ? tile->bm : 0, tile ? tile->bn : 0,
                 tile ? tile->bk : 0, bad, guard, tight, loose);
@@ -232,21 +245,25 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
 static void test_products(void)
 {
     if (!g.has_coopmat2) {
-        printf("SKIP products: device %s has no usable VK_NV_cooperative_matrix2 (workgroup scope, tensor "
+        printf("SKIP products: device %s has no usable VK_NV_cooperative_matrix2 (workgroup scope, "
+               "tensor "
                "addressing, block loads)%s; they run on an NVIDIA GPU with driver 550+\n",
                g.props.deviceName,
-               g.validation_layer ? ", or it is left off under this validation layer (--list-devices says which; "
-                                    "run without LFM2_VALIDATION)"
-                                  : "");
+               g.validation_layer
+                   ? ", or it is left off under this validation layer (--list-devices says which; "
+                     "run without LFM2_VALIDATION)"
+                   : "");
         return;
     }
-    static const struct k_cm2_tile tiles[] = {{64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
+    static const struct k_cm2_tile tiles[] = {
+        {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
     const enum dtype types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
     for (int ti = 0; ti < 4; ti++)
         for (int m = 0; m < 3; m++) {
             enum k_cm2_x mode = (enum k_cm2_x)m;
             cm2_case(types[ti], 64, 64, 16, mode, NULL);
-            cm2_case(types[ti], 200, 160, 37, mode, NULL); /* rows, cols no multiple of a tile; k 5 steps of 32 */
+            cm2_case(types[ti], 200, 160, 37, mode,
+                     NULL); /* rows, cols no multiple of a tile; k 5 steps of 32 */
             cm2_case(types[ti], 67, 96, 20, mode, &tiles[2]); /* k 1.5 steps of 64 */
             cm2_case(types[ti], 75, 1024, 130, mode, NULL);
             cm2_case(types[ti], 130, 32, 1, mode, NULL); /* k one step, one column */
@@ -254,7 +271,8 @@ static void test_products(void)
                 cm2_case(types[ti], 200, 136, 37, mode, NULL); /* k 4.25 steps */
                 cm2_case(types[ti], 130, 24, 1, mode, NULL);   /* k under one step */
             }
-            for (size_t i = 0; i < ARRAY_LEN(tiles); i++) cm2_case(types[ti], 300, 520, 270, mode, &tiles[i]);
+            for (size_t i = 0; i < ARRAY_LEN(tiles); i++)
+                cm2_case(types[ti], 300, 520, 270, mode, &tiles[i]);
         }
     cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, NULL); /* LFM2-1.2B's attention product */
     cm2_case(DT_Q4_0, 2048, 2048, 512, K_CM2_X_SERVING, NULL);
@@ -266,8 +284,10 @@ int main(void)
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
     if (rc) return t_finish();
-    printf("device: %s, coopmat2 %s (workgroups up to %u invocations, %u bytes of shared memory reserved)\n",
-           g.props.deviceName, g.has_coopmat2 ? "yes" : "no", g.coopmat2_max_invocations, g.coopmat2_reserved_shared);
+    printf("device: %s, coopmat2 %s (workgroups up to %u invocations, %u bytes of shared memory "
+           "reserved)\n",
+           g.props.deviceName, g.has_coopmat2 ? "yes" : "no", g.coopmat2_max_invocations,
+           g.coopmat2_reserved_shared);
     double t0 = now_us();
     test_embedded();
     test_tile_rule();

@@ -14,11 +14,14 @@ struct push_gemm_cm2 {
 };
 _Static_assert(sizeof(struct push_gemm_cm2) == 48, "push_gemm_cm2 layout");
 
-static uint32_t cm2_div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+static uint32_t cm2_div_up(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
 
 /* Default tiles: 128 x 128 (k steps of 32, 256 invocations), halved along the columns and then the
- * rows while that leaves fewer than 256 workgroups (2 a multiprocessor on an H100); not measured yet
- * (bench/gemm_cm2_bench.c prints every tile it tries). */
+ * rows while that leaves fewer than 256 workgroups (2 a multiprocessor on an H100); not measured
+ * yet (bench/gemm_cm2_bench.c prints every tile it tries). */
 struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
 {
     struct k_cm2_tile t = {128, 128, 32, 256};
@@ -37,39 +40,49 @@ static const char *cm2_dtype(enum dtype t)
     return t == DT_F16 ? "f16" : t == DT_BF16 ? "bf16" : t == DT_Q8_0 ? "q8_0" : "q4_0";
 }
 
-int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
-               enum k_cm2_x xmode, const struct k_cm2_tile *tile, int layer, const char *op, struct err *e)
+int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y,
+               int cols, enum k_cm2_x xmode, const struct k_cm2_tile *tile, int layer,
+               const char *op, struct err *e)
 {
     if (!g->has_coopmat2)
-        return err_set(e, ST_USAGE,
-                       "gemm_cm2 %s: device %s lacks VK_NV_cooperative_matrix2 with workgroup scope, tensor "
-                       "addressing and block loads (--list-devices)",
-                       op, g->props.deviceName);
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: device %s lacks VK_NV_cooperative_matrix2 with workgroup scope, tensor "
+            "addressing and block loads (--list-devices)",
+            op, g->props.deviceName);
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
     if (w->dtype != DT_F16 && w->dtype != DT_BF16 && !quant)
-        return err_set(e, ST_USAGE, "gemm_cm2 %s: weight of type %s, expected F16, BF16, Q8_0 or Q4_0", op,
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: weight of type %s, expected F16, BF16, Q8_0 or Q4_0", op,
                        dtype_name(w->dtype));
     if (quant && (w->k % 32 || !g->has_int8))
-        return err_set(e, ST_USAGE, "gemm_cm2 %s: %s weights need k a multiple of 32 (got %lld) and 8-bit integers",
-                       op, dtype_name(w->dtype), (long long)w->k);
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: %s weights need k a multiple of 32 (got %lld) and 8-bit integers", op,
+            dtype_name(w->dtype), (long long)w->k);
     if (w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX || cols < 1)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: shape [%lld, %lld] x %d columns out of range", op,
                        (long long)w->rows, (long long)w->k, cols);
     if (w->addr % 16 || x % 16 || y % 16)
-        return err_set(e, ST_USAGE, "gemm_cm2 %s: w, x and y must be 16-byte aligned (tensor loads)", op);
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: w, x and y must be 16-byte aligned (tensor loads)", op);
     if (xmode != K_CM2_X_SERVING && xmode != K_CM2_X_EXACT && xmode != K_CM2_X_GIVEN_F16)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: unknown activation mode %d", op, (int)xmode);
     struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, cols);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
-    if (t.bm % 16 || t.bn % 16 || t.bk % 16 || !t.bm || !t.bn || !t.bk || !t.nt || t.nt % 32 || t.nt > max_nt)
-        return err_set(e, ST_USAGE,
-                       "gemm_cm2 %s: tile %ux%ux%u with %u invocations; expected multiples of 16 and a "
-                       "multiple of 32 invocations up to %u",
-                       op, t.bm, t.bn, t.bk, t.nt, max_nt);
+    if (t.bm % 16 || t.bn % 16 || t.bk % 16 || !t.bm || !t.bn || !t.bk || !t.nt || t.nt % 32 ||
+        t.nt > max_nt)
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: tile %ux%ux%u with %u invocations; expected multiples of 16 and a "
+            "multiple of 32 invocations up to %u",
+            op, t.bm, t.bn, t.bk, t.nt, max_nt);
     uint32_t gx = cm2_div_up((uint64_t)cols, t.bn), gy = cm2_div_up((uint64_t)w->rows, t.bm);
     if (gx > CM2_MAX_GROUPS || gy > CM2_MAX_GROUPS)
-        return err_set(e, ST_USAGE, "gemm_cm2 %s: %d columns and %lld rows need %u x %u workgroups, more than 65535",
-                       op, cols, (long long)w->rows, gx, gy);
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
+            cols, (long long)w->rows, gx, gy);
     static const char *const variant[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16"};
     char name[40], kind[40];
     snprintf(name, sizeof name, "%s_%s", variant[xmode], cm2_dtype(w->dtype));
@@ -78,8 +91,11 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, name, spec, 4, &pipe, e);
     if (rc) return rc;
-    uint64_t wscale = quant ? w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) * (w->dtype == DT_Q8_0 ? 32 : 16) : 0;
-    struct push_gemm_cm2 pc = {w->addr, wscale, x, y, (uint32_t)w->rows, (uint32_t)w->k, (uint32_t)cols, 0};
+    uint64_t wscale = quant ? w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) *
+                                            (w->dtype == DT_Q8_0 ? 32 : 16)
+                            : 0;
+    struct push_gemm_cm2 pc = {w->addr,        wscale,         x, y, (uint32_t)w->rows,
+                               (uint32_t)w->k, (uint32_t)cols, 0};
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, 1);
     dispatch_tag(d, kind, layer, op, w->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));
