@@ -70,13 +70,13 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
         return err_set(e, ST_USAGE, "gemm_cm2 %s: unknown activation mode %d", op, (int)xmode);
     struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, cols);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
-    if (t.bm % 16 || t.bn % 16 || t.bk % 16 || !t.bm || !t.bn || !t.bk || !t.nt || t.nt % 32 ||
-        t.nt > max_nt)
-        return err_set(
-            e, ST_USAGE,
-            "gemm_cm2 %s: tile %ux%ux%u with %u invocations; expected multiples of 16 and a "
-            "multiple of 32 invocations up to %u",
-            op, t.bm, t.bn, t.bk, t.nt, max_nt);
+    if (t.bm % 16 || t.bn % 16 || t.bk % (quant ? 32 : 16) || !t.bm || !t.bn || !t.bk || !t.nt ||
+        t.nt % 32 || t.nt > max_nt)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: tile %ux%ux%u with %u invocations; expected multiples of 16 "
+                       "(k of 32 for Q types) and a "
+                       "multiple of 32 invocations up to %u",
+                       op, t.bm, t.bn, t.bk, t.nt, max_nt);
     uint32_t gx = cm2_div_up((uint64_t)cols, t.bn), gy = cm2_div_up((uint64_t)w->rows, t.bm);
     if (gx > CM2_MAX_GROUPS || gy > CM2_MAX_GROUPS)
         return err_set(
