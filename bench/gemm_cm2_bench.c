@@ -8,7 +8,8 @@
  * Shapes (rows x k): 2048x2048 (attention out / conv out), 6144x2048 (a q/k/v-sized product),
  * 8192x2048 (w1 / w3), 2048x8192 (w2). Per shape and weight type: the v1 gemm (exact,
  * f32-accurate), then gemm_cm2 in each activation mode (serving: x rounded to f16, one product;
- * exact: hi + lo, two products; xf16: x given as f16) with the default tile and a sweep of tiles
+ * exact: hi + lo, two products; xf16: x given as f16; prep: x as the wide plan's gemm_xprep makes
+ * it, two plain loads, timed on arbitrary bytes) with the default tile and a sweep of tiles
  * (BMxBNxBK/invocations). TFLOP/s count 2·rows·k·cols a product (the exact modes do twice the
  * tensor work). Last, one agreement line per type: the cm2 exact and serving outputs against the
  * v1 gemm's on 2048x2048 (max |diff| / max |y|). Exits 0 with a message on a device without
@@ -82,7 +83,8 @@ static void report(const char *what, const char *tile, double us, double flop)
     printf("  %-24s %-16s %9.1f us %7.1f TFLOP/s\n", what, tile, us, flop / (us * 1e-6) / 1e12);
 }
 
-static const char *const mode_name[] = {"cm2 serving", "cm2 exact (2 prod)", "cm2 xf16"};
+static const char *const mode_name[] = {"cm2 serving", "cm2 exact (2 prod)", "cm2 xf16",
+                                        "cm2 prep (2 prod)"};
 
 /* max |a - b| / max |b| of two device outputs of n floats */
 static double agreement(const struct gpu_buf *a, const struct gpu_buf *b, size_t n)
@@ -159,8 +161,10 @@ int main(int argc, char **argv)
                          p.d[d].kind);
             report("NV-v1 gemm (exact)", kinds, time_plan(&p, reps), flop);
             plan_free(&p);
-            for (int m = 0; m < 3; m++) {
+            for (int m = 0; m < 4; m++) {
                 enum k_cm2_x mode = (enum k_cm2_x)m;
+                /* the prepared x: 4 bytes an element, like the f32 x (its values do not matter
+                 * here) */
                 uint64_t xa = mode == K_CM2_X_GIVEN_F16 ? xh.addr : x.addr;
                 struct k_cm2_tile def = k_gemm_cm2_tile(&g, rows, cols);
                 for (int t = -1; t < (int)(sizeof sweep / sizeof sweep[0]); t++) {
@@ -179,7 +183,7 @@ int main(int argc, char **argv)
                              tile->nt, t < 0 ? "*" : "");
                     report(mode_name[m], tname, time_plan(&q, reps), flop);
                     plan_free(&q);
-                    if (t < 0 && si == 0 && mode != K_CM2_X_GIVEN_F16)
+                    if (t < 0 && si == 0 && (mode == K_CM2_X_SERVING || mode == K_CM2_X_EXACT))
                         agree[ti][m] = agreement(&yb, &yv1, (size_t)cols * rows);
                 }
             }

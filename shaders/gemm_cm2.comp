@@ -20,12 +20,17 @@
 //    its block (row, block) and its place in it; the decode reads the quant and the block's f16
 //    scale and returns q·d rounded to f16. Q4_0's q·d (|q| <= 8) is then exact where d has at most
 //    8 significant bits, as gemm.comp's Q4_0 tile; Q8_0's (up to 18 bits) is rounded to 11 bits, so
-//    its exact mode splits w too (WSPLIT: w = hi + lo, products w_hi·x_hi, w_hi·x_lo, w_lo·x_hi, as
+//    its exact modes split w too (WSPLIT: w = hi + lo, products w_hi·x_hi, w_hi·x_lo, w_lo·x_hi, as
 //    gemm.comp's; w_lo·x_lo, < 2^-20 relative, dropped).
 //  - f32 x: XSPLIT 0 ("serving"): x rounded to f16, one product; XSPLIT 1 ("exact", f32-accurate as
 //    gemm.comp): x = hi + lo, hi its top 11 significant bits (masked), lo = f16(x - hi), two products
 //    into the one f32 accumulator (22 significant bits of x together).
 //  - XF16 1: x is already f16 [cols][k] (a plain load, no decode; the bench's roof of this kernel).
+//  - XPREP 1: x is gemm_xprep.comp's SPLIT output (the wide plan's prepared x, its norm applied):
+//    16 bytes per 4 elements [cols][k/4], uvec4(hi01, hi23, lo01, lo23), i.e. f16 [cols][k/4][8]
+//    with the high parts at [..][0..3] and the low parts at [..][4..7]. Two plain loads a step
+//    (exact: hi + lo) through a 3-D tensor layout and a view that maps the matrix's (k, column) to
+//    (column, k/4, k%4) (dimensions BN, BK/4, 4, permutation 1 2 0); k a multiple of 4.
 // |x| and |w| must stay under 65504.
 // Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM).
 // Workgroup: NT invocations (a multiple of 32, at most the device's workgroup-scope maximum).
@@ -49,13 +54,20 @@
 #if WTYPE == DT_F32
 #error "gemm_cm2.comp: WTYPE must be DT_F16, DT_BF16, DT_Q8_0 or DT_Q4_0"
 #endif
-#if WTYPE == DT_Q8_0 && XSPLIT
+#ifndef XPREP
+#define XPREP 0
+#endif
+#define XPARTS (XSPLIT || XPREP) // x as hi + lo: the exact modes
+#if WTYPE == DT_Q8_0 && XPARTS
 #define WSPLIT 1
 #else
 #define WSPLIT 0
 #endif
 #if XF16 && XSPLIT
 #error "gemm_cm2.comp: an f16 x has no low part"
+#endif
+#if XPREP && (XF16 || XSPLIT)
+#error "gemm_cm2.comp: XPREP is its own x mode"
 #endif
 
 layout(constant_id = 0) const uint BM = 128; // weight rows a workgroup owns
@@ -132,6 +144,20 @@ float16_t decode_x_lo(const in F32Elem e, const in uint32_t block[2], const in u
 }
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
+// x's parts of this k step into the B matrix b (sx: x's slice; lp, pv: the prepared layout)
+#if XF16
+#define LOAD_X(b) coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sx, tr)
+#elif XPREP
+#define LOAD_X_PART(b, at) \
+    coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sliceTensorLayoutNV(lp, c0, BN, k0 / 4u, BK / 4u, at, 4u), pv)
+#define LOAD_X_HI(b) LOAD_X_PART(b, 0)
+#define LOAD_X_LO(b) LOAD_X_PART(b, 4)
+#elif XSPLIT
+#define LOAD_X_HI(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_hi)
+#define LOAD_X_LO(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_lo)
+#else
+#define LOAD_X(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x)
+#endif
 #define ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
 
 void main()
@@ -147,6 +173,12 @@ void main()
     tensorLayoutNV<2, CLAMP> ly = createTensorLayoutNV(2, CLAMP);
     ly = setTensorLayoutDimensionNV(ly, p.cols, p.rows);
     tensorViewNV<2, false, 1, 0> tr = createTensorViewNV(2, false, 1, 0); // (row, col) <-> (col, row)
+#if XPREP
+    tensorLayoutNV<3, CLAMP> lp = createTensorLayoutNV(3, CLAMP);
+    lp = setTensorLayoutDimensionNV(lp, p.cols, p.k / 4u, 8u);
+    tensorViewNV<3, true, 1, 2, 0> pv = createTensorViewNV(3, true, 1, 2, 0);
+    pv = setTensorViewDimensionsNV(pv, BN, BK / 4u, 4u);
+#endif
 
     ACC acc = ACC(0.0);
     for (uint k0 = 0u; k0 < p.k; k0 += BK) {
@@ -162,20 +194,18 @@ void main()
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q4_0);
 #elif WSPLIT
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_lo);
-        coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_hi);
+        LOAD_X_HI(b);
         acc = coopMatMulAdd(a, b, acc); // w_lo·x_hi
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_hi);
 #else
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0);
 #endif
-#if XF16
-        coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sx, tr);
-#elif XSPLIT
-        coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_lo);
-        acc = coopMatMulAdd(a, b, acc);
-        coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_hi);
+#if XPARTS
+        LOAD_X_LO(b);
+        acc = coopMatMulAdd(a, b, acc); // w·x_lo
+        LOAD_X_HI(b);
 #else
-        coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x);
+        LOAD_X(b);
 #endif
         acc = coopMatMulAdd(a, b, acc);
     }

@@ -46,7 +46,8 @@ static void down(const struct gpu_buf *b, void *dst, uint64_t n)
 /* Every prebuilt variant is embedded (CMake reads shaders/prebuilt/variants.txt). */
 static void test_embedded(void)
 {
-    static const char *const modes[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16"};
+    static const char *const modes[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                        "gemm_cm2_prep"};
     static const char *const types[] = {"f16", "bf16", "q8_0", "q4_0"};
     for (size_t m = 0; m < ARRAY_LEN(modes); m++)
         for (size_t t = 0; t < ARRAY_LEN(types); t++) {
@@ -99,6 +100,10 @@ static void test_refusals(void)
     w.dtype = DT_BF16;
     rc = k_gemm_cm2(&g, &p, &w, b.addr + 8, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "aligned"), "unaligned x: rc %d, %s", rc, e.msg);
+    w.k = 18; /* a prepared x comes in units of 4 */
+    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_PREP, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 4"), "prep k 18: rc %d, %s", rc, e.msg);
+    w.k = 16;
     struct k_cm2_tile bad = {48, 64, 24, 128};
     rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, &bad, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "tile"), "tile 48x64x24: rc %d, %s", rc, e.msg);
@@ -108,6 +113,24 @@ static void test_refusals(void)
 static float round_f16(float v)
 {
     return f16_to_f32(f32_to_f16(v));
+}
+
+/* x in gemm_xprep.comp's cooperative-matrix layout: per 4 elements f16 hi0..hi3 then lo0..lo3 (hi
+ * the top 11 significant bits by masking, lo the f16 of the rest); n a multiple of 4 */
+static void up_prepared(const struct gpu_buf *b, const float *x, size_t n)
+{
+    uint16_t *h = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        u &= 0xffffe000u;
+        float hi;
+        memcpy(&hi, &u, 4);
+        h[(i / 4) * 8 + i % 4] = f32_to_f16(hi);
+        h[(i / 4) * 8 + 4 + i % 4] = f32_to_f16(x[i] - hi);
+    }
+    up(b, h, n * 4);
+    free(h);
 }
 
 /* A random [rows, k] weight of type t in the device layout (*bytes of it) and its values: F16/BF16
@@ -158,7 +181,8 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4);
     uint64_t wbytes;
     uint8_t *wdev = make_weight(t, rows, k, &wbytes, wv);
-    bool exact = mode == K_CM2_X_EXACT, wround = (t == DT_Q8_0 && !exact) || t == DT_Q4_0;
+    bool exact = mode == K_CM2_X_EXACT || mode == K_CM2_X_PREP,
+         wround = (t == DT_Q8_0 && !exact) || t == DT_Q4_0;
     for (size_t i = 0; i < nx; i++) {
         x[i] = t_rng_normal(&rng);
         xh[i] = f32_to_f16(x[i]);
@@ -188,6 +212,8 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     up(&wb, wdev, wbytes);
     if (mode == K_CM2_X_GIVEN_F16)
         up(&xb, xh, nx * 2);
+    else if (mode == K_CM2_X_PREP)
+        up_prepared(&xb, x, nx);
     else
         up(&xb, x, nx * 4);
     int rc = gpu_fill(&g, &yb, POISON, &e);
@@ -198,7 +224,8 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     rc = k_gemm_cm2(&g, &p, &w, xb.addr, yb.addr, cols, mode, tile, 3, "ffn_down", &e);
     T_CHECK(rc == ST_OK, "k_gemm_cm2: %s", e.msg);
     if (rc == ST_OK) {
-        static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16"};
+        static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                            "gemm_cm2_prep"};
         char kind[40];
         static const char *const tname[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
         snprintf(kind, sizeof kind, "%s.%s", kinds[mode], tname[t]);
@@ -259,7 +286,7 @@ static void test_products(void)
         {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
     const enum dtype types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
     for (int ti = 0; ti < 4; ti++)
-        for (int m = 0; m < 3; m++) {
+        for (int m = 0; m < 4; m++) {
             enum k_cm2_x mode = (enum k_cm2_x)m;
             cm2_case(types[ti], 64, 64, 16, mode, NULL);
             cm2_case(types[ti], 200, 160, 37, mode,
@@ -267,7 +294,7 @@ static void test_products(void)
             cm2_case(types[ti], 67, 96, 20, mode, &tiles[2]); /* k 1.5 steps of 64 */
             cm2_case(types[ti], 75, 1024, 130, mode, NULL);
             cm2_case(types[ti], 130, 32, 1, mode, NULL); /* k one step, one column */
-            if (types[ti] == DT_F16 || types[ti] == DT_BF16) {
+            if ((types[ti] == DT_F16 || types[ti] == DT_BF16) && mode != K_CM2_X_PREP) {
                 cm2_case(types[ti], 200, 136, 37, mode, NULL); /* k 4.25 steps */
                 cm2_case(types[ti], 130, 24, 1, mode, NULL);   /* k under one step */
             }
@@ -276,6 +303,7 @@ static void test_products(void)
         }
     cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, NULL); /* LFM2-1.2B's attention product */
     cm2_case(DT_Q4_0, 2048, 2048, 512, K_CM2_X_SERVING, NULL);
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_PREP, NULL);
 }
 
 int main(void)

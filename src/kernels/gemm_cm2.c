@@ -66,7 +66,11 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
     if (w->addr % 16 || x % 16 || y % 16)
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: w, x and y must be 16-byte aligned (tensor loads)", op);
-    if (xmode != K_CM2_X_SERVING && xmode != K_CM2_X_EXACT && xmode != K_CM2_X_GIVEN_F16)
+    if (xmode == K_CM2_X_PREP && w->k % 4)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: a prepared x needs k a multiple of 4 (got %lld)",
+                       op, (long long)w->k);
+    if (xmode != K_CM2_X_SERVING && xmode != K_CM2_X_EXACT && xmode != K_CM2_X_GIVEN_F16 &&
+        xmode != K_CM2_X_PREP)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: unknown activation mode %d", op, (int)xmode);
     struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, cols);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
@@ -83,7 +87,8 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64
             e, ST_USAGE,
             "gemm_cm2 %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
             cols, (long long)w->rows, gx, gy);
-    static const char *const variant[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16"};
+    static const char *const variant[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                          "gemm_cm2_prep"};
     char name[40], kind[40];
     snprintf(name, sizeof name, "%s_%s", variant[xmode], cm2_dtype(w->dtype));
     snprintf(kind, sizeof kind, "%s.%s", variant[xmode], cm2_dtype(w->dtype));

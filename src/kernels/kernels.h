@@ -230,7 +230,7 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
  * [cols][k] (K_CM2_X_GIVEN_F16: f16 [cols][k]); y f32 [cols][rows]; w, x, y 16-byte aligned.
  * Workgroup-scope matrices loaded from global memory with tensor layouts (the driver stages them),
  * any rows, k, cols. One dispatch, kind "gemm_cm2.<dtype>" / "gemm_cm2_exact.<dtype>" /
- * "gemm_cm2_xf16.<dtype>", the weight's bytes. Not yet chosen by the wide plan (the lead integrates
+ * "gemm_cm2_xf16.<dtype>" / "gemm_cm2_prep.<dtype>" (enum k_cm2_x), the weight's bytes. Not yet chosen by the wide plan (the lead integrates
  * it after its GPU measurement: bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h
  * has_coopmat2, another dtype, an unaligned address, a tile that does not suit the kernel (tile:
  * NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, wscale (Q types' scales, else 0),
@@ -239,6 +239,9 @@ enum k_cm2_x {
     K_CM2_X_SERVING = 0,   /* x rounded to f16 as it is loaded, one product (serving precision) */
     K_CM2_X_EXACT = 1,     /* x split into f16 hi + lo as it is loaded, two products (f32-accurate) */
     K_CM2_X_GIVEN_F16 = 2, /* x is f16 already (a plain tensor load) */
+    K_CM2_X_PREP = 3,      /* x as gemm_xprep.comp makes it for cooperative matrices (f16 hi/lo pairs
+                              [cols][k/4] of 16 bytes, the wide plan's prepared x, its norm applied):
+                              two plain loads, exact; k a multiple of 4 */
 };
 struct k_cm2_tile {
     uint32_t bm, bn, bk; /* weight rows, columns, k step of a workgroup's tile */
