@@ -1,9 +1,11 @@
 #version 460
 // gemm_cm2.comp - the wide plan's matrix product on VK_NV_cooperative_matrix2: y[c][n] = Σ_k
-// W[n][k]·x[c][k] for c < cols, n < rows (no norm, no epilogue yet). W: [rows][k] F16, BF16, Q8_0
-// or Q4_0 (WTYPE), device layout of kernels.h (Q types: quant blocks [rows][k/32], then the f16
-// scales [rows][k/32] at wscale); x: f32 [cols][k] (or f16 [cols][k] with XF16); y: f32 [cols][rows],
-// overwritten.
+// W[n][k]·x[c][k] for c < cols, n < rows, y overwritten or (accumulate) added to (the residual
+// epilogue); with SWIGLU a second weight W3 of the same shape and y = silu(W x)·(W3 x) (the gate/up
+// pair; needs the per-element operations of cooperative matrix 2). W: [rows][k] F16, BF16, Q8_0 or
+// Q4_0 (WTYPE), device layout of kernels.h (Q types: quant blocks [rows][k/32], then the f16 scales
+// [rows][k/32]); x: f32 [cols][k] (or f16 [cols][k] with XF16, or prepared with XPREP); y: f32
+// [cols][rows]. No norm here: the wide plan's prep (gemm_xprep.comp) applies it (XPREP).
 //
 // Each workgroup owns a BM × BN tile of y (BM weight rows × BN columns) as one workgroup-scope
 // accumulator (f32) and walks k in steps of BK: per step one BM × BK weight matrix (use A) and one
@@ -57,6 +59,9 @@
 #ifndef XPREP
 #define XPREP 0
 #endif
+#ifndef SWIGLU
+#define SWIGLU 0
+#endif
 #define XPARTS (XSPLIT || XPREP) // x as hi + lo: the exact modes
 #if WTYPE == DT_Q8_0 && XPARTS
 #define WSPLIT 1
@@ -69,6 +74,10 @@
 #if XPREP && (XF16 || XSPLIT)
 #error "gemm_cm2.comp: XPREP is its own x mode"
 #endif
+#if SWIGLU && WSPLIT
+#error "gemm_cm2.comp: no SwiGLU pair with split Q8_0 weights"
+#endif
+
 
 layout(constant_id = 0) const uint BM = 128; // weight rows a workgroup owns
 layout(constant_id = 1) const uint BN = 128; // columns a workgroup owns
@@ -76,14 +85,14 @@ layout(constant_id = 2) const uint BK = 32;  // k step
 layout(local_size_x_id = 3) in;              // NT
 
 layout(push_constant) uniform Push {
-    uint64_t w;      // [rows][k] F16 / BF16, or the quant blocks of Q8_0 / Q4_0; 16-byte aligned
-    uint64_t wscale; // Q types: f16 scales [rows][k/32]
+    uint64_t w;  // [rows][k] F16 / BF16, or Q8_0 / Q4_0 (quant blocks, then scales); 16-byte aligned
+    uint64_t w3; // SWIGLU: the up weight, same shape and type
     uint64_t x; // f32 [cols][k] (XF16: f16), 16-byte aligned
     uint64_t y; // f32 [cols][rows], 16-byte aligned
     uint rows;
     uint k;
     uint cols;
-    uint pad;
+    uint accumulate; // y += W x (not with SWIGLU)
 } p;
 
 // What a decode function is handed: a pointer to the element (one struct per element).
@@ -96,21 +105,25 @@ float16_t decode_bf16(const in Bf16Elem e, const in uint32_t block[2], const in 
 }
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Q8Block { int8_t q[32]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Q4Block { uint8_t q[16]; };
-// the f16 scale of block (row, blk)
-float block_scale(const in uint32_t block[2])
+// The f16 scale of the block at b, block (row, blk) of its weight: the scales follow the weight's
+// quant blocks (kernels.h), so from the block's own address (the same for W and W3):
+// scales + 2·index = b - index·QB + rows·nb·QB + 2·index, index = row·nb + blk.
+float block_scale(uint64_t b, const in uint32_t block[2], uint qb)
 {
-    return float(F16Buf(p.wscale).v[block[0] * (p.k / 32u) + block[1]]);
+    uint64_t nb = p.k / 32u, index = block[0] * nb + block[1];
+    uint64_t at = b - index * qb + uint64_t(p.rows) * nb * qb + 2ul * index;
+    return float(F16Buf(at).v[0]);
 }
 float q8_value(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
 {
-    return float(b.q[in_block[1]]) * block_scale(block);
+    return float(b.q[in_block[1]]) * block_scale(uint64_t(b), block, 32u);
 }
 // byte j of a Q4_0 block: element j in its low nibble, element j + 16 in its high one
 float16_t decode_q4_0(const in Q4Block b, const in uint32_t block[2], const in uint32_t in_block[2])
 {
     uint j = in_block[1], byte = uint(b.q[j % 16u]);
     float q = float(j < 16u ? byte & 15u : byte >> 4) - 8.0;
-    return float16_t(q * block_scale(block));
+    return float16_t(q * block_scale(uint64_t(b), block, 16u));
 }
 float16_t decode_q8_0(const in Q8Block b, const in uint32_t block[2], const in uint32_t in_block[2])
 {
@@ -125,6 +138,12 @@ float16_t decode_q8_0_lo(const in Q8Block b, const in uint32_t block[2], const i
 {
     float v = q8_value(b, block, in_block);
     return float16_t(v - uintBitsToFloat(floatBitsToUint(v) & 0xffffe000u));
+}
+
+// silu(g)·u of one output (coopMatPerElementNV)
+float swiglu(const in uint32_t row, const in uint32_t col, const in float g, const in float u)
+{
+    return g / (1.0 + exp(-g)) * u;
 }
 
 // x's high part: its top 11 significant bits, exact in f16 (gemm_xprep.comp's split)
@@ -144,6 +163,16 @@ float16_t decode_x_lo(const in F32Elem e, const in uint32_t block[2], const in u
 }
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
+// the weight tile of this step of the weight at base into the A matrix a
+#if WTYPE == DT_F16
+#define LOAD_W(a, base) coopMatLoadTensorNV(a, F16Buf(base).v, 0, sw)
+#elif WTYPE == DT_BF16
+#define LOAD_W(a, base) coopMatLoadTensorNV(a, U16Buf(base).v, 0, sw, decode_bf16)
+#elif WTYPE == DT_Q4_0
+#define LOAD_W(a, base) coopMatLoadTensorNV(a, U8Buf(base).v, 0, sw, decode_q4_0)
+#else
+#define LOAD_W(a, base) coopMatLoadTensorNV(a, U8Buf(base).v, 0, sw, decode_q8_0)
+#endif
 // x's parts of this k step into the B matrix b (sx: x's slice; lp, pv: the prepared layout)
 #if XF16
 #define LOAD_X(b) coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sx, tr)
@@ -181,33 +210,46 @@ void main()
 #endif
 
     ACC acc = ACC(0.0);
+#if SWIGLU
+    ACC acc3 = ACC(0.0);
+#else
+    if (p.accumulate != 0u) // the residual: the sums start from y
+        coopMatLoadTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+#endif
     for (uint k0 = 0u; k0 < p.k; k0 += BK) {
         coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a;
         coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> b;
         tensorLayoutNV<2, CLAMP> sw = sliceTensorLayoutNV(lw, n0, BM, k0, BK);
         tensorLayoutNV<2, CLAMP> sx = sliceTensorLayoutNV(lx, c0, BN, k0, BK);
-#if WTYPE == DT_F16
-        coopMatLoadTensorNV(a, F16Buf(p.w).v, 0, sw);
-#elif WTYPE == DT_BF16
-        coopMatLoadTensorNV(a, U16Buf(p.w).v, 0, sw, decode_bf16);
-#elif WTYPE == DT_Q4_0
-        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q4_0);
-#elif WSPLIT
+#if WSPLIT
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_lo);
         LOAD_X_HI(b);
         acc = coopMatMulAdd(a, b, acc); // w_lo·x_hi
         coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_hi);
 #else
-        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0);
+        LOAD_W(a, p.w);
+#endif
+#if SWIGLU
+        coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a3;
+        LOAD_W(a3, p.w3);
 #endif
 #if XPARTS
         LOAD_X_LO(b);
         acc = coopMatMulAdd(a, b, acc); // w·x_lo
+#if SWIGLU
+        acc3 = coopMatMulAdd(a3, b, acc3);
+#endif
         LOAD_X_HI(b);
 #else
         LOAD_X(b);
 #endif
         acc = coopMatMulAdd(a, b, acc);
+#if SWIGLU
+        acc3 = coopMatMulAdd(a3, b, acc3);
+#endif
     }
+#if SWIGLU
+    coopMatPerElementNV(acc, acc, swiglu, acc3);
+#endif
     coopMatStoreTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 }

@@ -82,31 +82,52 @@ static void test_tile_rule(void)
 static void test_refusals(void)
 {
     struct gpu_buf b = dev_alloc(4096);
-    struct gpu_weight w = {b.addr, DT_F16, 16, 16, 512};
+    struct gpu_weight w = {b.addr, DT_F16, 16, 16, 512}, w3;
     struct plan p = {0};
+    struct k_cm2_product m = {&w, NULL, b.addr, b.addr + 1024, 16, false, K_CM2_X_SERVING};
     int rc;
     if (!g.has_coopmat2) {
-        rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+        rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
         T_CHECK(rc == ST_USAGE && strstr(e.msg, "VK_NV_cooperative_matrix2") && p.n == 0,
                 "no coopmat2: rc %d, %s", rc, e.msg);
         return;
     }
     w.dtype = DT_F32;
-    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "F32"), "F32: rc %d, %s", rc, e.msg);
     w.dtype = DT_Q4_0; /* k 16: not a whole block */
-    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 32"), "Q4_0 k 16: rc %d, %s", rc, e.msg);
     w.dtype = DT_BF16;
-    rc = k_gemm_cm2(&g, &p, &w, b.addr + 8, b.addr + 1024, 16, K_CM2_X_SERVING, NULL, 0, "t", &e);
+    m.x = b.addr + 8;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    m.x = b.addr;
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "aligned"), "unaligned x: rc %d, %s", rc, e.msg);
     w.k = 18; /* a prepared x comes in units of 4 */
-    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_PREP, NULL, 0, "t", &e);
+    m.xmode = K_CM2_X_PREP;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    m.xmode = K_CM2_X_SERVING;
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 4"), "prep k 18: rc %d, %s", rc, e.msg);
     w.k = 16;
     struct k_cm2_tile bad = {48, 64, 24, 128};
-    rc = k_gemm_cm2(&g, &p, &w, b.addr, b.addr + 1024, 16, K_CM2_X_SERVING, &bad, 0, "t", &e);
+    rc = k_gemm_cm2(&g, &p, &m, &bad, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "tile"), "tile 48x64x24: rc %d, %s", rc, e.msg);
+    m.w3 = &w3; /* SwiGLU pairs: same shape, no residual, no exact decode mode */
+    w3 = w;
+    w3.rows = 32;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "SwiGLU weights differ"), "w3 rows 32: rc %d, %s", rc,
+            e.msg);
+    w3.rows = 16;
+    m.accumulate = true;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "no accumulation"), "SwiGLU + accumulate: rc %d, %s",
+            rc, e.msg);
+    m.accumulate = false;
+    m.xmode = K_CM2_X_EXACT;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, g.has_coopmat2_per_element ? "served" : "per-element"),
+            "SwiGLU exact decode: rc %d, %s", rc, e.msg);
     T_CHECK(p.n == 0, "nothing appended by refusals");
 }
 
@@ -166,36 +187,13 @@ static uint8_t *make_weight(enum dtype t, int rows, int k, uint64_t *bytes, doub
     return dev;
 }
 
-/* One product: random W (rows x k, type t), x (cols x k), checked against the reference of what
- * the mode multiplies at 2e-4 of the largest output (f32 accumulation; products of f16 values are
- * exact): x rounded to f16 but in the exact mode, w rounded to f16 (as the decode does) but F16,
- * BF16 and Q8_0's split in the exact mode; and, but in the exact mode, against the plain
- * reference at 4e-3 (each rounding is 2^-11 relative an element). */
-static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
-                     const struct k_cm2_tile *tile)
+/* ref = W x and ref_r = W_r x_r (the operands as the kernel multiplies them), [cols][rows] */
+static void product_ref(const double *w, const double *wr, const float *x, const double *xr,
+                        int rows, int k, int cols, double *ref, double *ref_r)
 {
-    size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
-    uint16_t *xh = malloc(nx * 2);
-    double *wv = malloc(nw * sizeof *wv), *ref = malloc(ny * sizeof *ref),
-           *ref_r = malloc(ny * sizeof *ref_r);
-    float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4);
-    uint64_t wbytes;
-    uint8_t *wdev = make_weight(t, rows, k, &wbytes, wv);
-    bool exact = mode == K_CM2_X_EXACT || mode == K_CM2_X_PREP,
-         wround = (t == DT_Q8_0 && !exact) || t == DT_Q4_0;
-    for (size_t i = 0; i < nx; i++) {
-        x[i] = t_rng_normal(&rng);
-        xh[i] = f32_to_f16(x[i]);
-    }
-    double *wr = malloc(nw * sizeof *wr),
-           *xr = malloc(nx * sizeof *xr); /* what the kernel multiplies */
-    for (size_t i = 0; i < nw; i++)
-        wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
-    for (size_t i = 0; i < nx; i++)
-        xr[i] = exact ? x[i] : round_f16(x[i]);
     for (int c = 0; c < cols; c++)
         for (int n = 0; n < rows; n++) {
-            const double *wn = wv + (size_t)n * k, *wrn = wr + (size_t)n * k,
+            const double *wn = w + (size_t)n * k, *wrn = wr + (size_t)n * k,
                          *xrc = xr + (size_t)c * k;
             const float *xc = x + (size_t)c * k;
             double s = 0, sr = 0;
@@ -206,10 +204,66 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
             ref[(size_t)c * rows + n] = s;
             ref_r[(size_t)c * rows + n] = sr;
         }
-    free(wr);
-    free(xr);
-    struct gpu_buf wb = dev_alloc(wbytes), xb = dev_alloc(nx * 4), yb = dev_alloc((ny + GUARD) * 4);
-    up(&wb, wdev, wbytes);
+}
+
+enum epilogue { EPI_NONE, EPI_ACC, EPI_SWIGLU };
+
+static double silu(double v)
+{
+    return v / (1 + exp(-v));
+}
+
+/* One product: random W (rows x k, type t; with SwiGLU a W3 too), x (cols x k), and with the
+ * residual a random y to add to; checked against the reference of what the mode multiplies at 2e-4
+ * of the largest output (f32 accumulation; products of f16 values are exact): x rounded to f16 but
+ * in the exact modes, w rounded to f16 (as the decode does) but F16, BF16 and Q8_0's split in the
+ * exact modes; and, but in the exact modes, against the plain reference at 4e-3 (each rounding is
+ * 2^-11 relative an element). y poisoned first (but with the residual), and a poisoned guard after
+ * it that must stay untouched. */
+static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode, enum epilogue epi,
+                     const struct k_cm2_tile *tile)
+{
+    size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
+    int nm = epi == EPI_SWIGLU ? 2 : 1;
+    bool exact = mode == K_CM2_X_EXACT || mode == K_CM2_X_PREP,
+         wround = (t == DT_Q8_0 && !exact) || t == DT_Q4_0;
+    uint16_t *xh = malloc(nx * 2);
+    float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4), *y0 = malloc(ny * 4);
+    double *xr = malloc(nx * sizeof *xr), *ref[2], *ref_r[2];
+    for (size_t i = 0; i < nx; i++) {
+        x[i] = t_rng_normal(&rng);
+        xh[i] = f32_to_f16(x[i]);
+        xr[i] = exact ? x[i] : round_f16(x[i]);
+    }
+    struct gpu_buf wb[2];
+    struct gpu_weight w[2];
+    for (int m = 0; m < nm; m++) {
+        uint64_t wbytes;
+        double *wv = malloc(nw * sizeof *wv), *wr = malloc(nw * sizeof *wr);
+        uint8_t *wdev = make_weight(t, rows, k, &wbytes, wv);
+        for (size_t i = 0; i < nw; i++)
+            wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
+        ref[m] = malloc(ny * sizeof(double));
+        ref_r[m] = malloc(ny * sizeof(double));
+        product_ref(wv, wr, x, xr, rows, k, cols, ref[m], ref_r[m]);
+        wb[m] = dev_alloc(wbytes);
+        up(&wb[m], wdev, wbytes);
+        w[m] = (struct gpu_weight){wb[m].addr, t, rows, k, wbytes};
+        free(wv);
+        free(wr);
+        free(wdev);
+    }
+    for (size_t i = 0; i < ny; i++) {
+        y0[i] = epi == EPI_ACC ? t_rng_normal(&rng) : 0;
+        if (epi == EPI_SWIGLU) {
+            ref[0][i] = silu(ref[0][i]) * ref[1][i];
+            ref_r[0][i] = silu(ref_r[0][i]) * ref_r[1][i];
+        } else {
+            ref[0][i] += y0[i];
+            ref_r[0][i] += y0[i];
+        }
+    }
+    struct gpu_buf xb = dev_alloc(nx * 4), yb = dev_alloc((ny + GUARD) * 4);
     if (mode == K_CM2_X_GIVEN_F16)
         up(&xb, xh, nx * 2);
     else if (mode == K_CM2_X_PREP)
@@ -218,19 +272,22 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         up(&xb, x, nx * 4);
     int rc = gpu_fill(&g, &yb, POISON, &e);
     T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
-    struct gpu_weight w = {wb.addr, t, rows, k, wbytes};
-    struct plan p = {0};
-    p.kind = PLAN_WIDE;
-    rc = k_gemm_cm2(&g, &p, &w, xb.addr, yb.addr, cols, mode, tile, 3, "ffn_down", &e);
+    if (epi == EPI_ACC) up(&yb, y0, ny * 4);
+    struct plan p = {.kind = PLAN_WIDE};
+    struct k_cm2_product pr = {
+        &w[0], epi == EPI_SWIGLU ? &w[1] : NULL, xb.addr, yb.addr, cols, epi == EPI_ACC, mode};
+    rc = k_gemm_cm2(&g, &p, &pr, tile, 3, "ffn", &e);
     T_CHECK(rc == ST_OK, "k_gemm_cm2: %s", e.msg);
+    static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                        "gemm_cm2_prep"};
+    static const char *const tname[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
+    char kind[40];
+    snprintf(kind, sizeof kind, "%s%s.%s", kinds[mode], epi == EPI_SWIGLU ? "_swiglu" : "",
+             tname[t]);
     if (rc == ST_OK) {
-        static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
-                                            "gemm_cm2_prep"};
-        char kind[40];
-        static const char *const tname[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
-        snprintf(kind, sizeof kind, "%s.%s", kinds[mode], tname[t]);
         T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 &&
-                    !strcmp(p.d[0].op, "ffn_down") && p.d[0].bytes == wbytes && p.d[0].n_out == 1,
+                    !strcmp(p.d[0].op, "ffn") && p.d[0].bytes == w[0].bytes * (uint64_t)nm &&
+                    p.d[0].n_out == 1,
                 "tags: %s", p.n ? p.d[0].kind : "(none)");
         rc = gpu_cmd_begin(&g, &e);
         T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
@@ -242,9 +299,9 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         int bad = 0, guard = 0;
         for (size_t i = 0; i < ny; i++) {
             if (!isfinite(y[i])) bad++;
-            num = fmax(num, fabs(y[i] - ref[i]));
-            num_r = fmax(num_r, fabs(y[i] - ref_r[i]));
-            den = fmax(den, fabs(ref[i]));
+            num = fmax(num, fabs(y[i] - ref[0][i]));
+            num_r = fmax(num_r, fabs(y[i] - ref_r[0][i]));
+            den = fmax(den, fabs(ref[0][i]));
         }
         for (int i = 0; i < GUARD; i++) {
             uint32_t u;
@@ -253,20 +310,22 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         }
         double tight = num_r / den, loose = num / den;
         T_CHECK(bad == 0 && guard == 0 && tight < 2e-4 && (exact || loose < 4e-3),
-                "%s %s [%d x %d] x %d cols, tile %ux%ux%u: %d non-finite, %d guard words written, "
-                "error %.3g "
-                "(to f32 x: %.3g)",
-                kinds[mode], dtype_name(t), rows, k, cols, tile ? tile->bm : 0, tile ? tile->bn : 0,
-                tile ? tile->bk : 0, bad, guard, tight, loose);
+                "%s [%d x %d] x %d cols%s, tile %ux%ux%u: %d non-finite, %d guard words written, "
+                "error %.3g (to "
+                "the plain reference: %.3g)",
+                kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", tile ? tile->bm : 0,
+                tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
     }
     plan_free(&p);
-    free(wdev);
+    for (int m = 0; m < nm; m++) {
+        free(ref[m]);
+        free(ref_r[m]);
+    }
     free(xh);
-    free(wv);
-    free(ref);
-    free(ref_r);
+    free(xr);
     free(x);
     free(y);
+    free(y0);
 }
 
 static void test_products(void)
@@ -285,25 +344,40 @@ static void test_products(void)
     static const struct k_cm2_tile tiles[] = {
         {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
     const enum dtype types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
-    for (int ti = 0; ti < 4; ti++)
+    for (int ti = 0; ti < 4; ti++) {
+        enum dtype t = types[ti];
+        bool plain = t == DT_F16 || t == DT_BF16;
         for (int m = 0; m < 4; m++) {
             enum k_cm2_x mode = (enum k_cm2_x)m;
-            cm2_case(types[ti], 64, 64, 16, mode, NULL);
-            cm2_case(types[ti], 200, 160, 37, mode,
-                     NULL); /* rows, cols no multiple of a tile; k 5 steps of 32 */
-            cm2_case(types[ti], 67, 96, 20, mode, &tiles[2]); /* k 1.5 steps of 64 */
-            cm2_case(types[ti], 75, 1024, 130, mode, NULL);
-            cm2_case(types[ti], 130, 32, 1, mode, NULL); /* k one step, one column */
-            if ((types[ti] == DT_F16 || types[ti] == DT_BF16) && mode != K_CM2_X_PREP) {
-                cm2_case(types[ti], 200, 136, 37, mode, NULL); /* k 4.25 steps */
-                cm2_case(types[ti], 130, 24, 1, mode, NULL);   /* k under one step */
+            cm2_case(t, 64, 64, 16, mode, EPI_NONE, NULL);
+            cm2_case(t, 200, 160, 37, mode, EPI_NONE,
+                     NULL); /* rows, cols no multiple of a tile; k 5 steps */
+            cm2_case(t, 67, 96, 20, mode, EPI_NONE, &tiles[2]); /* k 1.5 steps of 64 */
+            cm2_case(t, 75, 1024, 130, mode, EPI_ACC, NULL);    /* the residual */
+            cm2_case(t, 130, 32, 1, mode, EPI_NONE, NULL);      /* k one step, one column */
+            if (plain && mode != K_CM2_X_PREP) {
+                cm2_case(t, 200, 136, 37, mode, EPI_ACC, NULL); /* k 4.25 steps */
+                cm2_case(t, 130, 24, 1, mode, EPI_NONE, NULL);  /* k under one step */
             }
             for (size_t i = 0; i < ARRAY_LEN(tiles); i++)
-                cm2_case(types[ti], 300, 520, 270, mode, &tiles[i]);
+                cm2_case(t, 300, 520, 270, mode, EPI_NONE, &tiles[i]);
         }
-    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, NULL); /* LFM2-1.2B's attention product */
-    cm2_case(DT_Q4_0, 2048, 2048, 512, K_CM2_X_SERVING, NULL);
-    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_PREP, NULL);
+        /* SwiGLU pairs: served x, and the prepared x but for Q8_0 */
+        if (!g.has_coopmat2_per_element) {
+            printf("SKIP SwiGLU pairs: no per-element operations\n");
+            continue;
+        }
+        for (int m = 0; m < 2; m++) {
+            enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
+            if (t == DT_Q8_0 && mode == K_CM2_X_PREP) continue;
+            cm2_case(t, 200, 160, 37, mode, EPI_SWIGLU, NULL);
+            cm2_case(t, 300, 512, 270, mode, EPI_SWIGLU, &tiles[0]);
+        }
+    }
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, EPI_NONE,
+             NULL); /* LFM2-1.2B's attention product */
+    cm2_case(DT_Q4_0, 2048, 2048, 512, K_CM2_X_SERVING, EPI_NONE, NULL);
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_PREP, EPI_ACC, NULL);
 }
 
 int main(void)

@@ -224,31 +224,41 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
                 int layer, const char *op, const char *kind_prefix, struct err *e);
 
 /* ---- gemm_cm2 (gemm_cm2.c): the matrix product on VK_NV_cooperative_matrix2 (shaders/gemm_cm2.comp,
- * its SPIR-V committed in shaders/prebuilt): y[c][n] = Σ_k W[n][k]·x[c][k] for c < cols, n < rows,
- * y overwritten; W F16, BF16, Q8_0 or Q4_0 [rows][k] (device layout above; Q types: k a multiple of
- * 32, decoded in the load, q·d rounded to f16, Q8_0's split into hi + lo in the exact mode); x f32
- * [cols][k] (K_CM2_X_GIVEN_F16: f16 [cols][k]); y f32 [cols][rows]; w, x, y 16-byte aligned.
- * Workgroup-scope matrices loaded from global memory with tensor layouts (the driver stages them),
- * any rows, k, cols. One dispatch, kind "gemm_cm2.<dtype>" / "gemm_cm2_exact.<dtype>" /
- * "gemm_cm2_xf16.<dtype>" / "gemm_cm2_prep.<dtype>" (enum k_cm2_x), the weight's bytes. Not yet chosen by the wide plan (the lead integrates
- * it after its GPU measurement: bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h
- * has_coopmat2, another dtype, an unaligned address, a tile that does not suit the kernel (tile:
- * NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, wscale (Q types' scales, else 0),
- * x, y; u32 rows, k, cols, pad. */
+ * its SPIR-V committed in shaders/prebuilt): y[c][n] (+)= Σ_k W[n][k]·x[c][k] for c < cols, n < rows,
+ * or with a SwiGLU pair y[c][n] = silu(W x)[n]·(W3 x)[n]; W (and W3) F16, BF16, Q8_0 or Q4_0
+ * [rows][k] (device layout above; Q types: k a multiple of 32, decoded in the load, q·d rounded to
+ * f16, Q8_0's split into hi + lo in the exact modes); x per enum k_cm2_x; y f32 [cols][rows];
+ * weights, x, y 16-byte aligned. Workgroup-scope matrices loaded from global memory with tensor
+ * layouts (the driver stages them), any rows, k, cols. One dispatch, kind "<variant>.<dtype>" with
+ * variant gemm_cm2 / gemm_cm2_exact / gemm_cm2_xf16 / gemm_cm2_prep (+ "_swiglu"), the weights'
+ * bytes. Not yet chosen by the wide plan (the lead integrates it after its GPU measurement:
+ * bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h has_coopmat2 (SwiGLU: and
+ * has_coopmat2_per_element), another dtype, an unaligned address, a tile that does not suit the
+ * kernel (tile: NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, w3 (0: no SwiGLU),
+ * x, y; u32 rows, k, cols, accumulate. */
 enum k_cm2_x {
-    K_CM2_X_SERVING = 0,   /* x rounded to f16 as it is loaded, one product (serving precision) */
-    K_CM2_X_EXACT = 1,     /* x split into f16 hi + lo as it is loaded, two products (f32-accurate) */
-    K_CM2_X_GIVEN_F16 = 2, /* x is f16 already (a plain tensor load) */
+    K_CM2_X_SERVING = 0,   /* x f32, rounded to f16 as it is loaded, one product (serving precision) */
+    K_CM2_X_EXACT = 1,     /* x f32, split into f16 hi + lo as it is loaded, two products (f32-accurate) */
+    K_CM2_X_GIVEN_F16 = 2, /* x is f16 [cols][k] already (a plain tensor load) */
     K_CM2_X_PREP = 3,      /* x as gemm_xprep.comp makes it for cooperative matrices (f16 hi/lo pairs
                               [cols][k/4] of 16 bytes, the wide plan's prepared x, its norm applied):
                               two plain loads, exact; k a multiple of 4 */
+};
+struct k_cm2_product {
+    const struct gpu_weight *w;  /* W [rows][k] */
+    const struct gpu_weight *w3; /* SwiGLU's up weight (same shape and type; x served or prepared,
+                                    Q8_0 served only), NULL: a single product */
+    uint64_t x, y;
+    int cols;
+    bool accumulate; /* y += W x (the residual; not with w3) */
+    enum k_cm2_x xmode;
 };
 struct k_cm2_tile {
     uint32_t bm, bn, bk; /* weight rows, columns, k step of a workgroup's tile */
     uint32_t nt;         /* invocations a workgroup (a multiple of 32) */
 };
-int k_gemm_cm2(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint64_t x, uint64_t y, int cols,
-               enum k_cm2_x xmode, const struct k_cm2_tile *tile, int layer, const char *op, struct err *e);
+int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, const struct k_cm2_tile *tile,
+               int layer, const char *op, struct err *e);
 /* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns. */
 struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols);
 

@@ -184,12 +184,13 @@ static void print_coopmat2(FILE *out, const struct dev_info *d, uint32_t layer)
         return;
     }
     fprintf(out, "  %-18s VK_NV_cooperative_matrix2%s: workgroup scope %s, flexible dimensions %s, tensor "
-            "addressing %s, block loads %s; workgroups up to %u invocations, %u bytes of shared memory "
-            "reserved\n", label, coopmat2_usable(d) ? " (gemm_cm2 usable)" : " (gemm_cm2 NOT usable)",
+            "addressing %s, block loads %s, per-element operations %s; workgroups up to %u invocations, %u "
+            "bytes of shared memory reserved\n", label, coopmat2_usable(d) ? " (gemm_cm2 usable)" : " (gemm_cm2 NOT usable)",
             d->fcm2.cooperativeMatrixWorkgroupScope ? "yes" : "no",
             d->fcm2.cooperativeMatrixFlexibleDimensions ? "yes" : "no",
             d->fcm2.cooperativeMatrixTensorAddressing ? "yes" : "no",
             d->fcm2.cooperativeMatrixBlockLoads ? "yes" : "no",
+            d->fcm2.cooperativeMatrixPerElementOperations ? "yes" : "no",
             d->pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize,
             d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
 }
@@ -272,6 +273,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
         .cooperativeMatrixFlexibleDimensions = VK_TRUE,
         .cooperativeMatrixTensorAddressing = VK_TRUE,
         .cooperativeMatrixBlockLoads = VK_TRUE,
+        .cooperativeMatrixPerElementOperations = d->fcm2.cooperativeMatrixPerElementOperations,
     };
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR fkhr = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
@@ -332,6 +334,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
     if (cm2) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
     g->has_coopmat_khr = khr;
     g->has_coopmat2 = cm2;
+    g->has_coopmat2_per_element = cm2 && d->fcm2.cooperativeMatrixPerElementOperations;
     g->coopmat2_reserved_shared = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory : 0;
     g->coopmat2_max_invocations = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize : 0;
     /* LFM2_PIPELINE_STATS (tuning.h): the driver's statistics of each pipeline (registers, spills) */

@@ -80,6 +80,7 @@ struct gpu {
     bool has_coopmat_khr;          /* VK_KHR_cooperative_matrix enabled */
     bool has_coopmat2;             /* VK_NV_cooperative_matrix2 enabled with workgroup scope, flexible
                                     * dimensions, tensor addressing and block loads (gemm_cm2.comp) */
+    bool has_coopmat2_per_element;     /* and its per-element operations (gemm_cm2.comp's SwiGLU epilogue) */
     uint32_t coopmat2_reserved_shared; /* its workgroup-scope staging's shared memory, bytes */
     uint32_t coopmat2_max_invocations; /* its largest workgroup of workgroup-scope matrices */
     bool gemm_coopmat;             /* the wide plan's gemm runs on cooperative matrices (kernels.h) */
