@@ -17,7 +17,7 @@
 // x is [cols][k] row-major, i.e. the B matrix (k × cols) column-major: it is read through a
 // transposing tensor view, and y is written through the same view.
 // Decode functions (block loads) widen what is not f16 as it is loaded:
-//  - BF16 weights: bf16 -> f32 -> f16 (exact from 2^-14 down to 2^-24 with f16 subnormals, as gemm.comp);
+//  - BF16 weights: bf16 -> f32 -> f16 (exact down to 2^-14, then f16 subnormals: as gemm.comp);
 //  - Q8_0 / Q4_0 weights: the tensor layout's block size is (1, 32), so the load hands each element
 //    its block (row, block) and its place in it; the decode reads the quant and the block's f16
 //    scale and returns q·d rounded to f16. Q4_0's q·d (|q| <= 8) is then exact where d has at most
@@ -78,7 +78,6 @@
 #error "gemm_cm2.comp: no SwiGLU pair with split Q8_0 weights"
 #endif
 
-
 layout(constant_id = 0) const uint BM = 128; // weight rows a workgroup owns
 layout(constant_id = 1) const uint BN = 128; // columns a workgroup owns
 layout(constant_id = 2) const uint BK = 32;  // k step
@@ -87,8 +86,8 @@ layout(local_size_x_id = 3) in;              // NT
 layout(push_constant) uniform Push {
     uint64_t w;  // [rows][k] F16 / BF16, or Q8_0 / Q4_0 (quant blocks, then scales); 16-byte aligned
     uint64_t w3; // SWIGLU: the up weight, same shape and type
-    uint64_t x; // f32 [cols][k] (XF16: f16), 16-byte aligned
-    uint64_t y; // f32 [cols][rows], 16-byte aligned
+    uint64_t x;  // f32 [cols][k] (XF16: f16; XPREP: gemm_xprep's pairs), 16-byte aligned
+    uint64_t y;  // f32 [cols][rows], 16-byte aligned
     uint rows;
     uint k;
     uint cols;
