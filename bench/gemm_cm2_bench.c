@@ -12,7 +12,8 @@
  * it, two plain loads, timed on arbitrary bytes) with the default tile and a sweep of tiles
  * (BMxBNxBK/invocations). TFLOP/s count 2·rows·k·cols a product (the exact modes do twice the
  * tensor work). Last, one agreement line per type: the cm2 exact and serving outputs against the
- * v1 gemm's on 2048x2048 (max |diff| / max |y|). Exits 0 with a message on a device without
+ * v1 gemm's on 2048x2048 (max |diff| / max |y|). On 8192x2048 also the SwiGLU pair (w1/w3) both
+ * ways (time_pairs). Exits 0 with a message on a device without
  * coopmat2. Weights and activations are made on the device (winit). */
 #include <math.h>
 #include <stdio.h>
@@ -102,6 +103,40 @@ static double agreement(const struct gpu_buf *a, const struct gpu_buf *b, size_t
     return den > 0 ? num / den : num;
 }
 
+/* LFM2-1.2B's SwiGLU pair (w1/w3, 8192 x 2048): the v1 gemm's (k_matmul_swiglu) and gemm_cm2's
+ * (served and prepared x; the prepared one on arbitrary bytes) at the default tile and the first
+ * n_sweep tiles of the sweep. TFLOP/s count both products. */
+static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uint64_t y, int cols,
+                       int reps, const struct k_cm2_tile *sweep, int n_sweep)
+{
+    struct gpu_buf b3;
+    struct gpu_weight w3 = make(t, w->rows, w->k, 1.0f / sqrtf((float)w->k), 0.0f, &b3);
+    double flop = 4.0 * (double)w->rows * (double)w->k * cols;
+    struct plan p = {.kind = PLAN_WIDE};
+    TRY(k_matmul_swiglu(&g, &p, w, &w3, NULL, x, y, cols, 0, "v1", "", &e));
+    report("NV-v1 SwiGLU pair", p.n ? p.d[p.n - 1].kind : "", time_plan(&p, reps), flop);
+    plan_free(&p);
+    for (int m = 0; m < 2; m++) {
+        enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
+        const char *what = m ? "cm2 pair prep" : "cm2 pair serving";
+        struct k_cm2_tile def = k_gemm_cm2_tile(&g, w->rows, cols);
+        for (int i = -1; i < n_sweep; i++) {
+            const struct k_cm2_tile *tile = i < 0 ? &def : &sweep[i];
+            if (i >= 0 && !memcmp(tile, &def, sizeof def)) continue;
+            struct plan q = {.kind = PLAN_WIDE};
+            struct k_cm2_product pr = {w, &w3, x, y, cols, false, mode};
+            char tname[40];
+            snprintf(tname, sizeof tname, "%ux%ux%u/%u%s", tile->bm, tile->bn, tile->bk, tile->nt,
+                     i < 0 ? "*" : "");
+            if (k_gemm_cm2(&g, &q, &pr, tile, 0, "cm2", &e) != ST_OK)
+                printf("  %-24s %s: %s\n", what, tname, e.msg);
+            else
+                report(what, tname, time_plan(&q, reps), flop);
+            plan_free(&q);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int cols = argc > 1 ? atoi(argv[1]) : 512, reps = argc > 2 ? atoi(argv[2]) : 20;
@@ -131,11 +166,14 @@ int main(int argc, char **argv)
         return 0;
     }
     static const int shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
-    static const struct k_cm2_tile sweep[] = {
+    /* 8 tiles (pipelines: 4 modes x 9 + the pair's 2 x 4 a type, under GPU_MAX_PIPELINES for 4
+     * types) */
+    static const struct k_cm2_tile sweep_tiles[] = {
         {64, 64, 32, 128},   {128, 64, 32, 128},  {128, 64, 32, 256},  {128, 128, 32, 256},
-        {128, 128, 64, 256}, {128, 256, 32, 256}, {256, 128, 32, 256}, {128, 128, 32, 128},
-        {256, 256, 32, 512}, {64, 128, 64, 256},
+        {128, 128, 64, 256}, {128, 256, 32, 256}, {256, 128, 32, 256}, {256, 256, 32, 512},
     };
+    const struct k_cm2_tile *sweep = sweep_tiles;
+    int n_sweep = (int)(sizeof sweep_tiles / sizeof sweep_tiles[0]);
     struct gpu_buf xb, xhb, yb, yv1;
     int kmax = 8192, rmax = 8192;
     struct gpu_weight x = make(DT_F32, cols, kmax, 1.0f, 0.0f, &xb);
@@ -167,12 +205,12 @@ int main(int argc, char **argv)
                  * here) */
                 uint64_t xa = mode == K_CM2_X_GIVEN_F16 ? xh.addr : x.addr;
                 struct k_cm2_tile def = k_gemm_cm2_tile(&g, rows, cols);
-                for (int t = -1; t < (int)(sizeof sweep / sizeof sweep[0]); t++) {
+                for (int t = -1; t < n_sweep; t++) {
                     const struct k_cm2_tile *tile = t < 0 ? &def : &sweep[t];
                     if (t >= 0 && !memcmp(tile, &def, sizeof def)) continue;
                     struct plan q = {.kind = PLAN_WIDE};
-                    if (k_gemm_cm2(&g, &q, &w, xa, yb.addr, cols, mode, tile, 0, "cm2", &e) !=
-                        ST_OK) {
+                    struct k_cm2_product pr = {&w, NULL, xa, yb.addr, cols, false, mode};
+                    if (k_gemm_cm2(&g, &q, &pr, tile, 0, "cm2", &e) != ST_OK) {
                         printf("  %-24s %ux%ux%u/%u: %s\n", mode_name[m], tile->bm, tile->bn,
                                tile->bk, tile->nt, e.msg);
                         plan_free(&q);
@@ -187,6 +225,8 @@ int main(int argc, char **argv)
                         agree[ti][m] = agreement(&yb, &yv1, (size_t)cols * rows);
                 }
             }
+            if (rows == 8192 && k == 2048)
+                time_pairs(&w, types[ti], x.addr, yb.addr, cols, reps, sweep, 3);
         }
     printf("agreement with the v1 gemm on 2048x2048 (max |diff| / max |y|; * = default tile "
            "above):\n");
