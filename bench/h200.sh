@@ -4,7 +4,8 @@
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34 chain; batch plan (8): batch_floor batch_final qmv;
-# Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm.
+# Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm;
+# tensor cores at the Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON).
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -425,6 +426,17 @@ qmv() { # bench/16: qmv.comp (Q4_0/Q8_0, x staged in shared memory) against benc
         bf_step kc1024_q4_0_$c q4_0 $c LFM2_QMV_KC=1024
         bf_step u4_q4_0_$c q4_0 $c LFM2_QMV_U=4
     done
+}
+cm2() { # bench/39: the VK_NV_cooperative_matrix2 gemm. Its test runs without the validation layer
+    # (Debian 12's predates the extension, so under it the device is opened without coopmat2); the
+    # v1 gemm's kernel tests again with coopmat2 enabled beside VK_NV_cooperative_matrix; the bench.
+    run --list-devices
+    local d=${BIN_DIR:-build}
+    echo "\$ test_gemm_cm2"; "$d/test_gemm_cm2"; echo "(exit $?)"; echo
+    echo "\$ LFM2_VALIDATION=1 test_gemm_cm2 (the layer's gate)"; LFM2_VALIDATION=1 "$d/test_gemm_cm2"; echo "(exit $?)"; echo
+    echo "\$ test_kernels tests/fixtures gemm"; "$d/test_kernels" tests/fixtures gemm >"$O/cm2_test_kernels.txt" 2>&1
+    echo "(exit $?)"; tail -n 3 "$O/cm2_test_kernels.txt"; echo
+    echo "\$ gemm_cm2_bench 512 20"; "$d/gemm_cm2_bench" 512 20; echo "(exit $?)"
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do

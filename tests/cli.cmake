@@ -63,6 +63,8 @@ cli_test(cli_qwen_spec_profile cli-gpu 0 "dn.recurrent.snap" --model ${QT} --ful
 cli_test(cli_spec_profile cli-gpu 0 "shortconv.snap" --model ${LT} --full --spec --cols 8 --pos 5 --reps 1)
 cli_test(cli_spec_profile_slots cli-gpu 0 "plan spec: 2 slots × drafts of 3 tokens" --model ${LT} --layers 1:4 --spec --cols 6 --slots 2 --pos 3 --reps 1)
 cli_test(cli_list_devices cli-gpu 0 "llvmpipe" --list-devices)
+# the cooperative-matrix lines: NV v1 shapes, KHR, and whether gemm_cm2 can run (VK_NV_cooperative_matrix2)
+cli_test(cli_list_devices_coopmat2 cli-gpu 0 "VK_NV_cooperative_matrix2" --list-devices)
 cli_test(cli_device_out_of_range cli-gpu 2 "--device 7" --model ${LT} --full --load-only --device 7)
 
 # golden checks: golden_tests(PREFIX DIR SPLIT N CHECKS FILE:GOLD ...) runs each model file of DIR

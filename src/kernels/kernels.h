@@ -230,6 +230,45 @@ int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi
 int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
                 int layer, const char *op, const char *kind_prefix, struct err *e);
 
+/* ---- gemm_cm2 (gemm_cm2.c): the matrix product on VK_NV_cooperative_matrix2 (shaders/gemm_cm2.comp,
+ * its SPIR-V committed in shaders/prebuilt): y[c][n] (+)= Σ_k W[n][k]·x[c][k] for c < cols, n < rows,
+ * or with a SwiGLU pair y[c][n] = silu(W x)[n]·(W3 x)[n]; W (and W3) F16, BF16, Q8_0 or Q4_0
+ * [rows][k] (device layout above; Q types: k a multiple of 32, decoded in the load, q·d rounded to
+ * f16, Q8_0's split into hi + lo in the exact modes); x per enum k_cm2_x; y f32 [cols][rows];
+ * weights, x, y 16-byte aligned. Workgroup-scope matrices loaded from global memory with tensor
+ * layouts (the driver stages them), any rows, k, cols. One dispatch, kind "<variant>.<dtype>" with
+ * variant gemm_cm2 / gemm_cm2_exact / gemm_cm2_xf16 / gemm_cm2_prep (+ "_swiglu"), the weights'
+ * bytes. Not yet chosen by the wide plan (the lead integrates it after its GPU measurement:
+ * bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h has_coopmat2 (SwiGLU: and
+ * has_coopmat2_per_element), another dtype, an unaligned address, a tile that does not suit the
+ * kernel (tile: NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, w3 (0: no SwiGLU),
+ * x, y; u32 rows, k, cols, accumulate. */
+enum k_cm2_x {
+    K_CM2_X_SERVING = 0,   /* x f32, rounded to f16 as it is loaded, one product (serving precision) */
+    K_CM2_X_EXACT = 1,     /* x f32, split into f16 hi + lo as it is loaded, two products (f32-accurate) */
+    K_CM2_X_GIVEN_F16 = 2, /* x is f16 [cols][k] already (a plain tensor load) */
+    K_CM2_X_PREP = 3,      /* x as gemm_xprep.comp makes it for cooperative matrices (f16 hi/lo pairs
+                              [cols][k/4] of 16 bytes, the wide plan's prepared x, its norm applied):
+                              two plain loads, exact; k a multiple of 4 */
+};
+struct k_cm2_product {
+    const struct gpu_weight *w;  /* W [rows][k] */
+    const struct gpu_weight *w3; /* SwiGLU's up weight (same shape and type; x served or prepared,
+                                    Q8_0 served only), NULL: a single product */
+    uint64_t x, y;
+    int cols;
+    bool accumulate; /* y += W x (the residual; not with w3) */
+    enum k_cm2_x xmode;
+};
+struct k_cm2_tile {
+    uint32_t bm, bn, bk; /* weight rows, columns, k step of a workgroup's tile */
+    uint32_t nt;         /* invocations a workgroup (a multiple of 32) */
+};
+int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, const struct k_cm2_tile *tile,
+               int layer, const char *op, struct err *e);
+/* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns. */
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols);
+
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =
  * [B | C | X], conv weight [H][3] F32/F16/BF16, y f32 [cols][H]; the n_runs runs cover the step's

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tuning.h"
+#include "vk_coopmat2.h"
 
 /* ---------------------------------------------------------------------------------------------
  * Physical device: everything we ask of one, gathered once (for gpu_open and the device list). */
@@ -22,7 +23,10 @@ struct dev_info {
     VkPhysicalDeviceVulkan12Features f12;
     VkPhysicalDeviceVulkan13Features f13; /* zero below 1.3 */
     VkPhysicalDeviceCooperativeMatrixFeaturesNV fcoop;
-    bool api13, has_budget, has_coopmat_nv;
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR fkhr;     /* zero without VK_KHR_cooperative_matrix */
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2;     /* zero without VK_NV_cooperative_matrix2 */
+    VkPhysicalDeviceCooperativeMatrix2PropertiesNV pcm2;
+    bool api13, has_budget, has_coopmat_nv, has_coopmat_khr, has_coopmat2_ext;
     int queue_family; /* compute family used, -1 if none */
     uint32_t ts_bits; /* its timestampValidBits */
     uint64_t device_local_bytes;
@@ -71,6 +75,8 @@ static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
     d->api13 = basic.apiVersion >= VK_API_VERSION_1_3;
     d->has_budget = has_device_extension(pd, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     d->has_coopmat_nv = has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    d->has_coopmat_khr = has_device_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    d->has_coopmat2_ext = d->has_coopmat_khr && has_device_extension(pd, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME);
 
     d->props.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
     d->driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
@@ -80,6 +86,11 @@ static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
         d->props.pNext = &d->driver;
         d->driver.pNext = &d->p11;
         if (d->api13) d->p11.pNext = &d->p13;
+        d->pcm2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV;
+        if (d->has_coopmat2_ext) {
+            d->pcm2.pNext = d->p11.pNext;
+            d->p11.pNext = &d->pcm2;
+        }
         vkGetPhysicalDeviceProperties2(pd, &d->props);
     } else {
         d->props.properties = basic;
@@ -104,7 +115,17 @@ static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
             *next = &d->f13;
             next = &d->f13.pNext;
         }
-        if (d->has_coopmat_nv) *next = &d->fcoop;
+        if (d->has_coopmat_nv) {
+            *next = &d->fcoop;
+            next = &d->fcoop.pNext;
+        }
+        d->fkhr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR;
+        d->fcm2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV;
+        if (d->has_coopmat_khr) {
+            *next = &d->fkhr;
+            next = &d->fkhr.pNext;
+        }
+        if (d->has_coopmat2_ext) *next = &d->fcm2;
         vkGetPhysicalDeviceFeatures2(pd, &d->features);
     }
     d->queue_family = pick_queue_family(pd, &d->ts_bits);
@@ -126,65 +147,55 @@ static const char *device_type_name(VkPhysicalDeviceType t)
     }
 }
 
-static const char *component_type_name(VkComponentTypeNV t)
-{
-    switch (t) {
-    case VK_COMPONENT_TYPE_FLOAT16_NV:
-        return "f16";
-    case VK_COMPONENT_TYPE_FLOAT32_NV:
-        return "f32";
-    case VK_COMPONENT_TYPE_FLOAT64_NV:
-        return "f64";
-    case VK_COMPONENT_TYPE_SINT8_NV:
-        return "s8";
-    case VK_COMPONENT_TYPE_SINT16_NV:
-        return "s16";
-    case VK_COMPONENT_TYPE_SINT32_NV:
-        return "s32";
-    case VK_COMPONENT_TYPE_SINT64_NV:
-        return "s64";
-    case VK_COMPONENT_TYPE_UINT8_NV:
-        return "u8";
-    case VK_COMPONENT_TYPE_UINT16_NV:
-        return "u16";
-    case VK_COMPONENT_TYPE_UINT32_NV:
-        return "u32";
-    case VK_COMPONENT_TYPE_UINT64_NV:
-        return "u64";
-    default:
-        return "?";
-    }
-}
-
 /* ---------------------------------------------------------------------------------------------
  * Device list */
 
-static void print_coopmat_nv(FILE *out, VkPhysicalDevice pd, const struct dev_info *d)
+/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
+ * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
+ * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
+#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
+#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
+static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
+
+/* Whether the device gives gemm_cm2.comp what it uses: VK_NV_cooperative_matrix2's workgroup-scope
+ * matrices of flexible dimensions, tensor addressing and block loads (the decode functions), on
+ * VK_KHR_cooperative_matrix, and the core features its SPIR-V declares. */
+static bool coopmat2_usable(const struct dev_info *d)
 {
-    if (!d->has_coopmat_nv || !d->fcoop.cooperativeMatrix) {
-        fprintf(out, "  %-18s none (VK_NV_cooperative_matrix absent)\n", "cooperative matrix");
-        return;
-    }
-    uint32_t n = 0;
-    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS) n = 0;
-    VkCooperativeMatrixPropertiesNV *shapes = n ? calloc(n, sizeof *shapes) : NULL;
-    for (uint32_t i = 0; shapes && i < n; i++)
-        shapes[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-    if (shapes && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, shapes) != VK_SUCCESS)
-        n = 0;
-    fprintf(out, "  %-18s VK_NV_cooperative_matrix, %u shapes (MxNxK A*B+C->D)\n",
-            "cooperative matrix", shapes ? n : 0);
-    for (uint32_t i = 0; shapes && i < n; i++) {
-        const VkCooperativeMatrixPropertiesNV *s = &shapes[i];
-        fprintf(out, "  %-18s %ux%ux%u %s*%s+%s->%s%s\n", "", s->MSize, s->NSize, s->KSize,
-                component_type_name(s->AType), component_type_name(s->BType),
-                component_type_name(s->CType), component_type_name(s->DType),
-                s->scope == VK_SCOPE_SUBGROUP_NV ? "" : " (not subgroup scope)");
-    }
-    free(shapes);
+    /* its SPIR-V is 1.6 (Vulkan 1.3) and declares the Vulkan memory model, f16 and 16-bit storage */
+    bool base = d->api13 && d->f12.vulkanMemoryModel && d->f12.shaderFloat16 && d->f11.storageBuffer16BitAccess &&
+                d->features.features.shaderInt16 && d->features.features.shaderInt64;
+    return base && d->has_coopmat2_ext && d->fkhr.cooperativeMatrix && d->fcm2.cooperativeMatrixWorkgroupScope &&
+           d->fcm2.cooperativeMatrixFlexibleDimensions && d->fcm2.cooperativeMatrixTensorAddressing &&
+           d->fcm2.cooperativeMatrixBlockLoads;
 }
 
-static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd)
+static void print_coopmat2(FILE *out, const struct dev_info *d, uint32_t layer)
+{
+    const char *label = "coopmat2";
+    if (d->has_coopmat2_ext && !layer_allows(layer, LAYER_KNOWS_COOPMAT2)) {
+        fprintf(out, "  %-18s VK_NV_cooperative_matrix2 present, not enabled: the validation layer %u.%u.%u predates it\n",
+                label, VK_API_VERSION_MAJOR(layer), VK_API_VERSION_MINOR(layer), VK_API_VERSION_PATCH(layer));
+        return;
+    }
+    if (!d->has_coopmat2_ext) {
+        fprintf(out, "  %-18s none (VK_NV_cooperative_matrix2 %s)\n", label,
+                d->has_coopmat_khr ? "absent" : "and VK_KHR_cooperative_matrix absent");
+        return;
+    }
+    fprintf(out, "  %-18s VK_NV_cooperative_matrix2%s: workgroup scope %s, flexible dimensions %s, tensor "
+            "addressing %s, block loads %s, per-element operations %s; workgroups up to %u invocations, %u "
+            "bytes of shared memory reserved\n", label, coopmat2_usable(d) ? " (gemm_cm2 usable)" : " (gemm_cm2 NOT usable)",
+            d->fcm2.cooperativeMatrixWorkgroupScope ? "yes" : "no",
+            d->fcm2.cooperativeMatrixFlexibleDimensions ? "yes" : "no",
+            d->fcm2.cooperativeMatrixTensorAddressing ? "yes" : "no",
+            d->fcm2.cooperativeMatrixBlockLoads ? "yes" : "no",
+            d->fcm2.cooperativeMatrixPerElementOperations ? "yes" : "no",
+            d->pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize,
+            d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
+}
+
+static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd, uint32_t layer)
 {
     struct dev_info d;
     dev_query(pd, &d);
@@ -211,7 +222,10 @@ static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd)
     fprintf(out, "  %-18s %.0f MiB\n", "max allocation", MIB(d.p11.maxMemoryAllocationSize));
     fprintf(out, "  %-18s %s\n", "buffer address",
             d.f12.bufferDeviceAddress ? "yes" : "NO (this tool cannot use the device)");
-    print_coopmat_nv(out, pd, &d);
+    vk_print_coopmat_nv(out, pd, d.has_coopmat_nv && d.fcoop.cooperativeMatrix);
+    fprintf(out, "  %-18s %s\n", "coopmat KHR",
+            d.has_coopmat_khr && d.fkhr.cooperativeMatrix ? "VK_KHR_cooperative_matrix" : "none");
+    print_coopmat2(out, &d, layer);
     for (uint32_t h = 0; h < d.mem.memoryHeapCount; h++) {
         char label[32];
         snprintf(label, sizeof label, "heap %u", h);
@@ -228,13 +242,14 @@ int gpu_list_devices(FILE *out, struct err *e)
     uint32_t messages = 0;
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0;
-    int st = vk_instance_create(&instance, &messenger, &messages, e);
+    uint32_t layer = 0;
+    int st = vk_instance_create(&instance, &messenger, &messages, &layer, e);
     if (st == ST_OK) st = vk_devices_enumerate(instance, &devs, &n, e);
     if (st == ST_OK) {
         if (n == 0) fprintf(out, "no Vulkan devices\n");
         for (uint32_t i = 0; i < n; i++) {
             if (i) fprintf(out, "\n");
-            print_device(out, i, devs[i]);
+            print_device(out, i, devs[i], layer);
         }
     }
     free(devs);
@@ -250,13 +265,31 @@ int gpu_list_devices(FILE *out, struct err *e)
 /* Creates the logical device with every feature the kernels may use that the device has. */
 static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
 {
+    /* VK_NV_cooperative_matrix2 on VK_KHR_cooperative_matrix (gemm_cm2.comp): the features it uses */
+    bool cm2 = coopmat2_usable(d) && layer_allows(g->validation_layer, LAYER_KNOWS_COOPMAT2);
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV,
+        .cooperativeMatrixWorkgroupScope = VK_TRUE,
+        .cooperativeMatrixFlexibleDimensions = VK_TRUE,
+        .cooperativeMatrixTensorAddressing = VK_TRUE,
+        .cooperativeMatrixBlockLoads = VK_TRUE,
+        .cooperativeMatrixPerElementOperations = d->fcm2.cooperativeMatrixPerElementOperations,
+    };
+    VkPhysicalDeviceCooperativeMatrixFeaturesKHR fkhr = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+        .pNext = cm2 ? &fcm2 : NULL,
+        .cooperativeMatrix = VK_TRUE,
+    };
+    bool khr = d->has_coopmat_khr && d->fkhr.cooperativeMatrix && layer_allows(g->validation_layer, LAYER_KNOWS_KHR_COOPMAT);
     VkPhysicalDeviceCooperativeMatrixFeaturesNV coop = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV,
+        .pNext = khr ? &fkhr : NULL,
         .cooperativeMatrix = d->fcoop.cooperativeMatrix,
     };
+    void *coop_chain = d->has_coopmat_nv ? (void *)&coop : khr ? (void *)&fkhr : NULL;
     VkPhysicalDeviceVulkan13Features f13 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-        .pNext = d->has_coopmat_nv ? &coop : NULL,
+        .pNext = coop_chain,
         .subgroupSizeControl = d->f13.subgroupSizeControl,
         .computeFullSubgroups = d->f13.computeFullSubgroups,
         .maintenance4 = d->f13.maintenance4,
@@ -264,7 +297,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
     };
     VkPhysicalDeviceVulkan12Features f12 = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-        .pNext = d->api13 ? (void *)&f13 : (d->has_coopmat_nv ? (void *)&coop : NULL),
+        .pNext = d->api13 ? (void *)&f13 : coop_chain,
         .bufferDeviceAddress = VK_TRUE,
         .shaderFloat16 = d->f12.shaderFloat16,
         .shaderInt8 = d->f12.shaderInt8,
@@ -293,10 +326,17 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
                 .shaderFloat64 = d->features.features.shaderFloat64,
             },
     };
-    const char *ext[4];
+    const char *ext[6];
     uint32_t n_ext = 0;
     if (d->has_budget) ext[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (d->has_coopmat_nv) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (khr) ext[n_ext++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+    if (cm2) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+    g->has_coopmat_khr = khr;
+    g->has_coopmat2 = cm2;
+    g->has_coopmat2_per_element = cm2 && d->fcm2.cooperativeMatrixPerElementOperations;
+    g->coopmat2_reserved_shared = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory : 0;
+    g->coopmat2_max_invocations = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize : 0;
     /* LFM2_PIPELINE_STATS (tuning.h): the driver's statistics of each pipeline (registers, spills) */
     VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
@@ -352,25 +392,6 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
     return ST_OK;
 }
 
-/* Whether the device lists the cooperative-matrix shape gemm.comp uses: 16x16x16, f16 * f16 + f32
- * -> f32, subgroup scope. */
-static bool coopmat_f16_16(VkPhysicalDevice pd)
-{
-    uint32_t n = 0;
-    if (vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, NULL) != VK_SUCCESS || n == 0) return false;
-    VkCooperativeMatrixPropertiesNV *s = calloc(n, sizeof *s);
-    bool found = false;
-    for (uint32_t i = 0; s && i < n; i++) s[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
-    if (s && vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &n, s) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = s[i].MSize == 16 && s[i].NSize == 16 && s[i].KSize == 16 &&
-                    s[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV && s[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV &&
-                    s[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV && s[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV &&
-                    s[i].scope == VK_SCOPE_SUBGROUP_NV;
-    free(s);
-    return found;
-}
-
 /* Copies what kernels and the report need from d into g. */
 static void fill_device_fields(struct gpu *g, const struct dev_info *d)
 {
@@ -397,7 +418,7 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
     /* the wide plan's tensor-core gemm needs the shape, f16 arithmetic and 16-bit storage, and a
      * subgroup of 32 (its 2 x 2 subgroup grid); test hook: LFM2_TEST_NO_COOPMAT=1 runs the FMA twin
      * on such a device too, so both can be compared on it */
-    g->gemm_coopmat = g->has_coopmat_nv && coopmat_f16_16(g->phys) && g->has_float16 &&
+    g->gemm_coopmat = g->has_coopmat_nv && vk_coopmat_f16_16(g->phys) && g->has_float16 &&
                       d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !tuning()->test_no_coopmat;
 }
 
@@ -428,7 +449,7 @@ static int commands_create(struct gpu *g, struct err *e)
 
 static int open_device(struct gpu *g, int index, struct err *e)
 {
-    int st = vk_instance_create(&g->instance, &g->messenger, &g->validation_messages, e);
+    int st = vk_instance_create(&g->instance, &g->messenger, &g->validation_messages, &g->validation_layer, e);
     if (st) return st;
     VkPhysicalDevice *devs = NULL;
     uint32_t n = 0;

@@ -77,6 +77,12 @@ struct gpu {
     float timestamp_period;        /* ns per tick */
     uint32_t timestamp_valid_bits; /* of the compute queue; 0 = no timestamps */
     bool has_coopmat_nv;           /* VK_NV_cooperative_matrix */
+    bool has_coopmat_khr;          /* VK_KHR_cooperative_matrix enabled */
+    bool has_coopmat2;             /* VK_NV_cooperative_matrix2 enabled with workgroup scope, flexible
+                                    * dimensions, tensor addressing and block loads (gemm_cm2.comp) */
+    bool has_coopmat2_per_element;     /* and its per-element operations (gemm_cm2.comp's SwiGLU epilogue) */
+    uint32_t coopmat2_reserved_shared; /* its workgroup-scope staging's shared memory, bytes */
+    uint32_t coopmat2_max_invocations; /* its largest workgroup of workgroup-scope matrices */
     bool gemm_coopmat;             /* the wide plan's gemm runs on cooperative matrices (kernels.h) */
     bool has_memory_budget;        /* VK_EXT_memory_budget */
     uint64_t device_local_bytes;   /* size of the largest device-local heap */
@@ -114,6 +120,7 @@ struct gpu {
     bool queries_recorded; /* the step being recorded already uses `queries` (no regrowth) */
 
     uint32_t validation_messages; /* count of validation-layer messages seen */
+    uint32_t validation_layer;    /* the validation layer's spec version when enabled, else 0 */
 };
 
 /* Prints every device (index, name, type, driver, API, timestamps, subgroup size, shared memory,

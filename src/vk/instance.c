@@ -29,17 +29,18 @@ static bool validation_requested(void)
     return tuning()->validation;
 }
 
-static bool has_instance_layer(const char *name)
+/* The spec version (VK_MAKE_API_VERSION) of instance layer `name`, 0 when it is not installed. */
+static uint32_t instance_layer_version(const char *name)
 {
     uint32_t n = 0;
-    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return false;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
     VkLayerProperties *layers = calloc(n, sizeof *layers);
-    bool found = false;
+    uint32_t version = 0;
     if (layers && vkEnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
-        for (uint32_t i = 0; i < n && !found; i++)
-            found = strcmp(layers[i].layerName, name) == 0;
+        for (uint32_t i = 0; i < n && !version; i++)
+            if (strcmp(layers[i].layerName, name) == 0) version = MAX(layers[i].specVersion, 1u);
     free(layers);
-    return found;
+    return version;
 }
 
 /* Whether the instance extension `name` is there, globally or from `layer` (may be NULL). */
@@ -60,8 +61,9 @@ static bool has_instance_extension(const char *layer, const char *name)
 /* Loads the Vulkan loader, makes an instance (Vulkan 1.2 or 1.3) and, with LFM2_VALIDATION=1, the
  * validation layer plus a messenger counting into *count (which must outlive the instance). */
 int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger,
-                           uint32_t *count, struct err *e)
+                           uint32_t *count, uint32_t *layer_version, struct err *e)
 {
+    *layer_version = 0;
     if (volkInitialize() != VK_SUCCESS)
         return err_set(e, ST_RUNTIME,
                        "cannot load the Vulkan loader libvulkan.so.1: install libvulkan1 and a "
@@ -75,12 +77,12 @@ int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger
     bool validate = false;
     if (validation_requested()) {
         static bool warned;
-        if (!has_instance_layer(validation_layer) && tuning()->validation_required) {
+        if (!instance_layer_version(validation_layer) && tuning()->validation_required) {
             return err_set(e, ST_RUNTIME,
                            "LFM2_VALIDATION=require: the Vulkan validation layer %s is not installed "
                            "(vulkan-validationlayers; VK_LAYER_PATH, if set, must name its folder)",
                            validation_layer);
-        } else if (!has_instance_layer(validation_layer)) {
+        } else if (!instance_layer_version(validation_layer)) {
             if (!warned)
                 fprintf(stderr,
                         "warning: LFM2_VALIDATION is set but %s is not installed "
@@ -137,6 +139,7 @@ int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger
     if (r != VK_SUCCESS) return vk_fail(e, "vkCreateInstance", r);
     volkLoadInstanceOnly(*instance);
     if (validate) VK_TRY(vkCreateDebugUtilsMessengerEXT(*instance, &mci, NULL, messenger));
+    if (validate) *layer_version = instance_layer_version(validation_layer);
     return ST_OK;
 }
 

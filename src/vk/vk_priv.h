@@ -30,8 +30,11 @@ uint64_t vk_align_up(uint64_t x, uint64_t a);
 const char *vk_mem_kind_name(enum gpu_mem kind);
 
 /* instance.c */
+/* *layer_version: the validation layer's spec version when it is enabled, else 0 (device.c enables
+ * extensions the layer predates only without it: an old layer reports their structs and SPIR-V as
+ * errors). */
 int vk_instance_create(VkInstance *instance, VkDebugUtilsMessengerEXT *messenger, uint32_t *count,
-                       struct err *e);
+                       uint32_t *layer_version, struct err *e);
 void vk_instance_destroy(VkInstance instance, VkDebugUtilsMessengerEXT messenger);
 int vk_devices_enumerate(VkInstance instance, VkPhysicalDevice **out, uint32_t *n, struct err *e);
 
@@ -44,6 +47,12 @@ struct gpu_buf vk_block_range(const struct gpu_block *b, uint64_t off, uint64_t 
 /* transfer.c */
 int vk_fence_wait(struct gpu *g, VkFence fence, const char *what, struct err *e);
 int vk_submit(struct gpu *g, VkCommandBuffer cb, VkFence fence, struct err *e);
+
+/* coopmat.c */
+/* Prints the VK_NV_cooperative_matrix shapes of pd (usable: the extension and its feature are there). */
+void vk_print_coopmat_nv(FILE *out, VkPhysicalDevice pd, bool usable);
+/* Whether pd lists the shape gemm.comp uses: 16x16x16, f16 * f16 + f32 -> f32, subgroup scope. */
+bool vk_coopmat_f16_16(VkPhysicalDevice pd);
 
 /* pipeline.c */
 uint32_t vk_push_range(const struct gpu *g);

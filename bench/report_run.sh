@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/37_report_run.sh - issue 37 on an H100/H200 (device tool, `build/` carried): does plan auto
+# bench/report_run.sh - issue 37 on an H100/H200 (device tool, `build/` carried): does plan auto
 # pick the faster plan at each width, and the HTML/CSV/text reports of one real run for docs/.
-#   run command: bash bench/37_report_run.sh   (outputs under $OUT, or bench/out when unset)
+#   run command: bash bench/report_run.sh   (outputs under $OUT, or bench/out when unset)
 # Crossover: LFM2-1.2B with the head, BF16 and Q4_0, widths 1..64, plans batch, wide and auto; auto
 # should match the faster of batch and wide at each width (same kernels as one of them).
 set -u

@@ -1,0 +1,143 @@
+/* gemm_cm2.c - host side of shaders/gemm_cm2.comp, the matrix product on VK_NV_cooperative_matrix2
+ * (kernels.h says what it computes; the shader's header how). */
+#include "kernels.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define CM2_MAX_GROUPS 65535u
+
+/* gemm_cm2.comp's push block */
+struct push_gemm_cm2 {
+    uint64_t w, w3, x,
+        y; /* w3: SwiGLU's up weight, else 0 (Q types' scales: found after their blocks) */
+    uint32_t rows, k, cols, accumulate;
+};
+_Static_assert(sizeof(struct push_gemm_cm2) == 48, "push_gemm_cm2 layout");
+
+static uint32_t cm2_div_up(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+/* Default tiles: 128 x 128 (k steps of 32, 256 invocations), halved along the columns and then the
+ * rows while that leaves fewer than 256 workgroups (2 a multiprocessor on an H100); not measured
+ * yet (bench/gemm_cm2_bench.c prints every tile it tries). */
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
+{
+    struct k_cm2_tile t = {128, 128, 32, 256};
+    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
+    uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
+    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) t.bn = 64;
+    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) {
+        t.bm = 64;
+        t.nt = 128;
+    }
+    return t;
+}
+
+static const char *cm2_dtype(enum dtype t)
+{
+    return t == DT_F16 ? "f16" : t == DT_BF16 ? "bf16" : t == DT_Q8_0 ? "q8_0" : "q4_0";
+}
+
+/* The checks of one product (returns ST_USAGE naming what does not fit). */
+static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const char *op,
+                     struct err *e)
+{
+    const struct gpu_weight *w = m->w, *w3 = m->w3;
+    if (!g->has_coopmat2)
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: device %s lacks VK_NV_cooperative_matrix2 with workgroup scope, tensor "
+            "addressing and block loads (--list-devices)",
+            op, g->props.deviceName);
+    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
+    if (w->dtype != DT_F16 && w->dtype != DT_BF16 && !quant)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: weight of type %s, expected F16, BF16, Q8_0 or Q4_0", op,
+                       dtype_name(w->dtype));
+    if (quant && (w->k % 32 || !g->has_int8))
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: %s weights need k a multiple of 32 (got %lld) and 8-bit integers", op,
+            dtype_name(w->dtype), (long long)w->k);
+    if (w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX || m->cols < 1)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: shape [%lld, %lld] x %d columns out of range", op,
+                       (long long)w->rows, (long long)w->k, m->cols);
+    if (w->addr % 16 || m->x % 16 || m->y % 16 || (w3 && w3->addr % 16))
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: weights, x and y must be 16-byte aligned (tensor loads)", op);
+    if (m->xmode < K_CM2_X_SERVING || m->xmode > K_CM2_X_PREP)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: unknown activation mode %d", op, (int)m->xmode);
+    if (m->xmode == K_CM2_X_PREP && w->k % 4)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: a prepared x needs k a multiple of 4 (got %lld)",
+                       op, (long long)w->k);
+    if (!w3) return ST_OK;
+    /* SwiGLU pairs: same shape and type, the per-element epilogue, no residual, and no split Q8_0
+     * weights (the exact modes of Q8_0) */
+    if (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: SwiGLU weights differ ([%lld, %lld] %s and [%lld, %lld] %s)",
+                       op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
+                       (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype));
+    if (!g->has_coopmat2_per_element || m->accumulate)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: a SwiGLU pair needs coopmat2's per-element operations%s", op,
+                       m->accumulate ? " and no accumulation" : "");
+    bool modes = m->xmode == K_CM2_X_SERVING || m->xmode == K_CM2_X_PREP;
+    if (!modes || (w->dtype == DT_Q8_0 && m->xmode == K_CM2_X_PREP))
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: SwiGLU pairs come with x served (f16) or prepared, and for "
+                       "Q8_0 served only",
+                       op);
+    return ST_OK;
+}
+
+int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
+               const struct k_cm2_tile *tile, int layer, const char *op, struct err *e)
+{
+    int rc = cm2_check(g, m, op, e);
+    if (rc) return rc;
+    const struct gpu_weight *w = m->w;
+    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0, swiglu = m->w3 != NULL;
+    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols);
+    uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
+    if (t.bm % 16 || t.bn % 16 || t.bk % (quant ? 32 : 16) || !t.bm || !t.bn || !t.bk || !t.nt ||
+        t.nt % 32 || t.nt > max_nt)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: tile %ux%ux%u with %u invocations; expected multiples of 16 "
+                       "(k of 32 for Q "
+                       "types) and a multiple of 32 invocations up to %u",
+                       op, t.bm, t.bn, t.bk, t.nt, max_nt);
+    uint32_t gx = cm2_div_up((uint64_t)m->cols, t.bn), gy = cm2_div_up((uint64_t)w->rows, t.bm);
+    if (gx > CM2_MAX_GROUPS || gy > CM2_MAX_GROUPS)
+        return err_set(
+            e, ST_USAGE,
+            "gemm_cm2 %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
+            m->cols, (long long)w->rows, gx, gy);
+    static const char *const variant[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                          "gemm_cm2_prep"};
+    const char *sw = swiglu ? "_swiglu" : "";
+    char name[40], kind[40];
+    snprintf(name, sizeof name, "%s%s_%s", variant[m->xmode], sw, cm2_dtype(w->dtype));
+    snprintf(kind, sizeof kind, "%s%s.%s", variant[m->xmode], sw, cm2_dtype(w->dtype));
+    uint32_t spec[4] = {t.bm, t.bn, t.bk, t.nt};
+    const struct gpu_pipeline *pipe;
+    rc = gpu_pipeline(g, name, spec, 4, &pipe, e);
+    if (rc) return rc;
+    struct push_gemm_cm2 pc = {
+        .w = w->addr,
+        .w3 = swiglu ? m->w3->addr : 0,
+        .x = m->x,
+        .y = m->y,
+        .rows = (uint32_t)w->rows,
+        .k = (uint32_t)w->k,
+        .cols = (uint32_t)m->cols,
+        .accumulate = m->accumulate,
+    };
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, 1);
+    dispatch_tag(d, kind, layer, op, w->bytes + (swiglu ? m->w3->bytes : 0));
+    dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));
+    return ST_OK;
+}

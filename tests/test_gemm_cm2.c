@@ -1,0 +1,402 @@
+/* test_gemm_cm2.c - the matrix product on VK_NV_cooperative_matrix2 (k_gemm_cm2, gemm_cm2.comp)
+ * against a CPU reference (double accumulation) on fresh random inputs, outputs poisoned with NaN
+ * first and a poisoned guard after y that must stay untouched, for F16 and BF16 weights, every
+ * activation mode (serving: x rounded to f16; exact: hi + lo; x given as f16), shapes that are not
+ * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products
+ * are skipped with a message; what needs no such device runs everywhere: the embedded prebuilt
+ * SPIR-V, the refusal naming the missing extension, and the default tile rule. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "kernels.h"
+#include "plan.h"
+#include "shaders.h"
+#include "testutil.h"
+
+#define POISON 0x7fc00000u
+#define GUARD 64 /* floats after y that no store may reach */
+
+static struct gpu g;
+static struct t_rng rng;
+static struct err e;
+
+static struct gpu_buf dev_alloc(uint64_t n)
+{
+    struct gpu_buf b = {0};
+    int rc = gpu_alloc(&g, n, GPU_MEM_DEVICE, &b, &e);
+    T_CHECK(rc == ST_OK, "gpu_alloc %llu: %s", (unsigned long long)n, e.msg);
+    return b;
+}
+
+static void up(const struct gpu_buf *b, const void *src, uint64_t n)
+{
+    int rc = gpu_upload(&g, b, 0, src, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_upload: %s", e.msg);
+}
+
+static void down(const struct gpu_buf *b, void *dst, uint64_t n)
+{
+    int rc = gpu_download(&g, b, 0, dst, n, &e);
+    T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
+}
+
+/* Every prebuilt variant is embedded (CMake reads shaders/prebuilt/variants.txt). */
+static void test_embedded(void)
+{
+    static const char *const modes[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                        "gemm_cm2_prep"};
+    static const char *const types[] = {"f16", "bf16", "q8_0", "q4_0"};
+    for (size_t m = 0; m < ARRAY_LEN(modes); m++)
+        for (size_t t = 0; t < ARRAY_LEN(types); t++) {
+            char name[40];
+            snprintf(name, sizeof name, "%s_%s", modes[m], types[t]);
+            const struct shader_blob *b = shader_blobs;
+            while (b->name && strcmp(b->name, name))
+                b++;
+            T_CHECK(b->name && b->size > 20 && b->code[0] == 0x07230203u &&
+                        b->code[1] == 0x00010600u,
+                    "%s: embedded as SPIR-V 1.6", name);
+        }
+}
+
+/* The default tile: 128 x 128 on big grids, narrower where that leaves under 256 workgroups. */
+static void test_tile_rule(void)
+{
+    struct gpu h = g;
+    h.coopmat2_max_invocations = 1024;
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512); /* 64 x 4 = 256 tiles */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.nt == 256, "8192 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 -> 16 x 8 -> 32 x 8 */
+    T_CHECK(t.bm == 64 && t.bn == 64 && t.nt == 128, "2048 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 4096, 512); /* 32 x 4 -> 32 x 8 = 256 */
+    T_CHECK(t.bm == 128 && t.bn == 64 && t.nt == 256, "4096 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    h.coopmat2_max_invocations = 128;
+    t = k_gemm_cm2_tile(&h, 8192, 512);
+    T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
+}
+
+/* What k_gemm_cm2 refuses, with a message naming why. */
+static void test_refusals(void)
+{
+    struct gpu_buf b = dev_alloc(4096);
+    struct gpu_weight w = {b.addr, DT_F16, 16, 16, 512}, w3;
+    struct plan p = {0};
+    struct k_cm2_product m = {&w, NULL, b.addr, b.addr + 1024, 16, false, K_CM2_X_SERVING};
+    int rc;
+    if (!g.has_coopmat2) {
+        rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "VK_NV_cooperative_matrix2") && p.n == 0,
+                "no coopmat2: rc %d, %s", rc, e.msg);
+        return;
+    }
+    w.dtype = DT_F32;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "F32"), "F32: rc %d, %s", rc, e.msg);
+    w.dtype = DT_Q4_0; /* k 16: not a whole block */
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 32"), "Q4_0 k 16: rc %d, %s", rc, e.msg);
+    w.dtype = DT_BF16;
+    m.x = b.addr + 8;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    m.x = b.addr;
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "aligned"), "unaligned x: rc %d, %s", rc, e.msg);
+    w.k = 18; /* a prepared x comes in units of 4 */
+    m.xmode = K_CM2_X_PREP;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    m.xmode = K_CM2_X_SERVING;
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 4"), "prep k 18: rc %d, %s", rc, e.msg);
+    w.k = 16;
+    struct k_cm2_tile bad = {48, 64, 24, 128};
+    rc = k_gemm_cm2(&g, &p, &m, &bad, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "tile"), "tile 48x64x24: rc %d, %s", rc, e.msg);
+    m.w3 = &w3; /* SwiGLU pairs: same shape, no residual, no exact decode mode */
+    w3 = w;
+    w3.rows = 32;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "SwiGLU weights differ"), "w3 rows 32: rc %d, %s", rc,
+            e.msg);
+    w3.rows = 16;
+    m.accumulate = true;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, "no accumulation"), "SwiGLU + accumulate: rc %d, %s",
+            rc, e.msg);
+    m.accumulate = false;
+    m.xmode = K_CM2_X_EXACT;
+    rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+    T_CHECK(rc == ST_USAGE && strstr(e.msg, g.has_coopmat2_per_element ? "served" : "per-element"),
+            "SwiGLU exact decode: rc %d, %s", rc, e.msg);
+    T_CHECK(p.n == 0, "nothing appended by refusals");
+}
+
+static float round_f16(float v)
+{
+    return f16_to_f32(f32_to_f16(v));
+}
+
+/* x in gemm_xprep.comp's cooperative-matrix layout: per 4 elements f16 hi0..hi3 then lo0..lo3 (hi
+ * the top 11 significant bits by masking, lo the f16 of the rest); n a multiple of 4 */
+static void up_prepared(const struct gpu_buf *b, const float *x, size_t n)
+{
+    uint16_t *h = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        u &= 0xffffe000u;
+        float hi;
+        memcpy(&hi, &u, 4);
+        h[(i / 4) * 8 + i % 4] = f32_to_f16(hi);
+        h[(i / 4) * 8 + 4 + i % 4] = f32_to_f16(x[i] - hi);
+    }
+    up(b, h, n * 4);
+    free(h);
+}
+
+/* A random [rows, k] weight of type t in the device layout (*bytes of it) and its values: F16/BF16
+ * from 0.05·N(0, 1); Q8_0/Q4_0 random quants with scales in [0.002, 0.004) (made as file blocks,
+ * then weight_repack). */
+static uint8_t *make_weight(enum dtype t, int rows, int k, uint64_t *bytes, double *val)
+{
+    size_t n = (size_t)rows * k;
+    *bytes = weight_bytes(t, rows, k);
+    uint8_t *file = malloc(*bytes), *dev = malloc(*bytes);
+    if (t == DT_F16 || t == DT_BF16) {
+        for (size_t i = 0; i < n; i++) {
+            float v = 0.05f * t_rng_normal(&rng);
+            uint16_t h = t == DT_F16 ? f32_to_f16(v) : f32_to_bf16(v);
+            memcpy(file + 2 * i, &h, 2);
+        }
+    } else {
+        size_t blk = t == DT_Q8_0 ? 34 : 18;
+        for (size_t b = 0; b < n / 32; b++) {
+            uint16_t d = f32_to_f16(0.002f * (1.0f + t_rng_uniform(&rng)));
+            memcpy(file + b * blk, &d, 2);
+            for (size_t j = 2; j < blk; j++) {
+                uint8_t q = (uint8_t)t_rng_u32(&rng);
+                file[b * blk + j] = t == DT_Q8_0 && q == 0x80 ? 0x81 : q; /* int8 in [-127, 127] */
+            }
+        }
+    }
+    weight_repack(t, rows, k, file, 0, *bytes, dev);
+    for (int r = 0; r < rows; r++)
+        for (int i = 0; i < k; i++)
+            val[(size_t)r * k + i] = weight_get(t, rows, k, dev, r, i);
+    free(file);
+    return dev;
+}
+
+/* ref = W x and ref_r = W_r x_r (the operands as the kernel multiplies them), [cols][rows] */
+static void product_ref(const double *w, const double *wr, const float *x, const double *xr,
+                        int rows, int k, int cols, double *ref, double *ref_r)
+{
+    for (int c = 0; c < cols; c++)
+        for (int n = 0; n < rows; n++) {
+            const double *wn = w + (size_t)n * k, *wrn = wr + (size_t)n * k,
+                         *xrc = xr + (size_t)c * k;
+            const float *xc = x + (size_t)c * k;
+            double s = 0, sr = 0;
+            for (int i = 0; i < k; i++) {
+                s += wn[i] * xc[i];
+                sr += wrn[i] * xrc[i];
+            }
+            ref[(size_t)c * rows + n] = s;
+            ref_r[(size_t)c * rows + n] = sr;
+        }
+}
+
+enum epilogue { EPI_NONE, EPI_ACC, EPI_SWIGLU };
+
+static double silu(double v)
+{
+    return v / (1 + exp(-v));
+}
+
+/* One product: random W (rows x k, type t; with SwiGLU a W3 too), x (cols x k), and with the
+ * residual a random y to add to; checked against the reference of what the mode multiplies at 2e-4
+ * of the largest output (f32 accumulation; products of f16 values are exact): x rounded to f16 but
+ * in the exact modes, w rounded to f16 (as the decode does) but F16, BF16 and Q8_0's split in the
+ * exact modes; and, but in the exact modes, against the plain reference at 4e-3 (each rounding is
+ * 2^-11 relative an element). y poisoned first (but with the residual), and a poisoned guard after
+ * it that must stay untouched. */
+static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode, enum epilogue epi,
+                     const struct k_cm2_tile *tile)
+{
+    size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
+    int nm = epi == EPI_SWIGLU ? 2 : 1;
+    bool exact = mode == K_CM2_X_EXACT || mode == K_CM2_X_PREP,
+         wround = (t == DT_Q8_0 && !exact) || t == DT_Q4_0;
+    uint16_t *xh = malloc(nx * 2);
+    float *x = malloc(nx * 4), *y = malloc((ny + GUARD) * 4), *y0 = malloc(ny * 4);
+    double *xr = malloc(nx * sizeof *xr), *ref[2], *ref_r[2];
+    for (size_t i = 0; i < nx; i++) {
+        x[i] = t_rng_normal(&rng);
+        xh[i] = f32_to_f16(x[i]);
+        xr[i] = exact ? x[i] : round_f16(x[i]);
+    }
+    struct gpu_buf wb[2];
+    struct gpu_weight w[2];
+    for (int m = 0; m < nm; m++) {
+        uint64_t wbytes;
+        double *wv = malloc(nw * sizeof *wv), *wr = malloc(nw * sizeof *wr);
+        uint8_t *wdev = make_weight(t, rows, k, &wbytes, wv);
+        for (size_t i = 0; i < nw; i++)
+            wr[i] = wround ? round_f16((float)wv[i]) : wv[i];
+        ref[m] = malloc(ny * sizeof(double));
+        ref_r[m] = malloc(ny * sizeof(double));
+        product_ref(wv, wr, x, xr, rows, k, cols, ref[m], ref_r[m]);
+        wb[m] = dev_alloc(wbytes);
+        up(&wb[m], wdev, wbytes);
+        w[m] = (struct gpu_weight){wb[m].addr, t, rows, k, wbytes};
+        free(wv);
+        free(wr);
+        free(wdev);
+    }
+    for (size_t i = 0; i < ny; i++) {
+        y0[i] = epi == EPI_ACC ? t_rng_normal(&rng) : 0;
+        if (epi == EPI_SWIGLU) {
+            ref[0][i] = silu(ref[0][i]) * ref[1][i];
+            ref_r[0][i] = silu(ref_r[0][i]) * ref_r[1][i];
+        } else {
+            ref[0][i] += y0[i];
+            ref_r[0][i] += y0[i];
+        }
+    }
+    struct gpu_buf xb = dev_alloc(nx * 4), yb = dev_alloc((ny + GUARD) * 4);
+    if (mode == K_CM2_X_GIVEN_F16)
+        up(&xb, xh, nx * 2);
+    else if (mode == K_CM2_X_PREP)
+        up_prepared(&xb, x, nx);
+    else
+        up(&xb, x, nx * 4);
+    int rc = gpu_fill(&g, &yb, POISON, &e);
+    T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+    if (epi == EPI_ACC) up(&yb, y0, ny * 4);
+    struct plan p = {.kind = PLAN_WIDE};
+    struct k_cm2_product pr = {
+        &w[0], epi == EPI_SWIGLU ? &w[1] : NULL, xb.addr, yb.addr, cols, epi == EPI_ACC, mode};
+    rc = k_gemm_cm2(&g, &p, &pr, tile, 3, "ffn", &e);
+    T_CHECK(rc == ST_OK, "k_gemm_cm2: %s", e.msg);
+    static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
+                                        "gemm_cm2_prep"};
+    static const char *const tname[] = {"f32", "f16", "bf16", "q8_0", "q4_0"};
+    char kind[40];
+    snprintf(kind, sizeof kind, "%s%s.%s", kinds[mode], epi == EPI_SWIGLU ? "_swiglu" : "",
+             tname[t]);
+    if (rc == ST_OK) {
+        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 &&
+                    !strcmp(p.d[0].op, "ffn") && p.d[0].bytes == w[0].bytes * (uint64_t)nm &&
+                    p.d[0].n_out == 1,
+                "tags: %s", p.n ? p.d[0].kind : "(none)");
+        rc = gpu_cmd_begin(&g, &e);
+        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+        down(&yb, y, (ny + GUARD) * 4);
+        double num = 0, num_r = 0, den = 0;
+        int bad = 0, guard = 0;
+        for (size_t i = 0; i < ny; i++) {
+            if (!isfinite(y[i])) bad++;
+            num = fmax(num, fabs(y[i] - ref[0][i]));
+            num_r = fmax(num_r, fabs(y[i] - ref_r[0][i]));
+            den = fmax(den, fabs(ref[0][i]));
+        }
+        for (int i = 0; i < GUARD; i++) {
+            uint32_t u;
+            memcpy(&u, &y[ny + i], 4);
+            guard += u != POISON;
+        }
+        double tight = num_r / den, loose = num / den;
+        T_CHECK(bad == 0 && guard == 0 && tight < 2e-4 && (exact || loose < 4e-3),
+                "%s [%d x %d] x %d cols%s, tile %ux%ux%u: %d non-finite, %d guard words written, "
+                "error %.3g (to "
+                "the plain reference: %.3g)",
+                kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", tile ? tile->bm : 0,
+                tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
+    }
+    plan_free(&p);
+    for (int m = 0; m < nm; m++) {
+        free(ref[m]);
+        free(ref_r[m]);
+    }
+    free(xh);
+    free(xr);
+    free(x);
+    free(y);
+    free(y0);
+}
+
+static void test_products(void)
+{
+    if (!g.has_coopmat2) {
+        printf("SKIP products: device %s has no usable VK_NV_cooperative_matrix2 (workgroup scope, "
+               "tensor "
+               "addressing, block loads)%s; they run on an NVIDIA GPU with driver 550+\n",
+               g.props.deviceName,
+               g.validation_layer
+                   ? ", or it is left off under this validation layer (--list-devices says which; "
+                     "run without LFM2_VALIDATION)"
+                   : "");
+        return;
+    }
+    static const struct k_cm2_tile tiles[] = {
+        {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
+    const enum dtype types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
+    for (int ti = 0; ti < 4; ti++) {
+        enum dtype t = types[ti];
+        bool plain = t == DT_F16 || t == DT_BF16;
+        for (int m = 0; m < 4; m++) {
+            enum k_cm2_x mode = (enum k_cm2_x)m;
+            cm2_case(t, 64, 64, 16, mode, EPI_NONE, NULL);
+            cm2_case(t, 200, 160, 37, mode, EPI_NONE,
+                     NULL); /* rows, cols no multiple of a tile; k 5 steps */
+            cm2_case(t, 67, 96, 20, mode, EPI_NONE, &tiles[2]); /* k 1.5 steps of 64 */
+            cm2_case(t, 75, 1024, 130, mode, EPI_ACC, NULL);    /* the residual */
+            cm2_case(t, 130, 32, 1, mode, EPI_NONE, NULL);      /* k one step, one column */
+            if (plain && mode != K_CM2_X_PREP) {
+                cm2_case(t, 200, 136, 37, mode, EPI_ACC, NULL); /* k 4.25 steps */
+                cm2_case(t, 130, 24, 1, mode, EPI_NONE, NULL);  /* k under one step */
+            }
+            for (size_t i = 0; i < ARRAY_LEN(tiles); i++)
+                cm2_case(t, 300, 520, 270, mode, EPI_NONE, &tiles[i]);
+        }
+        /* SwiGLU pairs: served x, and the prepared x but for Q8_0 */
+        if (!g.has_coopmat2_per_element) {
+            printf("SKIP SwiGLU pairs: no per-element operations\n");
+            continue;
+        }
+        for (int m = 0; m < 2; m++) {
+            enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
+            if (t == DT_Q8_0 && mode == K_CM2_X_PREP) continue;
+            cm2_case(t, 200, 160, 37, mode, EPI_SWIGLU, NULL);
+            cm2_case(t, 300, 512, 270, mode, EPI_SWIGLU, &tiles[0]);
+        }
+    }
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_EXACT, EPI_NONE,
+             NULL); /* LFM2-1.2B's attention product */
+    cm2_case(DT_Q4_0, 2048, 2048, 512, K_CM2_X_SERVING, EPI_NONE, NULL);
+    cm2_case(DT_BF16, 2048, 2048, 512, K_CM2_X_PREP, EPI_ACC, NULL);
+}
+
+int main(void)
+{
+    t_rng_seed(&rng, 20261206);
+    int rc = gpu_open(&g, -1, &e);
+    T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
+    if (rc) return t_finish();
+    printf("device: %s, coopmat2 %s (workgroups up to %u invocations, %u bytes of shared memory "
+           "reserved)\n",
+           g.props.deviceName, g.has_coopmat2 ? "yes" : "no", g.coopmat2_max_invocations,
+           g.coopmat2_reserved_shared);
+    double t0 = now_us();
+    test_embedded();
+    test_tile_rule();
+    test_refusals();
+    test_products();
+    printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);
+    rc = gpu_close(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_close: %s", e.msg);
+    return t_finish();
+}
