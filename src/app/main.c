@@ -14,6 +14,7 @@
 #include "profile.h"
 #include "plan_rule.h"
 #include "profiler.h"
+#include "session.h"
 #include "stages.h"
 #include "suggest.h"
 #include "weights.h"
@@ -40,32 +41,9 @@ static void list_models(void)
     for (int i = 0; i < n_builtin_models; i++) printf("  %-14s %s\n", builtin_models[i].name, builtin_models[i].about);
 }
 
-static bool is_builtin(const char *name)
-{
-    for (int i = 0; i < n_builtin_models; i++)
-        if (!strcmp(builtin_models[i].name, name)) return true;
-    return false;
-}
-
-/* --model NAME that is neither a file nor a built-in but close to a built-in's name (case, a typo):
- * ST_USAGE naming it; ST_OK otherwise (source_open then says what is wrong with the path). */
-static int builtin_near_miss(const char *model, struct err *e)
-{
-    if (access(model, F_OK) == 0) return ST_OK;
-    const char *names[64];
-    int n = 0;
-    for (int i = 0; i < n_builtin_models && n < (int)ARRAY_LEN(names); i++) names[n++] = builtin_models[i].name;
-    const char *near = suggest_closest(model, names, n);
-    if (!near) return ST_OK;
-    return err_set(e, ST_USAGE, "--model %s: no such file or folder, and not a built-in model: did you mean %s? "
-                   "(--list-models lists them)", model, near);
-}
-
 /* The model and shard the options name: a built-in or a file source. */
 struct loaded {
-    struct model_source src;
-    bool have_src;
-    struct model_desc d;
+    struct app_model model;
     struct shard s;
     bool have_shard;
 };
@@ -73,21 +51,10 @@ struct loaded {
 static int load_model(const struct options *o, struct loaded *m, struct err *e)
 {
     memset(m, 0, sizeof *m);
-    if (!o->model) return err_set(e, ST_USAGE, "--model is required (a folder, a .gguf file or a built-in name: --list-models)");
-    if (!o->layers_set && !o->full) return err_set(e, ST_USAGE, "--layers a:b or --full is required");
-    int st;
-    if (is_builtin(o->model)) {
-        if ((st = builtin_describe(o->model, o->dtype, &m->d, e))) return st;
-        st = builtin_shard(&m->d, o->full ? 0 : o->a, o->full ? m->d.n_layers : o->b, &m->s, e);
-    } else {
-        if ((st = builtin_near_miss(o->model, e))) return st;
-        if (o->dtype_set) return err_set(e, ST_USAGE, "--dtype applies to built-in models only; %s is a checkpoint (its file decides the types)", o->model);
-        if (o->seed_set) return err_set(e, ST_USAGE, "--seed applies to built-in models only; %s is a checkpoint", o->model);
-        if ((st = source_open(&m->src, o->model, e))) return st;
-        m->have_src = true;
-        if ((st = model_describe(&m->src, &m->d, e))) return st;
-        st = shard_bind(&m->src, &m->d, o->full ? 0 : o->a, o->full ? m->d.n_layers : o->b, &m->s, e);
-    }
+    if (o->model && !o->layers_set && !o->full) return err_set(e, ST_USAGE, "--layers a:b or --full is required");
+    int st = app_model_open(o, &m->model, e);
+    const struct model_desc *d = &m->model.d;
+    if (!st) st = app_shard_bind(&m->model, o->full ? 0 : o->a, o->full ? d->n_layers : o->b, &m->s, e);
     m->have_shard = !st;
     return st;
 }
@@ -95,12 +62,12 @@ static int load_model(const struct options *o, struct loaded *m, struct err *e)
 static void unload_model(struct loaded *m)
 {
     if (m->have_shard) shard_free(&m->s);
-    if (m->have_src) source_close(&m->src);
+    app_model_close(&m->model);
 }
 
 static void print_load(const struct gpu *g, const struct loaded *m, const struct dev_weights *w)
 {
-    const struct model_desc *d = &m->d;
+    const struct model_desc *d = &m->model.d;
     if (g->timestamp_valid_bits)
         printf("device   %s (%s), timestamps: period %.3f ns, %u valid bits\n", g->props.deviceName, g->driver_name,
                g->timestamp_period, g->timestamp_valid_bits);
@@ -113,7 +80,7 @@ static void print_load(const struct gpu *g, const struct loaded *m, const struct
     printf("uploaded %d tensors, %.1f MB as stored, %.1f MB of device memory in %.0f ms\n", m->s.n,
            (double)m->s.bytes / 1e6, (double)g->allocated[GPU_MEM_DEVICE] / 1e6, w->upload_ms);
     char what[256];
-    int n_ignored = m->have_src ? model_ignored(&m->src, d, what, sizeof what) : 0;
+    int n_ignored = m->model.have_src ? model_ignored(&m->model.src, d, what, sizeof what) : 0;
     if (n_ignored) printf("ignored  %d file tensors, not part of the decoder: %s\n", n_ignored, what);
 }
 
@@ -125,13 +92,6 @@ static int plan_check(enum plan_kind k, struct err *e)
                    plan_kind_name(k));
 }
 
-/* The plan that runs at `cols` columns for a plan of the command line: auto resolved by the rule
- * (plan_rule.h) for the shard's dominant weight type, the others as named. */
-static enum plan_kind plan_at(enum plan_kind plan, int cols, const struct model_desc *d)
-{
-    return plan == CLI_PLAN_AUTO ? plan_rule_auto(cols, k_gemm_min_cols(d->dtype)) : plan;
-}
-
 /* A plan named on the command line that runs its matrix products as the batch plan at this width
  * (--wide below the gemm's width): a note on stderr (the report's header says it too). */
 static void note_wide_as_batch(enum plan_kind plan, int cols, const struct model_desc *d)
@@ -140,30 +100,6 @@ static void note_wide_as_batch(enum plan_kind plan, int cols, const struct model
     if (plan_rule_wide_as_batch(plan, cols, min))
         fprintf(stderr, "note: plan wide at %d cols: below %d columns (%s weights) its matrix products run the batch "
                 "plan's kernels (plan auto runs batch here)\n", cols, min, dtype_name(d->dtype));
-}
-
-/* The profiler's request for one width and plan of the command line. */
-static struct profile_request request_of(const struct options *o, int cols, enum plan_kind plan,
-                                         const struct model_desc *d)
-{
-    struct profile_request rq = profile_request_default();
-    rq.plan = plan_at(plan, cols, d);
-    rq.plan_auto = plan == CLI_PLAN_AUTO;
-    rq.cols = cols;
-    rq.pos = o->pos;
-    rq.slots = o->slots;
-    if (rq.plan == PLAN_SPEC && !rq.slots) rq.slots = cols / SPEC_DEFAULT_DRAFT; /* drafts of 4 (DESIGN.md) */
-    rq.logits = o->logits;
-    rq.all_logits = o->all_logits;
-    rq.reps = o->reps;
-    rq.timing = o->timing;
-    rq.sample_stride = o->sample_stride;
-    /* the crossover's step time is the probe's 1× wall; the attribution sits beside the probe */
-    rq.gap_probe = o->gap_probe || o->n_cols > 1 || o->n_plans > 1 || o->attribution;
-    rq.attribution = o->attribution == 2 ? ATTRIBUTION_OP : o->attribution ? ATTRIBUTION_KIND : ATTRIBUTION_OFF;
-    rq.seed = o->seed;
-    rq.argline = o->argline;
-    return rq;
 }
 
 /* --cols list / --plans: one profile per width × plan, then the crossover table (one row each);
@@ -184,13 +120,13 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             r->cols = o->col_list[i];
             struct profile p = {0};
             struct err pe = {{0}};
-            struct profile_request rq = request_of(o, o->col_list[i], o->plans[k], &m->d);
+            struct profile_request rq = app_request(o, o->col_list[i], o->plans[k], &m->model.d);
             snprintf(r->plan, sizeof r->plan, "%s%s", o->plans[k] == CLI_PLAN_AUTO ? "auto -> " : "",
                      plan_kind_name(rq.plan));
             fprintf(stderr, "profiling %d/%d: %d cols, plan %s\n", n, total, r->cols, r->plan);
-            note_wide_as_batch(rq.plan, rq.cols, &m->d);
+            note_wide_as_batch(rq.plan, rq.cols, &m->model.d);
             int st = plan_check(rq.plan, &pe);
-            if (!st) st = profile_run(g, &m->d, &m->s, w, &rq, &p, &pe);
+            if (!st) st = profile_run(g, &m->model.d, &m->s, w, &rq, &p, &pe);
             if (!st) {
                 if (o->verbose) (o->markdown ? report_markdown : report_text)(stdout, &p);
                 else if (n_ok == 0) (o->markdown ? report_markdown_header : report_text_header)(stdout, &p);
@@ -226,8 +162,8 @@ static int compare_precheck(const struct profile *base, const struct loaded *m, 
                             const struct options *o, struct err *e)
 {
     struct profile id = {0};
-    struct profile_request rq = request_of(o, o->cols, o->plans[0], &m->d);
-    profile_identity(&m->d, &m->s, &rq, &id);
+    struct profile_request rq = app_request(o, o->cols, o->plans[0], &m->model.d);
+    profile_identity(&m->model.d, &m->s, &rq, &id);
     if (g) {
         snprintf(id.device.name, sizeof id.device.name, "%s", g->props.deviceName);
         id.device.has_timestamps = g->timestamp_valid_bits > 0;
@@ -349,15 +285,15 @@ static int run(const struct options *o, struct err *e)
     /* --json -: stdout carries the JSON alone, the text report goes to stderr */
     bool json_stdout = o->json && !strcmp(o->json, "-");
     FILE *report_out = json_stdout || (o->trace && !strcmp(o->trace, "-")) ? stderr : stdout;
-    if (!st && (o->golden || !o->load_only) && !family_plan_get(m.d.family))
-        st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.d.source,
-                     o->golden ? "--golden" : "profiling", family_name(m.d.family));
-    if (!st && (o->golden || !o->load_only)) st = k_model_check(&m.d, &m.s, e);
+    if (!st && (o->golden || !o->load_only) && !family_plan_get(m.model.d.family))
+        st = err_set(e, ST_USAGE, "%s: %s is not supported yet for the %s family (only --load-only is)", m.model.d.source,
+                     o->golden ? "--golden" : "profiling", family_name(m.model.d.family));
+    if (!st && (o->golden || !o->load_only)) st = k_model_check(&m.model.d, &m.s, e);
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = report_json_read(o->compare, &base, e);
     bool live_compare = o->compare && !many && !o->load_only && !o->golden;
     if (!st && live_compare) st = compare_precheck(&base, &m, NULL, o, e);
-    if (!st && o->golden) st = golden_validate(o->golden, &m.d, &m.s, e);
+    if (!st && o->golden) st = golden_validate(o->golden, &m.model.d, &m.s, e);
     if (!st && o->golden && o->shape_set)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
     if (!st && o->json) st = outfile_check("--json", o->json, e);
@@ -374,15 +310,15 @@ static int run(const struct options *o, struct err *e)
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);
     else if (!st && o->golden)
-        st = golden_run(&g, &m.d, &m.s, &w, o->golden, o->plans[0], stdout, e);
+        st = golden_run(&g, &m.model.d, &m.s, &w, o->golden, o->plans[0], stdout, e);
     else if (!st && many) {
         st = run_crossover(&g, &m, &w, o, rows, &x.n_rows, &p, x.csv, e);
         x.rows = rows;
         if (!st) st = write_outputs(o, &p, &x, st, e);
     } else if (!st) {
-        struct profile_request rq = request_of(o, o->cols, o->plans[0], &m.d);
-        note_wide_as_batch(rq.plan, rq.cols, &m.d);
-        st = profile_run(&g, &m.d, &m.s, &w, &rq, &p, e);
+        struct profile_request rq = app_request(o, o->cols, o->plans[0], &m.model.d);
+        note_wide_as_batch(rq.plan, rq.cols, &m.model.d);
+        st = profile_run(&g, &m.model.d, &m.s, &w, &rq, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(report_out, &p);
         if (!st && x.csv) csv_profile(x.csv, &p);
         if (!st && o->json) st = report_json_write(o->json, &p, e);

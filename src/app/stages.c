@@ -15,6 +15,8 @@
  * report sets prediction and measurement side by side. */
 #include "stages.h"
 
+#include "session.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,75 +52,31 @@ static int stages_check(const struct options *o, struct err *e)
     return ST_OK;
 }
 
-/* The request of one stage: the one main.c's request_of builds for a --layers run of the same
- * flags (keep the two alike), with the gap probe on: the stage's step is its 1× wall.
- * TODO(lead): share one builder with main.c's request_of. */
-static struct profile_request stage_request(const struct options *o)
+/* The request of one stage: the one a --layers run of the same flags builds (session.h), with the
+ * gap probe on: the stage's step is its 1× wall. */
+static struct profile_request stage_request(const struct options *o, const struct model_desc *d)
 {
-    struct profile_request rq = profile_request_default();
-    rq.plan = o->plans[0];
-    rq.cols = o->cols;
-    rq.pos = o->pos;
-    rq.slots = o->slots;
-    if (rq.plan == PLAN_SPEC && !rq.slots) rq.slots = o->cols / SPEC_DEFAULT_DRAFT;
-    rq.logits = o->logits;
-    rq.all_logits = o->all_logits;
-    rq.reps = o->reps;
-    rq.timing = o->timing;
-    rq.sample_stride = o->sample_stride;
+    struct profile_request rq = app_request(o, o->cols, o->plans[0], d);
     rq.gap_probe = true;
-    rq.seed = o->seed;
-    rq.argline = o->argline;
     return rq;
 }
 
-/* ------------------------------------------------------------------------------------------------
- * The model, described once; a shard of it bound per stage. */
-
-struct stages_model {
-    struct model_source src;
-    bool have_src;
-    struct model_desc d;
-};
-
-static bool is_builtin(const char *name)
+/* The model, described once (session.h); a shard of it bound per stage. */
+static int model_open(const struct options *o, struct app_model *m, struct err *e)
 {
-    for (int i = 0; i < n_builtin_models; i++)
-        if (!strcmp(builtin_models[i].name, name)) return true;
-    return false;
-}
-
-static int model_open(const struct options *o, struct stages_model *m, struct err *e)
-{
-    memset(m, 0, sizeof *m);
-    if (!o->model) return err_set(e, ST_USAGE, "--model is required (a folder, a .gguf file or a built-in name: --list-models)");
-    int st;
-    if (is_builtin(o->model)) {
-        st = builtin_describe(o->model, o->dtype, &m->d, e);
-    } else {
-        if (o->dtype_set) return err_set(e, ST_USAGE, "--dtype applies to built-in models only; %s is a checkpoint (its file decides the types)", o->model);
-        if (o->seed_set) return err_set(e, ST_USAGE, "--seed applies to built-in models only; %s is a checkpoint", o->model);
-        if ((st = source_open(&m->src, o->model, e))) return st;
-        m->have_src = true;
-        st = model_describe(&m->src, &m->d, e);
-    }
+    int st = app_model_open(o, m, e);
     if (!st && !family_plan_get(m->d.family))
         st = err_set(e, ST_USAGE, "%s: --stages is not supported yet for the %s family (only --load-only is)",
                      m->d.source, family_name(m->d.family));
     return st;
 }
 
-static void model_close(struct stages_model *m)
-{
-    if (m->have_src) source_close(&m->src);
-}
-
 /* Binds layers a:b, uploads them, profiles them, releases their device memory. */
-static int profile_shard(struct gpu *g, const struct stages_model *m, const struct options *o, int a, int b,
+static int profile_shard(struct gpu *g, const struct app_model *m, const struct options *o, int a, int b,
                          const struct profile_request *rq, struct profile *p, struct err *e)
 {
     struct shard s;
-    int st = m->have_src ? shard_bind(&m->src, &m->d, a, b, &s, e) : builtin_shard(&m->d, a, b, &s, e);
+    int st = app_shard_bind(m, a, b, &s, e);
     if (st) return st;
     struct gpu_mark mark;
     gpu_mark(g, &mark);
@@ -133,7 +91,7 @@ static int profile_shard(struct gpu *g, const struct stages_model *m, const stru
 }
 
 /* Profiles every stage of split sp (bounds and k set), printing each stage's report as it comes. */
-static int profile_split(struct gpu *g, const struct stages_model *m, const struct options *o,
+static int profile_split(struct gpu *g, const struct app_model *m, const struct options *o,
                          const struct profile_request *rq, struct pipeline_split *sp, FILE *out, struct err *e)
 {
     for (int i = 0; i < sp->k; i++) {
@@ -151,7 +109,7 @@ static int profile_split(struct gpu *g, const struct stages_model *m, const stru
 }
 
 /* Each layer's marginal pass (stages.c's header says why), without timestamps. */
-static int measure_layers(struct gpu *g, const struct stages_model *m, const struct options *o,
+static int measure_layers(struct gpu *g, const struct app_model *m, const struct options *o,
                           const struct profile_request *rq0, struct pipeline *pl, struct err *e)
 {
     struct profile_request rq = *rq0;
@@ -203,10 +161,10 @@ static int compare_files(const struct options *o, struct err *e)
     return st;
 }
 
-static int run_pipeline(struct gpu *g, const struct stages_model *m, const struct options *o, struct pipeline *pl,
+static int run_pipeline(struct gpu *g, const struct app_model *m, const struct options *o, struct pipeline *pl,
                         FILE *out, struct err *e)
 {
-    struct profile_request rq = stage_request(o);
+    struct profile_request rq = stage_request(o, &m->d);
     double d2h = 0;
     int st = gpu_copy_bandwidth_d2h(g, 5, &d2h, e);
     if (st) return st;
@@ -228,7 +186,7 @@ int stages_run(const struct options *o, struct err *e)
     int st = stages_check(o, e);
     if (!st) st = pipeline_spec_parse(o->stages, &spec, e);
     if (st) return st;
-    struct stages_model m;
+    struct app_model m;
     struct pipeline pl = {0}, base = {0};
     st = model_open(o, &m, e);
     if (!st) st = pipeline_spec_bounds(&spec, m.d.n_layers, pl.given.bounds, e);
@@ -268,6 +226,6 @@ int stages_run(const struct options *o, struct err *e)
     }
     pipeline_free(&pl);
     pipeline_free(&base);
-    model_close(&m);
+    app_model_close(&m);
     return st;
 }
