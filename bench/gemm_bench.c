@@ -230,7 +230,7 @@ static void op_lines(const struct plan *p, const double *us, int reps, double *t
         bool gemm = !strncmp(pp->name, "gemm", 4) && pp->n_spec >= 11; /* gemm.comp's variants (not the prep) */
         if (gemm) printf("  tile %ux%ux%u", pp->spec[1], pp->spec[2], pp->spec[3]);
         if (gemm && strncmp(pp->name, "gemm_fma", 8)) /* cooperative matrices: subgroup grid, loads, fragments */
-            printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[10]);
+            printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[9]);
         printf("\n");
     }
 }

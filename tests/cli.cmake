@@ -153,8 +153,7 @@ add_test(NAME golden_spec_qwen_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden
 set_tests_properties(golden_spec_qwen_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=1;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 golden_tests(qwen_ ${QT} 2 4 6 "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
-# the wide plan over Qwen3.5 (dn.chunk, the tiled gated attention, gemm): the same goldens; the
-# long ones cross two 64-token DeltaNet chunk boundaries (prefill) and one (mixed: 72 tokens).
+# the wide plan over Qwen3.5 (the tiled gated attention, gemm): the same goldens.
 # Label `long` but for the BF16 whole model, as for LFM2
 set(GOLDEN_EXTRA --wide)
 golden_tests(wide_qwen_ ${QT} 2 4 9 ${FORMATS})
@@ -253,8 +252,3 @@ cli_test_env(cli_pool_too_small cli 1 "engine KV pool buffer: out of device memo
 cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${GT} --full --golden ${GT}/golden-long.safetensors)
 cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
 cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
-# the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5
-# goldens: the long one crosses two 64-token chunk boundaries, whole and split; Q4_0 whole
-cli_test_env(golden_wide_chunk_qwen_long_full golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
-cli_test_env(golden_wide_chunk_qwen_long_2_4 golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --layers 2:4 --wide --golden ${QT}/golden-long.safetensors)
-cli_test_env(golden_wide_chunk_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)

@@ -431,7 +431,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
      * 4096 whatever the other hooks); else Q4_0 at one column (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp,
      * unless a hook names another kernel */
     const char *qc = getenv("LFM2_QMV_COLS");
-    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
+    bool hooked = getenv("LFM2_MATVEC_COLS");
     const char *xc = getenv("LFM2_XMV_COLS");
     const char *ks = getenv("LFM2_XMV_KSPLIT");
     int want_split = 1; /* workgroups along k */
@@ -441,7 +441,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
         while (want_split > 1 && k % (want_split * unit)) want_split--;
     }
     bool tall = rows >= 8 * k; /* the LM head's shape */
-    bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
+    bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked &&
                     (xc ? cols <= atoi(xc)
                         : (t == DT_Q4_0   ? cols <= 8
                            : t == DT_Q8_0 ? cols <= 2 && !tall
@@ -459,7 +459,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
                 "xmv %s k %d cols %d: grid y %u, pipeline %s, want %d k splits", dtype_name(t), k, cols,
                 p.d[d].groups[1], p.d[d].pipe->name, want_split);
     bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
-                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked && !getenv("LFM2_QMV_OFF");
+                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked;
     T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
             dtype_name(t), cols, last ? last->pipe->name : "-");
     T_CHECK(!last || (strncmp(last->pipe->name, "xmv", 3) == 0) == want_xmv, "matmul %s k %d cols %d: pipeline %s",
@@ -1826,8 +1826,7 @@ static void test_dn_conv_step(void)
     /* outside decode (a run of two columns) and in a spec plan a conv does not fuse */
     struct plan sp = {.kind = PLAN_SPEC}, bp = {.kind = PLAN_BATCH};
     struct host_weight w = make_weight(DT_BF16, 448, 160, 0.1f, 0);
-    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS") ||
-                  getenv("LFM2_CONV_UNFUSED");
+    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
     T_CHECK(!k_conv_fuses(&g, &sp, &w.w, 1, 1) && !k_conv_fuses(&g, &bp, &w.w, 2, 1) &&
                 (hooked || k_conv_fuses(&g, &bp, &w.w, 2, 2)),
             "k_conv_fuses: spec, a run of two columns, decode");
@@ -1949,78 +1948,10 @@ static void test_dn_spec_refusals(void)
     T_CHECK(k_dn_recurrent(&g, &p, dn, &v.w, &v.w, 0, 0, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE &&
                 strstr(e.msg, "snapshots"),
             "spec dn.recurrent with one entry: %s", e.msg);
-    struct k_state two = {w.buf.addr, 0, 2};
-    struct plan wide = {.kind = PLAN_WIDE};
-    T_CHECK(k_dn_chunk(&g, &wide, dn, &v.w, &v.w, 0, 0, 0, &two, 0, 0, 1, 1, &e) == ST_USAGE &&
-                strstr(e.msg, "no snapshots"),
-            "dn.chunk with a ring of two entries: %s", e.msg);
-    T_CHECK(p.n == 0 && wide.n == 0, "refused dispatches were added");
-    plan_free(&wide);
+    T_CHECK(p.n == 0, "refused dispatches were added");
     plan_free(&p);
     free_weight(&w);
     free_weight(&v);
-}
-
-/* dn.chunk against the recurrent reference: runs of 1, 63, 65 and 130 tokens (partial chunks, one
- * and two chunk boundaries) in scattered slots, nv > nk, both head orders; outputs and the final
- * state of every slot (the untouched ones must stay as they were). */
-static void test_dn_chunk_case(bool gguf, enum dtype t, int dv)
-{
-    struct k_dn_geom dn = dn_test_geom;
-    dn.gguf = gguf;
-    dn.dv = dv; /* 48: tiles of 16 state columns; 32: of 32 (LFM2_DN_CHUNK_TV=32, set in main) */
-    static const struct run_meta runs[4] = {{3, 0, 1, 7}, {0, 1, 63, 0}, {4, 64, 65, 2}, {1, 129, 130, 0}};
-    const int n_runs = 4, C = 259;
-    int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, nv = dn.nv, vd = nv * dn.dv;
-    size_t stride = k_dn_state_bytes(&dn) / 4, sn = DN_SLOTS * stride;
-    struct host_weight dt = make_weight(t, 1, nv, 0.5f, 0);
-    /* A = -exp(A_log) ~ -0.3 (or ssm_a ~ -0.5): g ~ -0.05 .. -2 a token, so states carry across
-     * chunks instead of decaying at once */
-    struct host_weight A = make_weight(t, 1, nv, 0.1f, gguf ? -0.5f : -1.2f);
-    float *qkv = rand_floats((size_t)C * Ch, 1.0f), *b = rand_floats((size_t)C * nv, 1.5f);
-    float *a = rand_floats((size_t)C * nv, 1.5f), *st = rand_floats(sn, 0.3f);
-    struct gpu_buf qb = dev_floats(qkv, (size_t)C * Ch), bb = dev_floats(b, (size_t)C * nv);
-    struct gpu_buf ab = dev_floats(a, (size_t)C * nv), sb = dev_floats(st, sn);
-    struct gpu_buf ob = dev_alloc((uint64_t)C * vd * 4), rb = dev_alloc(sizeof runs);
-    up(&rb, runs, sizeof runs);
-    poison(&ob);
-    struct plan p = {0};
-    struct k_state sk = {sb.addr, 0, 1};
-    int rc = k_dn_chunk(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, &sk, ob.addr, rb.addr, n_runs, 1, &e);
-    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.chunk"), "k_dn_chunk: %s", e.msg);
-    T_CHECK(p.n == 1 && p.d[0].groups[0] == (uint32_t)(nv * dv / (dv == 32 ? 32 : 16)), "dn.chunk dv %d: %u workgroups",
-            dv, p.n ? p.d[0].groups[0] : 0);
-    run_plan(&p);
-    float *o = malloc((size_t)C * vd * 4), *st2 = malloc(sn * 4);
-    double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs);
-    down(&ob, o, (uint64_t)C * vd * 4);
-    down(&sb, st2, sn * 4);
-    for (size_t i = 0; i < sn; i++) rs[i] = st[i];
-    for (int r = 0; r < n_runs; r++)
-        for (int vh = 0; vh < nv; vh++)
-            dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &runs[r], vh,
-                        rs + runs[r].slot * stride + (size_t)vh * dn.dk * dn.dv, ro);
-    double eo = rel_err(o, ro, (size_t)C * vd), es = rel_err(st2, rs, sn);
-    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.chunk %s %s dv %d: rel err o %g state %g", gguf ? "gguf" : "hf",
-            dtype_name(t), dv, eo, es);
-    /* per run, so that a short run's error does not hide under a long one's scale */
-    for (int r = 0; r < n_runs; r++) {
-        size_t c0 = runs[r].first_col, n = runs[r].n_cols;
-        double er = rel_err(o + c0 * vd, ro + c0 * vd, n * vd);
-        double esr = rel_err(st2 + runs[r].slot * stride, rs + runs[r].slot * stride, (size_t)nv * dn.dk * dn.dv);
-        T_CHECK(er < 1e-5 && esr < 1e-5, "dn.chunk %s run of %zu: rel err o %g state %g", gguf ? "gguf" : "hf", n, er,
-                esr);
-    }
-    free(qkv);
-    free(b);
-    free(a);
-    free(st);
-    free(o);
-    free(st2);
-    free(ro);
-    free(rs);
-    free_weight(&dt);
-    free_weight(&A);
 }
 
 static void test_dn_norm_gate(void)
@@ -2063,10 +1994,6 @@ static void test_deltanet(void)
         test_dn_recurrent_case(true, &dn_cases[ci], DT_BF16);
     }
     test_dn_spec_refusals();
-    test_dn_chunk_case(false, DT_F32, 48);
-    test_dn_chunk_case(true, DT_BF16, 48);
-    test_dn_chunk_case(true, DT_F32, 32);
-    test_dn_chunk_case(false, DT_BF16, 32);
     test_dn_norm_gate();
 }
 
@@ -2094,7 +2021,6 @@ int main(int argc, char **argv)
     bool only_gemm = argc > 2 && strcmp(argv[2], "gemm") == 0;
     bool only_attn = argc > 2 && strcmp(argv[2], "attention") == 0;
     setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
-    setenv("LFM2_DN_CHUNK_TV", "32", 1);  /* dn.chunk: tiles of 32 where dv allows (test_dn_chunk_case) */
     t_rng_seed(&rng, 20240611);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);

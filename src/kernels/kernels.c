@@ -282,7 +282,7 @@ _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
  * square matrices and every product of several columns: its 128 threads a row keep more loads in
  * flight than a subgroup a row, and its x loads are broadcasts (matvec's lanes read x 16 bytes in
  * every 128 for Q4_0, bound by L1 wavefronts: bench/12). LFM2_MATVEC_COLS=N: matvec for every
- * product up to N columns; LFM2_MATVEC_OFF: never. */
+ * product up to N columns. */
 int k_gemm_min_cols(enum dtype t)
 {
     if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
@@ -299,12 +299,12 @@ static bool gemm_serves(const struct plan *p, int cols, const struct gpu_weight 
 /* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
  * Q4_0 at one column, where it measured faster than matvec.comp / matmul.comp on the H200 (bench/16:
  * LFM2-1.2B Q4_0 1 column 1278 -> 1061 us; at 2-8 columns and for Q8_0 it was slower, up to 2x).
- * LFM2_QMV_COLS=N: every Q4_0/Q8_0 product up to N columns (tests, bench/); LFM2_QMV_OFF (and
- * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, which name the other kernels) keeps the selection of bench/12. */
+ * LFM2_QMV_COLS=N: every Q4_0/Q8_0 product up to N columns (tests, bench/); LFM2_MATVEC_COLS
+ * (which names another kernel) keeps the selection of bench/12. */
 static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *w)
 {
     const struct tuning *tu = tuning();
-    if (tu->qmv_off || tu->matvec_off || tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
+    if (tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
     if (gemm_serves(p, cols, w)) return false;
     if (tu->qmv_cols) return cols <= tu->qmv_cols;
     return w->dtype == DT_Q4_0 && cols == 1;
@@ -373,14 +373,14 @@ static uint32_t xmv_ksplits(const struct gpu *g, const struct gpu_weight *w, boo
 
 /* Whether xmv.comp serves a product of `cols` columns over rows stacked weights like w (w3: SwiGLU)
  * in plan p (split_ok: xmv_ksplits): the shapes below, or under LFM2_XMV_COLS=N every product of up
- * to N columns it has a geometry for, unless a hook names another kernel (LFM2_XMV_OFF,
- * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
+ * to N columns it has a geometry for, unless a hook names another kernel (LFM2_MATVEC_COLS,
+ * LFM2_QMV_COLS). */
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
                   bool swiglu, uint64_t rows, bool split_ok)
 {
     const struct tuning *tu = tuning();
     struct xmv_geo x;
-    if (tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols) return false;
+    if (tu->matvec_cols || tu->qmv_cols) return false;
     if (gemm_serves(p, cols, w)) return false;
     int64_t kper = w->k / xmv_ksplits(g, w, swiglu, split_ok);
     if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, kper, &x);
@@ -405,7 +405,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
 static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
 {
     const struct tuning *tu = tuning();
-    if (tu->matvec_off || gemm_serves(p, cols, w)) return false;
+    if (gemm_serves(p, cols, w)) return false;
     if (tu->matvec_cols) return cols <= tu->matvec_cols;
     if (n > 1) return cols <= K_MATVEC_COLS;
     if (cols > 1) return false;
@@ -447,10 +447,9 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
         if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
             return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[10] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
-                                 (uint32_t)tuning()->xmv_probe};
+        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
         memcpy(spec, xs, sizeof xs);
-        *n_spec = 10;
+        *n_spec = 9;
         return ST_OK;
     }
     uint32_t rt = 1, kc = 0;
@@ -481,9 +480,9 @@ static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_
         return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
                        (unsigned long long)rows, *groups);
     uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
-    const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
+    const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, kc, u}; /* matvec.comp: the first 5 */
     memcpy(spec, ms, sizeof ms);
-    *n_spec = qmv ? 7 : 6;
+    *n_spec = qmv ? 7 : 5;
     return ST_OK;
 }
 
@@ -635,9 +634,8 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 {
     if (n < 1 || n > K_MULTI_MAX)
         return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, K_MULTI_MAX);
-    bool split = tuning()->qkv_split;
     /* the wide plan's gemm: one prep for all when every product goes to it */
-    bool gemm = p->kind == PLAN_WIDE && n > 1 && !split;
+    bool gemm = p->kind == PLAN_WIDE && n > 1;
     for (int i = 0; i < n; i++) gemm = gemm && cols >= k_gemm_min_cols(w[i]->dtype) && w[i]->k == w[0]->k;
     if (gemm) {
         for (int i = 0; i < n; i++) {
@@ -649,7 +647,7 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
     uint64_t all_rows = 0;
     for (int i = 0; i < n; i++) all_rows += (uint64_t)w[i]->rows;
     enum mv_kernel mk = mv_pick(g, p, cols, w[0], false, all_rows, n, false);
-    bool one = n <= MATVEC_MAX_WEIGHTS && mk != MV_NONE && !split;
+    bool one = n <= MATVEC_MAX_WEIGHTS && mk != MV_NONE;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {
         int rc = ST_OK;
@@ -769,8 +767,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         bn = 128;
         nt = 256;
     }
-    /* Narrow steps (up to 64 columns), measured on LFM2-1.2B's layer products (bench/18, bench/19);
-     * LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after):
+    /* Narrow steps (up to 64 columns), measured on LFM2-1.2B's layer products (bench/18, bench/19):
      *  - up to 16 columns: 64 x 16 tiles, their 4 subgroups stacked along the rows (4 x 1), so no
      *    product runs on padding columns (16 columns: 2.13 against 2.51 ms the whole model);
      *  - 17-32: SwiGLU pairs 64 x 32 (4 x 1); single products of unsplit weights on small grids
@@ -788,7 +785,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
      * in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products 2.73 ->
      * 2.36 ms, Q4_0 singles at 32 columns 1.70 -> 1.58 ms (bench/19). */
     const struct tuning *tu = tuning();
-    bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off;
+    bool narrow = cm && cols <= 64;
     uint32_t pf = 1, fixed_splits = 0;
     if (narrow && cols <= 16) {
         bn = 16;
@@ -808,8 +805,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
     if (!q4big && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
     /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
-     * kernel or needs more shared memory than the device has is ignored: the default stays);
-     * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
+     * kernel or needs more shared memory than the device has is ignored: the default stays) */
     const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
     uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
     uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
@@ -823,7 +819,13 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         if (cm) sgm = sm;
         fixed_splits = 0; /* a forced tile takes the general split rule (or LFM2_GEMM_SPLITK) */
     }
-    bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
+#ifdef LFM2_BENCH
+    /* bench builds only (gemm_bench, bench/06): LFM2_GEMM_ROOF, F16 weights with x as one f16 (no
+     * low part, so not f32-accurate) */
+    bool roof = cm && !swiglu && w->dtype == DT_F16 && getenv("LFM2_GEMM_ROOF");
+#else
+    bool roof = false;
+#endif
     /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
      * this one's products run) were slower on the H200 at 64 and 512 columns (bench/11: twice the
      * shared memory of the 48 KiB a workgroup may take); LFM2_GEMM_NBUF=2 (tuning hook) */
@@ -857,7 +859,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
     /* split sums by float atomic add where the device has it (the FADD variants: cooperative
      * matrices, and the twin's BF16 one so that CI runs that path where lavapipe has it) */
-    bool fadd = splits > 1 && !roof && g->has_float_atomic_add && !tu->gemm_no_fadd &&
+    bool fadd = splits > 1 && !roof && g->has_float_atomic_add &&
                 (cm || w->dtype == DT_BF16);
     snprintf(name, sizeof name, "%s%s%s_%s", kern, swiglu ? "_swiglu" : "", fadd ? "_fadd" : "",
              kind_dtype(w->dtype));
@@ -866,7 +868,6 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* loads one k step ahead, two where chosen above, or as asked (LFM2_GEMM_PF: 0, 1, 2); one
      * buffer only */
     pf = nbuf != 1 ? 1 : tu->gemm_pf >= 0 ? (uint32_t)tu->gemm_pf : pf;
-    uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
     c->zero_y = splits > 1 && !accumulate;
     /* a product with no norm and no outputs to zero reads the plain x and splits it while staging
      * (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs about what a
@@ -877,9 +878,9 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     /* fragments of a k slice loaded before its products, the next slice's too (gemm.comp FRAG = 2)
      * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
      * alone 3.9 %); no change at 16 and 64 (bench/19) */
-    uint32_t frag = !cm ? 0 : tu->gemm_frag >= 0 ? (uint32_t)tu->gemm_frag : cols > 64 ? 2 : 0;
-    uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
-    int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
+    uint32_t frag = cm && cols > 64 ? 2 : 0;
+    uint32_t spec[10] = {32, bm, bn, bk, nt, nbuf, sgm, pf, c->xraw, frag};
+    int rc = gpu_pipeline(g, name, spec, 10, &c->pipe, e);
     if (rc) return rc;
     c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
     c->groups[0] = gx;
@@ -1181,7 +1182,7 @@ _Static_assert(sizeof(struct push_matmul_conv) == 128, "push_matmul_conv layout"
 
 bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs)
 {
-    return p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && cols <= K_MATMUL_MAX_COLS &&
+    return p->kind != PLAN_SPEC && n_runs == cols && cols <= K_MATMUL_MAX_COLS &&
            mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
 }
 
@@ -1573,7 +1574,7 @@ int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
                 struct err *e)
 {
-    if (n_runs != cols || p->kind == PLAN_SPEC || tuning()->attn_unfused) {
+    if (n_runs != cols || p->kind == PLAN_SPEC) {
         int rc = k_attn_prep(g, p, a, q_norm, k_norm, q, k, v, kpool, vpool, btab, cols_meta, cols, layer, e);
         if (rc) return rc;
         return k_attention(g, p, a, q, kpool, vpool, btab, cols_meta, out, cols, prefill, layer, e);

@@ -149,8 +149,7 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
  * over the weights stacked (op fused_op, kind "matmul.<dtype>", bytes = all weights, n outputs).
  * In a wide plan where the gemm serves every product (below) and the weights share k: one
  * gemm_xprep for all (op fused_op: x' made once, every split output zeroed), then n gemm dispatches
- * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i].
- * LFM2_QKV_SPLIT (tuning.h): always n k_matmul_norm calls (bench/12, bench/17 before/after). */
+ * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i]. */
 #define K_MULTI_MAX 4
 int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
@@ -239,8 +238,7 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
 
 /* Whether a conv rides in the epilogue of its in_proj of `cols` columns in n_runs runs
  * (k_conv_step, k_dn_conv_step): where every slot holds one column (n_runs == cols: decode)
- * outside the spec plan and matmul.comp serves the in_proj (at most K_MATMUL_MAX_COLS columns).
- * LFM2_CONV_UNFUSED (tuning.h): never. */
+ * outside the spec plan and matmul.comp serves the in_proj (at most K_MATMUL_MAX_COLS columns). */
 bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs);
 
 /* LFM2's conv.in_proj (x' = rms(x)·gain) and its short conv: k_matmul_norm into bcx then
@@ -311,7 +309,7 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
  * "attn.gated.decode_prep", the gains' bytes; with key splits the merge follows): each workgroup
  * norms and rotates its q head(s) and its kv head's k itself, and one workgroup of the kv head (the
  * first q head's; attn_kv: the one whose keys hold pos) writes k and v into the pools; q is left as
- * it was. One dispatch fewer a layer (bench/26). LFM2_ATTN_UNFUSED (tuning.h): always the two. The
+ * it was. One dispatch fewer a layer (bench/26). The
  * push block of both (128 B): attention's 72, then u64 k, v, qn, kn; u32
  * flags (attn.prep's 1, 2, 4) | gain dtype << 4 | rope_dims << 8; float eps, r_hi, r_lo (zeros
  * unfused); u64 part (the splits' outputs, gpu.h attn_part). */
@@ -393,19 +391,6 @@ int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                    const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,
                    const struct k_state *state, uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
-
-/* dn.chunk: dn.recurrent's function (same arguments, outputs and final state) in chunks of 64
- * tokens: matrix products inside a chunk, one state update a chunk (shaders/dn_chunk.comp). Made
- * for runs of many columns (the wide plan's prefill); any run length is served. Needs dk, dv and
- * the subgroup size multiples of 4. Kind "dn.chunk". */
-/* Whether a step of cols columns in n_runs runs takes dn.chunk: only when LFM2_DN_CHUNK_MIN asks
- * (tuning.h), in a wide plan whose runs hold that many columns or more on average. Off by default:
- * on the H200 this kernel is 5 % slower than dn.recurrent at a 512-token Qwen3.5-2B prefill
- * (8.21 against 7.79 ms, bench/13). */
-bool k_dn_chunked(const struct plan *p, int cols, int n_runs);
-int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
-               const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, const struct k_state *state,
-               uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
 
 /* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
  * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".
