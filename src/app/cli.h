@@ -9,6 +9,7 @@
 #include "loader.h"
 #include "plan.h"
 #include "profile.h"
+#include "tune.h"
 
 #define CLI_MAX_WIDTHS 16
 
@@ -39,6 +40,7 @@ struct options {
     bool seed_set;
     const char *json, *trace, *compare, *current, *golden;
     double threshold;      /* percent */
+    struct tune tune;      /* --tune (tune.h; automatic by default) */
     char argline[2048];    /* the command line as given, for the JSON */
 };
 

@@ -198,6 +198,7 @@ static int run(const struct options *o, struct err *e)
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
+        g.tune = o->tune;
     }
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
     if (!st && o->load_only) print_load(&g, &m, &w);

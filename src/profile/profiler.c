@@ -98,6 +98,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->tool, sizeof p->tool, "lfm2-profile-stage");
     snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
     snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
+    tune_format(&g->tune, p->tune, sizeof p->tune);
     snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
     snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
     uint32_t v = g->props.apiVersion;

@@ -217,6 +217,7 @@ struct profile {
     char tool[64]; /* "lfm2-profile-stage" */
     char version[32];
     char args[2048]; /* the command line, space-joined */
+    char tune[512];  /* the run's --tune overrides as key=value,... (tune.h tune_format; "" none) */
     struct prof_device device;
     struct prof_model model;
     struct {

@@ -721,6 +721,7 @@ static int open_device(struct gpu *g, int index, struct err *e)
 int gpu_open(struct gpu *g, int index, struct err *e)
 {
     memset(g, 0, sizeof *g);
+    g->tune = tune_default();
     int st = open_device(g, index, e);
     if (st) gpu_close(g, NULL);
     return st;
