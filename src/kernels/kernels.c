@@ -266,7 +266,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
 
 /* One matvec/qmv/xmv dispatch (mk, as sel_mv_pick chose it with split_ok) over n stacked weights
  * w[0..n-1] (same type and k) writing y[i]; with w3 (n == 1) the SwiGLU variant; xmv past
- * K_XMV_COLS columns in passes, and over long k in workgroups along k (xmv_ksplits) where it may
+ * K_XMV_COLS columns in passes, and over long k in workgroups along k (sel_xmv_ksplits) where it may
  * split. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
@@ -1054,7 +1054,7 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
     return ST_OK;
 }
 
-/* Attention outside the wide plan's prefill: by kv head where k_attn_by_kv_head says (attn_kv.comp,
+/* Attention outside the wide plan's prefill: by kv head where sel_attn_by_kv_head says (attn_kv.comp,
  * a workgroup per (kv head, column, key split), its splits merged by attn_merge.comp), else
  * attention.comp (above), which measured faster at short contexts and narrow steps, or where the kv
  * head's group would not fit the shared memory. */

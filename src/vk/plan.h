@@ -73,7 +73,7 @@ void plan_free(struct plan *p);
  * i. Every one when timed or when the plan does not know its buffers; else only where dispatch i+1
  * touches a buffer written since the last barrier or writes one read since, and on both sides of a
  * dispatch whose outputs are undeclared or outside the plan's buffers. The last is always true.
- * (LFM2_BENCH_NO_BARRIERS, untimed: only the last; wrong results, bench/26.) The recording and the
+ * The recording and the
  * gap probe's count of stages both take it from here. */
 void plan_barriers(const struct plan *p, bool timed, bool *after);
 
