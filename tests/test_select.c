@@ -215,6 +215,50 @@ static void test_conv_rules(void)
     T_CHECK(!sel_conv_fuses(&b, &q8, 2, 2) && sel_conv_fuses(&b, &q8, 3, 3), "Q8_0: xmv up to 2 columns, then fused");
 }
 
+/* Every tune key replaces its choice (the keys the ctest variants set are exercised on the GPU too:
+ * CMakeLists.txt, tests/cli.cmake; these are the others). */
+static void test_tune_keys_apply(void)
+{
+    struct tune t = dflt_tune;
+    struct sel d = h200(PLAN_BATCH, &dflt_tune), s = h200(PLAN_BATCH, &t);
+    uint32_t spec[SEL_MATMUL_SPECS];
+    sel_matmul_spec(&d, false, 16, 2048, spec);
+    T_CHECK(spec[1] == 32 && spec[2] == 2, "matmul default: 32 k-slices (256 workgroups), 2 rows: %u %u", spec[1],
+            spec[2]);
+    t.matmul_ksl = 64, t.matmul_rt = 4, t.matmul_pass_cols = 5;
+    sel_matmul_spec(&s, false, 16, 2048, spec);
+    T_CHECK(spec[1] == 64 && spec[2] == 4 && sel_matmul_pass_cols(&s) == 5 && sel_matmul_pass_cols(&d) == 16,
+            "matmul_ksl, matmul_rt, matmul_pass_cols");
+    struct sel_weight bf = {DT_BF16, 65536, 2048};
+    uint32_t ms[10], n = 0, groups = 0;
+    struct err e = {0};
+    T_CHECK(sel_mv_geometry(&d, SEL_MV_MATVEC, &bf, false, 65536, 1, 1, "t", ms, &n, &groups, &e) == ST_OK &&
+                n == 5 && ms[2] == 2,
+            "matvec default: 2 rows a subgroup: %u", ms[2]);
+    t.matvec_rt = 3;
+    T_CHECK(sel_mv_geometry(&s, SEL_MV_MATVEC, &bf, false, 65536, 1, 1, "t", ms, &n, &groups, &e) == ST_OK && ms[2] == 3,
+            "matvec_rt=3: %u", ms[2]);
+    T_CHECK(sel_attn_splits(&dflt_tune, 4096, 8, 128) == 32, "split default");
+    t.attn_split_wg = 64;
+    T_CHECK(sel_attn_splits(&t, 4096, 8, 128) == 8 && sel_attn_splits(&t, 4096, 64, 128) == 1, "attn_split_wg=64");
+    struct sel w = h200(PLAN_WIDE, &t);
+    uint32_t bq = 0, nt = 0, kv2 = 0;
+    uint64_t need = 0;
+    t.attn_bq = 16, t.attn_nt = 64;
+    T_CHECK(sel_attn_prefill_tile(&w, 64, 512, &bq, &nt, &kv2, &need) && bq == 16 && nt == 64,
+            "attn_bq=16, attn_nt=64: %u columns, %u threads", bq, nt);
+    /* the gemm: a forced SwiGLU tile, and no plain-x staging past gemm_xraw_cols */
+    struct sel_weight q = {DT_BF16, 2048, 2048};
+    struct sel_gemm c;
+    t.gemm_tile_sw[0] = 32, t.gemm_tile_sw[1] = 32, t.gemm_tile_sw[2] = 32, t.gemm_tile_sw[3] = 1, t.gemm_tile_sw[4] = 1;
+    T_CHECK(sel_gemm(&w, &q, true, 512, false, true, "t", &c, &e) == ST_OK && c.spec[1] == 32 && c.spec[2] == 32 &&
+                c.spec[3] == 32 && c.spec[4] == 32,
+            "gemm_tile_swiglu=32x32x32:1x1: %ux%ux%u, %u threads", c.spec[1], c.spec[2], c.spec[3], c.spec[4]);
+    T_CHECK(sel_gemm(&w, &q, false, 512, true, true, "t", &c, &e) == ST_OK && c.xraw, "plain x staged by default");
+    t.gemm_xraw_cols = 256;
+    T_CHECK(sel_gemm(&w, &q, false, 512, true, true, "t", &c, &e) == ST_OK && !c.xraw, "gemm_xraw_cols=256 at 512");
+}
+
 static void test_tune_parse(void)
 {
     struct tune t = tune_default();
@@ -261,6 +305,7 @@ int main(void)
     test_gemm_rules();
     test_attention_rules();
     test_conv_rules();
+    test_tune_keys_apply();
     test_tune_parse();
     return t_finish();
 }
