@@ -19,7 +19,10 @@ struct key {
     long lo, hi;
 };
 
-#define KEY(f, kind, lo, hi) {#f, offsetof(struct tune, f), kind, lo, hi}
+#define KEY(f, kind, lo, hi)                                                                       \
+    {                                                                                              \
+#f, offsetof(struct tune, f), kind, lo, hi                                                 \
+    }
 static const struct key keys[] = {
     KEY(matmul_ksl, K_POW2, 8, 128),
     KEY(matmul_rt, K_INT, 1, 4),
@@ -55,13 +58,15 @@ static const struct key keys[] = {
 
 struct tune tune_default(void)
 {
-    return (struct tune){.attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
+    return (struct tune){
+        .attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
 }
 
 /* The automatic value of an integer key (what tune_default holds). */
 static int key_unset(const struct key *k)
 {
-    static const struct tune d = {.attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
+    static const struct tune d = {
+        .attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
     return *(const int *)((const char *)&d + k->off);
 }
 
@@ -71,7 +76,8 @@ const char *tune_keys(void)
     if (!list[0]) {
         size_t used = 0;
         for (size_t i = 0; i < ARRAY_LEN(keys); i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? " " : "", keys[i].name);
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? " " : "",
+                                     keys[i].name);
     }
     return list;
 }
@@ -83,8 +89,8 @@ static bool parse_tile(const char *v, int t[5])
     char tail;
     int n = sscanf(v, "%ux%ux%u:%ux%u%c", &bm, &bn, &bk, &sm, &sn, &tail);
     if (n != 5 && !(n == 3 && sscanf(v, "%*ux%*ux%*u%c", &tail) != 1)) return false;
-    if (bm < 16 || bm > 256 || bn < 16 || bn > 256 || bk < 32 || bk > 128 || bk % 32 || sm < 1 || sn < 1 ||
-        sm * sn > 16)
+    if (bm < 16 || bm > 256 || bn < 16 || bn > 256 || bk < 32 || bk > 128 || bk % 32 || sm < 1 ||
+        sn < 1 || sm * sn > 16)
         return false;
     int v5[5] = {(int)bm, (int)bn, (int)bk, (int)sm, (int)sn};
     memcpy(t, v5, sizeof v5);
@@ -99,7 +105,8 @@ static int parse_one(struct tune *t, const char *kv, size_t len, struct err *e)
     for (size_t i = 0; i < ARRAY_LEN(keys) && !k; i++)
         if (strlen(keys[i].name) == nlen && !strncmp(keys[i].name, kv, nlen)) k = &keys[i];
     if (!k)
-        return err_set(e, ST_USAGE, "--tune %.*s: unknown key (expected one of: %s)", (int)nlen, kv, tune_keys());
+        return err_set(e, ST_USAGE, "--tune %.*s: unknown key (expected one of: %s)", (int)nlen, kv,
+                       tune_keys());
     char v[64];
     size_t vlen = eq ? len - nlen - 1 : 0;
     if (!eq || !vlen || vlen >= sizeof v)
@@ -109,24 +116,27 @@ static int parse_one(struct tune *t, const char *kv, size_t len, struct err *e)
     int *field = (int *)((char *)t + k->off);
     if (k->kind == K_TILE) {
         if (!parse_tile(v, field))
-            return err_set(e, ST_USAGE,
-                           "--tune %s=%s: expected BMxBNxBK or BMxBNxBK:SMxSN (BM, BN 16..256; BK 32..128, a "
-                           "multiple of 32; SM x SN at most 16)", k->name, v);
+            return err_set(
+                e, ST_USAGE,
+                "--tune %s=%s: expected BMxBNxBK or BMxBNxBK:SMxSN (BM, BN 16..256; BK 32..128, a "
+                "multiple of 32; SM x SN at most 16)",
+                k->name, v);
         return ST_OK;
     }
     char *end;
     long x = strtol(v, &end, 10);
     bool ok = *end == 0 && x >= k->lo && x <= k->hi && (k->kind != K_POW2 || !(x & (x - 1)));
     if (!ok)
-        return err_set(e, ST_USAGE, "--tune %s=%s: expected an integer in %ld..%ld%s", k->name, v, k->lo, k->hi,
-                       k->kind == K_POW2 ? ", a power of 2" : "");
+        return err_set(e, ST_USAGE, "--tune %s=%s: expected an integer in %ld..%ld%s", k->name, v,
+                       k->lo, k->hi, k->kind == K_POW2 ? ", a power of 2" : "");
     *field = k->kind == K_MUL32 ? (int)(x / 32 * 32) : (int)x;
     return ST_OK;
 }
 
 int tune_parse(struct tune *t, const char *arg, struct err *e)
 {
-    if (!arg || !*arg) return err_set(e, ST_USAGE, "--tune needs key=value[,key=value] (keys: %s)", tune_keys());
+    if (!arg || !*arg)
+        return err_set(e, ST_USAGE, "--tune needs key=value[,key=value] (keys: %s)", tune_keys());
     for (const char *at = arg;;) {
         const char *comma = strchr(at, ',');
         size_t len = comma ? (size_t)(comma - at) : strlen(at);
@@ -148,7 +158,8 @@ void tune_format(const struct tune *t, char *buf, size_t n)
         int w;
         if (k->kind == K_TILE) {
             if (!f[0]) continue;
-            w = snprintf(buf + used, n - used, "%s%s=%dx%dx%d:%dx%d", sep, k->name, f[0], f[1], f[2], f[3], f[4]);
+            w = snprintf(buf + used, n - used, "%s%s=%dx%dx%d:%dx%d", sep, k->name, f[0], f[1],
+                         f[2], f[3], f[4]);
         } else {
             if (*f == key_unset(k)) continue;
             w = snprintf(buf + used, n - used, "%s%s=%d", sep, k->name, *f);

@@ -29,10 +29,10 @@
  *   gemm_splitk=1..64               gemm k splits of a product without SwiGLU
  *   gemm_nbuf=1..2                  gemm shared tile buffers
  *   gemm_pf=0..2                    gemm k steps fetched ahead (0: none)
- *   gemm_xraw_cols=0..65535         gemm: widths up to which a product may stage its plain x (0: never)
- *   gemm_wdeq_cols=0..65535         gemm: widths from which Q4_0 runs on an f16 copy (0: never)
- *   gemm_wdeq_bpt=1..8              gemm_wdeq.comp Q4_0 blocks a lane
- *   pool_max=256..2^30              the largest buffer the engine packs state or KV pools into */
+ *   gemm_xraw_cols=0..65535         gemm: widths up to which a product may stage its plain x (0:
+ * never) gemm_wdeq_cols=0..65535         gemm: widths from which Q4_0 runs on an f16 copy (0:
+ * never) gemm_wdeq_bpt=1..8              gemm_wdeq.comp Q4_0 blocks a lane pool_max=256..2^30 the
+ * largest buffer the engine packs state or KV pools into */
 #ifndef LFM2_TUNE_H
 #define LFM2_TUNE_H
 

@@ -189,18 +189,6 @@ struct push_matmul {
 };
 _Static_assert(sizeof(struct push_matmul) == 80, "push_matmul layout");
 
-/* Elements of a 16-byte weight slot (matmul.comp's G). */
-static int64_t slot_elems(enum dtype t)
-{
-    switch (t) {
-    case DT_F32: return 4;
-    case DT_F16:
-    case DT_BF16: return 8;
-    case DT_Q8_0: return 16;
-    default: return 32;
-    }
-}
-
 /* Address of the f16 scales of a Q weight, 0 for the others. */
 static uint64_t scale_addr(const struct gpu_weight *w)
 {
@@ -331,10 +319,10 @@ static int matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3,
 {
     if (!is_weight_type(w->dtype))
         return err_set(e, ST_USAGE, "matmul %s: weight type %s is not served", op, dtype_name(w->dtype));
-    if (w->rows < 1 || w->k < 1 || w->k % slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
+    if (w->rows < 1 || w->k < 1 || w->k % sel_slot_elems(w->dtype) || w->rows > UINT32_MAX || w->k > UINT32_MAX)
         return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                        op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
-                       (long long)slot_elems(w->dtype));
+                       (long long)sel_slot_elems(w->dtype));
     if (w3 && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
         return err_set(e, ST_USAGE, "matmul_swiglu %s: up weight [%lld, %lld] %s differs from gate [%lld, %lld] %s",
                        op, (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype), (long long)w->rows,

@@ -6,17 +6,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint32_t div_up(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
-static bool is_quant(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_0; }
-/* Elements of a 16-byte weight slot (matmul.comp's G). */
-static int64_t slot_elems(enum dtype t) { return t == DT_F32 ? 4 : t == DT_F16 || t == DT_BF16 ? 8 : t == DT_Q8_0 ? 16 : 32; }
+static uint32_t div_up(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+static bool is_quant(enum dtype t)
+{
+    return t == DT_Q8_0 || t == DT_Q4_0;
+}
+int64_t sel_slot_elems(enum dtype t)
+{
+    return t == DT_F32 ? 4 : t == DT_F16 || t == DT_BF16 ? 8 : t == DT_Q8_0 ? 16 : 32;
+}
 /* Elements of a 16-byte quant unit (wslot.glsl's slot: 32 Q4_0, 16 Q8_0). */
-static uint64_t quant_elems(enum dtype t) { return t == DT_Q8_0 ? 16 : 32; }
-static uint32_t subgroup(const struct sel *s) { return s->subgroup_size ? s->subgroup_size : 32; }
+static uint64_t quant_elems(enum dtype t)
+{
+    return t == DT_Q8_0 ? 16 : 32;
+}
+static uint32_t subgroup(const struct sel *s)
+{
+    return s->subgroup_size ? s->subgroup_size : 32;
+}
 
 /* ---- which kernel serves a product */
 
-/* Below these widths the matrix-vector kernels beat the gemm's tiles; F32 not measured (bench/23 run 7). */
+/* Below these widths the matrix-vector kernels beat the gemm's tiles; F32 not measured (bench/23
+ * run 7). */
 int sel_gemm_min_cols(const struct tune *t, enum dtype d)
 {
     if (t->gemm_min_cols) return t->gemm_min_cols;
@@ -29,7 +44,8 @@ bool sel_gemm_serves(const struct sel *s, int cols, enum dtype d)
 }
 
 /* qmv.comp: Q4_0 at one column only, where it beat matvec/matmul; slower at 2-8 columns and for
- * Q8_0 (bench/16). tune qmv_cols: every Q type up to that many; matvec_cols names another kernel. */
+ * Q8_0 (bench/16). tune qmv_cols: every Q type up to that many; matvec_cols names another kernel.
+ */
 static bool qmv_serves(const struct sel *s, int cols, const struct sel_weight *w)
 {
     const struct tune *t = s->tune;
@@ -45,16 +61,17 @@ struct xmv_geo {
     uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
 };
 
-static bool xmv_geometry(const struct sel *s, const struct sel_weight *w, bool swiglu, uint64_t rows, int cols,
-                         int64_t kper, struct xmv_geo *x)
+static bool xmv_geometry(const struct sel *s, const struct sel_weight *w, bool swiglu,
+                         uint64_t rows, int cols, int64_t kper, struct xmv_geo *x)
 {
     const struct tune *tu = s->tune;
     uint32_t sg = subgroup(s), nw = swiglu ? 2 : 1;
-    uint64_t row_slots = (uint64_t)kper / (uint64_t)slot_elems(w->dtype);
+    uint64_t row_slots = (uint64_t)kper / (uint64_t)sel_slot_elems(w->dtype);
     uint64_t xe = tu->xmv_xe ? (uint64_t)tu->xmv_xe : 64;
-    uint64_t spl_max = MAX(1, xe / ((uint64_t)slot_elems(w->dtype) * (uint64_t)cols));
+    uint64_t spl_max = MAX(1, xe / ((uint64_t)sel_slot_elems(w->dtype) * (uint64_t)cols));
     uint32_t nsg_max = MAX(1u, 1024u / sg), ksg = 1;
-    while (div_up(row_slots, (uint64_t)ksg * sg) > spl_max && ksg * 2 <= nsg_max) ksg *= 2;
+    while (div_up(row_slots, (uint64_t)ksg * sg) > spl_max && ksg * 2 <= nsg_max)
+        ksg *= 2;
     if (div_up(row_slots, (uint64_t)ksg * sg) > spl_max) return false;
     uint32_t nsg = tu->xmv_nsg ? (uint32_t)tu->xmv_nsg : 8;
     nsg = MAX(nsg, ksg) / ksg * ksg; /* a multiple of the k groups */
@@ -63,39 +80,51 @@ static bool xmv_geometry(const struct sel *s, const struct sel_weight *w, bool s
     uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 4u / spl);
     uint32_t nb = tu->xmv_nb ? (uint32_t)tu->xmv_nb : 1;
     rb = MIN(rb, sg);
-    uint64_t kv4 = (uint64_t)kper / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
+    uint64_t kv4 = (uint64_t)kper / 4,
+             kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
     uint32_t rows_wg = nsg / ksg * rb * nb;
-    uint64_t part = ksg > 1 ? (uint64_t)ksg * rows_wg * nw * (uint64_t)cols * 4 : 4, small = nsg * 4 * (uint64_t)cols + part;
+    uint64_t part = ksg > 1 ? (uint64_t)ksg * rows_wg * nw * (uint64_t)cols * 4 : 4,
+             small = nsg * 4 * (uint64_t)cols + part;
     uint64_t xv = kr4 + kr4 / 8 + 1;
     if (xv * 16 * (uint64_t)cols + small > s->shared_mem) xv = kv4 + kv4 / 8 + 1;
-    if (xv * 16 * (uint64_t)cols + small > s->shared_mem || div_up(rows, rows_wg) > SEL_MAX_GROUPS) return false;
+    if (xv * 16 * (uint64_t)cols + small > s->shared_mem || div_up(rows, rows_wg) > SEL_MAX_GROUPS)
+        return false;
     *x = (struct xmv_geo){sg, nsg, ksg, spl, rb, nb, (uint32_t)xv, rows_wg};
     return true;
 }
 
 /* Q4_0 k past 4096 in slices of <= 2048, summed by float atomic add: ffn_down faster, Q8_0 slower
  * (bench/24). Only where the product may split (no norm, y += result), not SwiGLU, whole slots. */
-uint32_t sel_xmv_ksplits(const struct sel *s, const struct sel_weight *w, bool swiglu, bool split_ok)
+uint32_t sel_xmv_ksplits(const struct sel *s, const struct sel_weight *w, bool swiglu,
+                         bool split_ok)
 {
     if (!split_ok || swiglu || !s->float_atomic_add) return 1;
-    uint64_t n = 1, k = (uint64_t)w->k, unit = (uint64_t)slot_elems(w->dtype) * 4; /* whole slots, whole vec4 */
-    if (s->tune->xmv_ksplit) n = (uint64_t)s->tune->xmv_ksplit;
-    else if (k > 4096 && w->dtype == DT_Q4_0) n = div_up(k, 2048);
-    while (n > 1 && k % (n * unit)) n--;
+    uint64_t n = 1, k = (uint64_t)w->k,
+             unit = (uint64_t)sel_slot_elems(w->dtype) * 4; /* whole slots, whole vec4 */
+    if (s->tune->xmv_ksplit)
+        n = (uint64_t)s->tune->xmv_ksplit;
+    else if (k > 4096 && w->dtype == DT_Q4_0)
+        n = div_up(k, 2048);
+    while (n > 1 && k % (n * unit))
+        n--;
     return (uint32_t)n;
 }
 
-int sel_xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, K_XMV_COLS)); }
+int sel_xmv_pass_cols(int cols)
+{
+    return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, K_XMV_COLS));
+}
 
-bool sel_xmv_serves(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu, uint64_t rows,
-                    bool split_ok)
+bool sel_xmv_serves(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu,
+                    uint64_t rows, bool split_ok)
 {
     const struct tune *tu = s->tune;
     struct xmv_geo x;
     if (tu->matvec_cols || tu->qmv_cols) return false; /* a tune key names another kernel */
     if (sel_gemm_serves(s, cols, w->dtype)) return false;
     int64_t kper = w->k / sel_xmv_ksplits(s, w, swiglu, split_ok);
-    if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(s, w, swiglu, rows, cols, kper, &x);
+    if (tu->xmv_cols)
+        return cols <= tu->xmv_cols && xmv_geometry(s, w, swiglu, rows, cols, kper, &x);
     /* where it measured faster on the H200 (bench/22 run 2, bench/23, bench/24 run 7):
      * Q4_0 up to 8 columns (passes of <= 4); Q8_0 up to 2 but not the LM head (rows >= 8k); BF16
      * at one column for q/k/v stacked and the LM head only; k <= 4096 a workgroup (ffn_down's
@@ -107,10 +136,11 @@ bool sel_xmv_serves(const struct sel *s, int cols, const struct sel_weight *w, b
     return q && kper <= 4096 && xmv_geometry(s, w, swiglu, rows, sel_xmv_pass_cols(cols), kper, &x);
 }
 
-/* matvec.comp: q/k/v stacked up to K_MATVEC_COLS columns (one dispatch for three), and at one column
- * the matrices with many rows per k: the LM head, Q4_0 from 3k rows, Q8_0 from 3k without SwiGLU
- * (bench/12; matmul.comp kept long k, square matrices and several columns). */
-static bool matvec_serves(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu, int n)
+/* matvec.comp: q/k/v stacked up to K_MATVEC_COLS columns (one dispatch for three), and at one
+ * column the matrices with many rows per k: the LM head, Q4_0 from 3k rows, Q8_0 from 3k without
+ * SwiGLU (bench/12; matmul.comp kept long k, square matrices and several columns). */
+static bool matvec_serves(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu,
+                          int n)
 {
     if (sel_gemm_serves(s, cols, w->dtype)) return false;
     if (s->tune->matvec_cols) return cols <= s->tune->matvec_cols;
@@ -120,8 +150,8 @@ static bool matvec_serves(const struct sel *s, int cols, const struct sel_weight
     return w->rows >= 3 * w->k && (w->dtype == DT_Q4_0 || (w->dtype == DT_Q8_0 && !swiglu));
 }
 
-enum sel_mv sel_mv_pick(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu, uint64_t rows, int n,
-                        bool split_ok)
+enum sel_mv sel_mv_pick(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu,
+                        uint64_t rows, int n, bool split_ok)
 {
     if (sel_xmv_serves(s, cols, w, swiglu, rows, split_ok)) return SEL_MV_XMV;
     if (qmv_serves(s, cols, w)) return SEL_MV_QMV;
@@ -133,18 +163,20 @@ enum sel_mv sel_mv_pick(const struct sel *s, int cols, const struct sel_weight *
  * qmv rows 1, 2 or 4, the most that leave >= 512 workgroups (>= 256 at several columns); x staged
  * in chunks of k rounded up to 1024 where it fits, at most 1024 (ffn_down's whole k left too few
  * workgroups a multiprocessor); 2 units a lane ahead (bench/16). xmv: xmv_geometry. */
-int sel_mv_geometry(const struct sel *s, enum sel_mv mk, const struct sel_weight *w, bool swiglu, uint64_t rows,
-                    int cols, uint32_t ksplits, const char *op, uint32_t spec[10], uint32_t *n_spec, uint32_t *groups,
-                    struct err *e)
+int sel_mv_geometry(const struct sel *s, enum sel_mv mk, const struct sel_weight *w, bool swiglu,
+                    uint64_t rows, int cols, uint32_t ksplits, const char *op, uint32_t spec[10],
+                    uint32_t *n_spec, uint32_t *groups, struct err *e)
 {
     const struct tune *tu = s->tune;
     uint32_t sg = subgroup(s), nsg = MAX(1u, SEL_MATMUL_THREADS / sg);
     if (mk == SEL_MV_XMV) {
         struct xmv_geo xg;
         if (!xmv_geometry(s, w, swiglu, rows, cols, w->k / ksplits, &xg))
-            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
+            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op,
+                           (long long)w->k, cols);
         *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols};
+        const uint32_t xs[9] = {xg.sg, xg.nsg, xg.ksg, xg.spl,        xg.sg * xg.nsg,
+                                xg.rb, xg.nb,  xg.xv,  (uint32_t)cols};
         memcpy(spec, xs, sizeof xs);
         *n_spec = 9;
         return ST_OK;
@@ -156,26 +188,34 @@ int sel_mv_geometry(const struct sel *s, enum sel_mv mk, const struct sel_weight
         if (w->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
         if (tu->matvec_rt) rt = (uint32_t)tu->matvec_rt;
     } else {
-        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
+        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u))
+            rt *= 2;
         if (tu->qmv_rt) rt = (uint32_t)tu->qmv_rt;
-        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
-        uint64_t room = s->shared_mem > 4u * nsg * (uint32_t)cols ? s->shared_mem - 4u * nsg * (uint32_t)cols : 0;
+        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols
+         * floats of Σx² */
+        uint64_t room = s->shared_mem > 4u * nsg * (uint32_t)cols
+                            ? s->shared_mem - 4u * nsg * (uint32_t)cols
+                            : 0;
         uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w->dtype) * sg;
         uint64_t kc_max = tu->qmv_kc ? (uint64_t)tu->qmv_kc : 1024;
         if (kc_max < cap) cap = kc_max;
         uint64_t kr = ((uint64_t)w->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
         kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
         if (kc < 32)
-            return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
-                           op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), s->shared_mem);
+            return err_set(e, ST_USAGE,
+                           "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
+                           op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols),
+                           s->shared_mem);
     }
-    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > SEL_MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
+    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > SEL_MAX_GROUPS)
+        rt *= 2; /* a vocabulary of 2^19+ rows */
     *groups = (uint32_t)div_up(rows, (uint64_t)nsg * rt);
     if (*groups > SEL_MAX_GROUPS)
         return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
                        (unsigned long long)rows, *groups);
     uint32_t u = tu->qmv_u ? (uint32_t)tu->qmv_u : 2;
-    const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, kc, u}; /* matvec.comp: the first 5 */
+    const uint32_t ms[7] = {sg,       nsg, rt, (uint32_t)cols,
+                            sg * nsg, kc,  u}; /* matvec.comp: the first 5 */
     memcpy(spec, ms, sizeof ms);
     *n_spec = qmv ? 7 : 5;
     return ST_OK;
@@ -192,10 +232,13 @@ int sel_matmul_pass_cols(const struct sel *s)
 /* The fewest k-slices that still give enough workgroups: fewer slices reuse each x load over more
  * rows (many columns), more slices keep more loads in flight (few rows or columns). Returns the
  * workgroups. */
-uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[SEL_MATMUL_SPECS])
+uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows,
+                         uint32_t spec[SEL_MATMUL_SPECS])
 {
     uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
-    while (ksl < SEL_MATMUL_THREADS && div_up((uint64_t)rows, (SEL_MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
+    while (ksl < SEL_MATMUL_THREADS &&
+           div_up((uint64_t)rows, (SEL_MATMUL_THREADS / ksl) * rt) < min_groups)
+        ksl *= 2;
     if (s->tune->matmul_ksl) ksl = (uint32_t)s->tune->matmul_ksl;
     if (s->tune->matmul_rt && !swiglu) rt = (uint32_t)s->tune->matmul_rt;
     spec[0] = subgroup(s);
@@ -210,16 +253,17 @@ uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_
 /* ---- gemm.comp */
 
 /* Shared-memory bytes of gemm.comp at one geometry (mirrors its shared arrays). */
-static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn, uint32_t bk,
-                            uint32_t nt, uint32_t nbuf)
+static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn,
+                            uint32_t bk, uint32_t nt, uint32_t nbuf)
 {
     uint32_t nm = swiglu ? 2 : 1;
     if (!coopmat) return nbuf * (nm * bm + bn) * (bk + 1) * 4;
-    return nbuf * (nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2) + (nt / 32) * 256 * nm * 4;
+    return nbuf * (nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2) +
+           (nt / 32) * 256 * nm * 4;
 }
 
-int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols, bool accumulate, bool plain_x,
-             const char *op, struct sel_gemm *c, struct err *e)
+int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
+             bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e)
 {
     const struct tune *tu = s->tune;
     bool cm = s->coopmat;
@@ -238,16 +282,23 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     bool q4big = big && w->dtype == DT_Q4_0;
     if (q4big) sgm = 2;
     /* 64 rows where 128 leave too few workgroups to fill the device (bench/06) */
-    if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
+    if (cm && bm == 128 && !big &&
+        div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256)
+        bm = 64;
     /* 32 columns under ~4 workgroups a multiprocessor (latency-bound), not for split weights whose
      * tile costs twice to stage (bench/06) */
-    if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
-    /* SwiGLU pairs keep 64 x 64 on small grids (bench/11); quantized pairs from 512 columns 64 x 128
-     * where it fits (bench/21; BF16 lost, bench/18) */
-    if (cm && swiglu && is_quant(w->dtype) && cols >= 512 && gemm_shared(cm, swiglu, wsplit, 64, 128, 32, nt, 1) <= smem)
+    if (cm && !swiglu && !wsplit && !big &&
+        div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512)
+        bn = 32;
+    /* SwiGLU pairs keep 64 x 64 on small grids (bench/11); quantized pairs from 512 columns 64 x
+     * 128 where it fits (bench/21; BF16 lost, bench/18) */
+    if (cm && swiglu && is_quant(w->dtype) && cols >= 512 &&
+        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, nt, 1) <= smem)
         bn = 128;
-    /* unsplit SwiGLU pairs from 128 columns: 64 x 128 of 8 subgroups (2 x 4), k steps of 32 (bench/25) */
-    if (cm && swiglu && !wsplit && cols >= 128 && gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= smem) {
+    /* unsplit SwiGLU pairs from 128 columns: 64 x 128 of 8 subgroups (2 x 4), k steps of 32
+     * (bench/25) */
+    if (cm && swiglu && !wsplit && cols >= 128 &&
+        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= smem) {
         bn = 128;
         nt = 256;
     }
@@ -279,7 +330,8 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
     uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
     uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
-    bool fits = tm && (cm ? sm && sn && tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0);
+    bool fits = tm && (cm ? sm && sn && tm % (16 * sm) == 0 && tn % (16 * sn) == 0
+                          : tm % 16 == 0 && tn % 16 == 0);
     if (fits && gemm_shared(cm, swiglu, wsplit, tm, tn, tk, tnt, 1) <= smem) {
         bm = tm;
         bn = tn;
@@ -297,16 +349,19 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
 #endif
     /* one buffer of tiles: double-buffered ones were slower at 64 and 512 columns (bench/11) */
     uint32_t nbuf = 1;
-    if (tu->gemm_nbuf && gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, (uint32_t)tu->gemm_nbuf) <= smem)
+    if (tu->gemm_nbuf &&
+        gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, (uint32_t)tu->gemm_nbuf) <= smem)
         nbuf = (uint32_t)tu->gemm_nbuf;
     uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, nbuf);
     if (shared > smem)
-        return err_set(e, ST_USAGE, "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u", op,
-                       bm, bn, bk, shared, smem);
+        return err_set(e, ST_USAGE,
+                       "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u",
+                       op, bm, bn, bk, shared, smem);
     uint32_t gx = div_up((uint64_t)cols, bn), gy = div_up((uint64_t)w->rows, bm);
     if (gx > SEL_MAX_GROUPS || gy > SEL_MAX_GROUPS)
-        return err_set(e, ST_USAGE, "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
-                       cols, (long long)w->rows, gx, gy);
+        return err_set(e, ST_USAGE,
+                       "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535",
+                       op, cols, (long long)w->rows, gx, gy);
     /* split k where under 128 tiles leave most multiprocessors idle, up to ~512 workgroups of >= 4
      * k steps (bench/11) */
     uint32_t steps = div_up((uint64_t)w->k, bk), splits = 1;
@@ -327,7 +382,8 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     c->zero_y = splits > 1 && !accumulate;
     /* no norm and nothing to zero: the plain x split while staged, no prep dispatch (a prep costs
      * about a narrow product); not with 32-column tiles, where products slowed (bench/19) */
-    c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
+    c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 &&
+              (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
     /* fragments of the next k slice loaded before this one's products past 64 columns (bench/19) */
     uint32_t frag = cm && cols > 64 ? 2 : 0;
     const uint32_t spec[SEL_GEMM_SPECS] = {32, bm, bn, bk, nt, nbuf, sgm, pf, c->xraw, frag};
@@ -346,12 +402,17 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
 
 bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight *w)
 {
-    int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols : s->coopmat ? K_GEMM_WDEQ_COLS : 0;
+    int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols
+               : s->coopmat                 ? K_GEMM_WDEQ_COLS
+                                            : 0;
     uint64_t copy = 2 * (uint64_t)w->rows * (uint64_t)w->k;
     return w->dtype == DT_Q4_0 && from > 0 && cols >= from && copy <= K_GEMM_WDEQ_MAX_BYTES;
 }
 
-uint32_t sel_gemm_wdeq_bpt(const struct sel *s) { return s->tune->gemm_wdeq_bpt ? (uint32_t)s->tune->gemm_wdeq_bpt : 1; }
+uint32_t sel_gemm_wdeq_bpt(const struct sel *s)
+{
+    return s->tune->gemm_wdeq_bpt ? (uint32_t)s->tune->gemm_wdeq_bpt : 1;
+}
 
 /* ---- attention */
 
@@ -391,7 +452,8 @@ uint32_t sel_attn_kv_threads(const struct sel *s, uint32_t hd, uint32_t gq, bool
     uint32_t sg = subgroup(s);
     uint64_t smem = s->shared_mem ? s->shared_mem : 32768;
     uint32_t nt = MAX(ATTN_NT, sg);
-    while (nt > sg && nt / 2 >= hd / 4 && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
+    while (nt > sg && nt / 2 >= hd / 4 && attn_shared(hd, gq, nt, sg, fused) > smem)
+        nt /= 2;
     return attn_shared(hd, gq, nt, sg, fused) > smem ? 0 : nt;
 }
 
@@ -401,18 +463,22 @@ uint32_t sel_attn_q_subgroups(const struct sel *s, uint32_t hd, bool fused)
 {
     uint32_t nsg = MAX(1u, 256u / subgroup(s));
     uint64_t fixed = 4 * (fused ? 6 * (uint64_t)hd : 7);
-    while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (s->shared_mem ? s->shared_mem : 32768)) nsg /= 2;
+    while (nsg > 1 &&
+           (uint64_t)nsg * (hd + 4) * 4 + fixed > (s->shared_mem ? s->shared_mem : 32768))
+        nsg /= 2;
     return nsg;
 }
 
 #define ATTN_PREFILL_THREADS 128u
-#define ATTN_PREFILL_MAX_PER_THREAD 8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
+#define ATTN_PREFILL_MAX_PER_THREAD                                                                \
+    8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
 
 /* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile, with kvb (1 or 2)
  * KV block buffers. */
 static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq, uint32_t kvb)
 {
-    return 4 * ((uint64_t)bq * hd + (uint64_t)kvb * K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
+    return 4 * ((uint64_t)bq * hd + (uint64_t)kvb * K_KV_BLOCK * (hd + 4) +
+                (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
 }
 
 /* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns (one KV
@@ -422,14 +488,15 @@ static bool attn_prefill_fits(const struct sel *s, uint32_t hd, uint32_t bq, uin
     uint32_t hd4 = hd / 4;
     return hd % 4 == 0 && s->subgroup_size >= 4 && nt % hd4 == 0 && (bq * hd4) % nt == 0 &&
            bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD && (bq * K_KV_BLOCK) % nt == 0 &&
-           bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD && attn_prefill_shared(hd, bq, 1) <= s->shared_mem;
+           bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD &&
+           attn_prefill_shared(hd, bq, 1) <= s->shared_mem;
 }
 
 /* The widest tile of at most 32 columns that fits, no wider than the step needs: 64 columns halved
  * the workgroups for the same keys and was slower (bench/10, bench/11); keys and values in two
  * buffers where they fit (the next block's loads overlap the scores). */
-bool sel_attn_prefill_tile(const struct sel *s, uint32_t hd, int cols, uint32_t *bq_out, uint32_t *nt_out,
-                           uint32_t *kv2, uint64_t *need)
+bool sel_attn_prefill_tile(const struct sel *s, uint32_t hd, int cols, uint32_t *bq_out,
+                           uint32_t *nt_out, uint32_t *kv2, uint64_t *need)
 {
     uint32_t bq = 0, nt = ATTN_PREFILL_THREADS, tnt = (uint32_t)s->tune->attn_nt;
     for (uint32_t b = 32; tnt && b >= 8; b /= 2) /* tune attn_nt: where some tile fits them */
@@ -439,7 +506,8 @@ bool sel_attn_prefill_tile(const struct sel *s, uint32_t hd, int cols, uint32_t 
     *nt_out = nt;
     *need = attn_prefill_shared(hd, 8, 1);
     if (!bq) return false;
-    while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(s, hd, bq / 2, nt)) bq /= 2;
+    while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(s, hd, bq / 2, nt))
+        bq /= 2;
     int forced = s->tune->attn_bq; /* tune attn_bq: any tile of 8..64 columns that fits */
     if (forced && attn_prefill_fits(s, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
     *bq_out = bq;
