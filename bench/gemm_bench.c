@@ -17,8 +17,8 @@
  * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
  * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
  * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
- * Environment: LFM2_TEST_NO_COOPMAT=1 (FMA twin), LFM2_GEMM_TILE, LFM2_GEMM_ROOF (tuning.h),
- * LFM2_GEMM_MIN_COLS. */
+ * Trailing --tune key=value[,...] (tune.h: gemm_tile, gemm_min_cols, ...) as the CLI's. Environment:
+ * LFM2_TEST_NO_COOPMAT=1 (FMA twin); LFM2_GEMM_ROOF in -DLFM2_BENCH builds (select.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,7 +232,7 @@ static void op_lines(const struct plan *p, const double *us, int reps, double *t
         bool gemm = !strncmp(pp->name, "gemm", 4) && pp->n_spec >= 11; /* gemm.comp's variants (not the prep) */
         if (gemm) printf("  tile %ux%ux%u", pp->spec[1], pp->spec[2], pp->spec[3]);
         if (gemm && strncmp(pp->name, "gemm_fma", 8)) /* cooperative matrices: subgroup grid, loads, fragments */
-            printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[10]);
+            printf(" sg %ux%u pf %u frag %u", pp->spec[6], pp->spec[4] / 32 / pp->spec[6], pp->spec[7], pp->spec[9]);
         printf("\n");
     }
 }
@@ -283,8 +283,29 @@ static int chain_bench(int n, int cols)
     return rc ? 1 : 0;
 }
 
+/* The --tune arguments (tune.h) after the positional ones, removed from argv; -1 on a bad one. */
+static int take_tune(int *argc, char **argv, struct tune *t)
+{
+    int n = 1;
+    *t = tune_default();
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--tune")) {
+            argv[n++] = argv[i];
+            continue;
+        }
+        if (++i == *argc || tune_parse(t, argv[i], &e)) {
+            fprintf(stderr, "gemm_bench: %s\n", i == *argc ? "--tune needs key=value" : e.msg);
+            return -1;
+        }
+    }
+    *argc = n;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    struct tune tune;
+    if (take_tune(&argc, argv, &tune)) return 2;
     if (argc == 2 && !strcmp(argv[1], "shm")) return shm_sweep();
     if (argc >= 2 && !strcmp(argv[1], "chain")) {
         int n = argc > 2 ? atoi(argv[2]) : 256, cols = argc > 3 ? atoi(argv[3]) : 1;
@@ -309,6 +330,7 @@ int main(int argc, char **argv)
     int cols = atoi(argv[2]), reps = argc > 3 ? atoi(argv[3]) : 20, layers = argc > 4 ? atoi(argv[4]) : LAYERS;
     if (cols < 1 || reps < 1 || layers < 1 || layers > LAYERS) return 2;
     TRY(gpu_open(&g, -1, &e));
+    g.tune = tune;
     printf("device %s, driver %s, gemm on %s\n", g.props.deviceName, g.driver_name,
            g.gemm_coopmat ? "cooperative matrices" : "the FMA twin");
 

@@ -88,17 +88,13 @@ layout(constant_id = 6) const uint SGM = 2;  // COOPMAT: subgroups along the row
 // fewer, more workgroups a multiprocessor, and 25 % slower at 64-512 columns on the H200 (bench/25:
 // the loads in flight are what the kernel lives on; a tuning hook)
 layout(constant_id = 7) const uint PF = 1;
-// Timing probes (gemm_bench, bench/18; results are garbage): 1 no global loads after the first step,
-// 2 no staging and no barriers after the first step, 3 no products, 4 split sums stored, not
-// added (the atomics' cost, bench/34). One buffer, PF = 1 only.
-layout(constant_id = 8) const uint PROBE = 0;
-layout(constant_id = 9) const uint XRAW = 0; // COOPMAT: x is plain f32, split while staged
+layout(constant_id = 8) const uint XRAW = 0; // COOPMAT: x is plain f32, split while staged
 // COOPMAT: how a k step's fragments meet the products (bench/19): 0 each weight fragment loaded
 // just before its products; 1 all fragments of a 16-wide k slice loaded, then its products, the
 // low parts' products of every output before the high parts'; 2 as 1 with the next slice's
 // fragments loaded before this slice's products (two fragment sets). Every output sums the same
 // products in the same order in all three.
-layout(constant_id = 10) const uint FRAG = 0;
+layout(constant_id = 9) const uint FRAG = 0;
 const uint NT = gl_WorkGroupSize.x;
 
 layout(push_constant) uniform Push {
@@ -329,10 +325,6 @@ void put(uint row, uint col, float v, float v3)
     v = v / (1.0 + exp(-v)) * v3;
 #endif
     uint oi = col * p.rows + row;
-    if (gl_NumWorkGroups.z > 1u && PROBE == 4u) { // probe: the split's sum stored, not added
-        p.y.v[oi] = v;
-        return;
-    }
     if (gl_NumWorkGroups.z > 1u) {
 #if FADD
         atomicAdd(p.y.v[oi], v);
@@ -549,13 +541,13 @@ void main()
             barrier();
         }
         for (uint kb = kbeg; kb < kend; kb += BK) {
-            if (NBUF == 1u && (PROBE != 2u || kb == kbeg)) {
+            if (NBUF == 1u) {
                 barrier(); // the last step's products are done with the tiles
                 stage(0u, 0u, kb);
                 barrier();
             }
-            if (kb + BK < kend && PROBE != 1u) fetch(0u, row0, col0, kb + BK); // in flight during the products
-            if (PROBE != 3u) products(b);
+            if (kb + BK < kend) fetch(0u, row0, col0, kb + BK); // in flight during the products
+            products(b);
             if (NBUF == 2u) {
                 if (kb + BK < kend) stage(0u, b ^ 1u, kb + BK);
                 barrier(); // products of b and staging of b ^ 1 done
@@ -563,12 +555,6 @@ void main()
             }
         }
     }
-
-#if COOPMAT
-    if (PROBE == 3u && tid == 0u) p.y.v[0] = uintBitsToFloat(sA[1u].x ^ sX[1u].y); // keeps the staging live
-#else
-    if (PROBE == 3u && tid == 0u) p.y.v[0] = sA[1u] + sX[1u];
-#endif
 
 #if COOPMAT
     // each subgroup: one 16×16 result (of each matrix) at a time through its slice of sC,

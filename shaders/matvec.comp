@@ -28,28 +28,12 @@
 #endif
 #include "wslot.glsl"
 #define U 2u // slots a lane loads ahead per row (plain types)
-#if WTYPE == DT_Q4_0 || WTYPE == DT_Q8_0
-// Q types may go by 4-byte words instead of slots (spec constant QW): consecutive lanes take
-// consecutive words, so a load is 128 contiguous bytes and an x read spans 1 KB (Q4_0) or 512 B
-// (Q8_0) of x, where with slots a lane's 16-byte x reads lie 128 B (Q4_0) or 64 B (Q8_0) from its
-// neighbour's and L1 serves 32 lines per load (bench/12: the slot path is bound there).
-#define QWORDS 1
-#define UW 8u // words a lane loads ahead per row
-#if WTYPE == DT_Q4_0
-#define WPB 4u // words a 32-block (16 quant bytes)
-#else
-#define WPB 8u // (32 quant bytes)
-#endif
-#else
-#define QWORDS 0
-#endif
 
 layout(constant_id = 0) const uint SG = 32;   // subgroup size of the device
 layout(constant_id = 1) const uint NSG = 4;   // subgroups per workgroup
 layout(constant_id = 2) const uint RT = 1;    // rows per subgroup (per matrix)
 layout(constant_id = 3) const uint COLS = 1;  // columns (<= 16)
 layout(local_size_x_id = 4) in;               // SG·NSG
-layout(constant_id = 5) const uint QW = 0;    // Q types: 1 = by words (LFM2_MATVEC_WORDS), 0 = by slots
 
 #include "mv_common.glsl" // NW, the push block, locate, mv_store
 
@@ -86,56 +70,7 @@ void main()
             [[unroll]] for (uint r = 0u; r < RT; r++) acc[m][r][c] = 0.0;
     }
 
-#if QWORDS
-    uint nb = p.k / 32u, row_words = nb * WPB;
-    for (uint w0 = lane; QW != 0u && w0 < row_words; w0 += UW * SG) {
-        uint raw[UW][NW][RT];
-        float sc[UW][NW][RT];
-        [[unroll]] for (uint u = 0u; u < UW; u++) {
-            uint wi = min(w0 + u * SG, row_words - 1u);
-            [[unroll]] for (uint m = 0u; m < NW; m++)
-                [[unroll]] for (uint r = 0u; r < RT; r++) {
-                    raw[u][m][r] = U32Buf(W[m][r]).v[lrow[r] * row_words + wi];
-                    sc[u][m][r] = float(F16Buf(S[m][r]).v[lrow[r] * nb + wi / WPB]);
-                }
-        }
-        [[unroll]] for (uint u = 0u; u < UW; u++) {
-            uint wi = w0 + u * SG;
-            if (wi >= row_words) break;
-#if WTYPE == DT_Q4_0
-            // word j of block b: low nibbles are elements 4j..4j+3, high nibbles 16+4j..16+4j+3
-            const uint NH = 2u;
-            uint kq[2] = uint[2]((wi / WPB) * 8u + wi % WPB, (wi / WPB) * 8u + wi % WPB + 4u);
-#else
-            const uint NH = 1u;
-            uint kq[1] = uint[1](wi);
-#endif
-            [[unroll]] for (uint h = 0u; h < NH; h++) {
-                uint k4 = kq[h];
-                vec4 gv = norm ? one + gain4_at(p.gain, gdtype, k4) : vec4(1.0);
-                vec4 xv[COLS];
-                [[unroll]] for (uint c = 0u; c < COLS; c++) {
-                    vec4 xr = act_get4(p.x, c * kv4 + k4);
-                    if (norm) ss[c] += dot(xr, xr);
-                    xv[c] = xr * gv;
-                }
-                [[unroll]] for (uint m = 0u; m < NW; m++)
-                    [[unroll]] for (uint r = 0u; r < RT; r++) {
-#if WTYPE == DT_Q4_0
-                        uint q = raw[u][m][r] >> (4u * h);
-                        vec4 wv = (vec4(q & 15u, (q >> 8) & 15u, (q >> 16) & 15u, (q >> 24) & 15u) - 8.0) * sc[u][m][r];
-#else
-                        int q = int(raw[u][m][r]);
-                        vec4 wv = vec4(bitfieldExtract(q, 0, 8), bitfieldExtract(q, 8, 8), bitfieldExtract(q, 16, 8),
-                                       bitfieldExtract(q, 24, 8)) * sc[u][m][r];
-#endif
-                        [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][r][c] += dot(wv, xv[c]);
-                    }
-            }
-        }
-    }
-#endif
-    for (uint s0 = lane; (QWORDS == 0 || QW == 0u) && s0 < row_slots; s0 += U * SG) {
+    for (uint s0 = lane; s0 < row_slots; s0 += U * SG) {
         uvec4 raw[U][NW][RT];
         float sc[U][NW][RT];
         [[unroll]] for (uint u = 0u; u < U; u++) {

@@ -56,10 +56,6 @@ layout(constant_id = 5) const uint RB = 4;    // rows a subgroup loads at once
 layout(constant_id = 6) const uint NB = 1;    // batches of RB rows a subgroup takes
 layout(constant_id = 7) const uint XV = 576;  // shared vec4 a column of x: > k/4 + k/32
 layout(constant_id = 8) const uint COLS = 1;  // columns
-// Timing probes (gemm_bench, bench/31; results are garbage): 1 the weights loaded, not multiplied
-// (a slot's words folded into one float); 2 no scale loads (scale 1); 3 no weight or scale loads
-// (slots made from their index), the full math; 4 x not staged (no x loads: shared x as found).
-layout(constant_id = 9) const uint PROBE = 0;
 
 // Slots are read as stored (wslot.glsl raw4): the block scale and Q4_0's offset 8 are applied once
 // a slot, not once an element, s·Σ(q - 8)·x = s·(Σ q·x - 8·Σx), with Σx of the slot's x computed
@@ -106,13 +102,8 @@ void load_rows(uint r0, uint total, uint row_slots, uint slots, uint slot0, uint
             [[unroll]] for (uint j = 0u; j < SPL; j++) {
                 uint s = (kg * SPL + j) * SG + lane;
                 uint si = lrow * row_slots + slot0 + min(s, slots - 1u);
-                if (PROBE == 3u) {
-                    uint h = si * 2654435761u;
-                    raw[r][m][j] = uvec4(h, h ^ 0x5bd1e995u, h >> 3, h * 31u);
-                } else {
-                    raw[r][m][j] = UVec4Buf(W).v[si];
-                }
-                sc[r][m][j] = PROBE >= 2u ? 1.0 : block_scale(S, si);
+                raw[r][m][j] = UVec4Buf(W).v[si];
+                sc[r][m][j] = block_scale(S, si);
             }
         }
     }
@@ -133,7 +124,7 @@ void main()
     // x' staged once: the norm's gain applied, Σx² from the same loads
     [[unroll]] for (uint c = 0u; c < COLS; c++) {
         float ss = 0.0;
-        for (uint i = tid; i < kv4 && PROBE != 4u; i += SG * NSG) {
+        for (uint i = tid; i < kv4; i += SG * NSG) {
             uint xi = (c * p.k + kz) / 4u + i;
             vec4 xr = act_get4(p.x, xi);
             if (norm) {
@@ -182,11 +173,6 @@ void main()
             [[unroll]] for (uint m = 0u; m < NW; m++) {
                 [[unroll]] for (uint c = 0u; c < COLS; c++) acc[m][c] = 0.0;
                 [[unroll]] for (uint j = 0u; j < SPL; j++) {
-                    if (PROBE == 1u) {
-                        uvec4 u = raw[r][m][j];
-                        acc[m][0] += uintBitsToFloat(((u.x ^ u.y ^ u.z ^ u.w) & 0x3fffffu) | 0x3f800000u) * sc[r][m][j];
-                        continue;
-                    }
                     float d[COLS];
                     [[unroll]] for (uint c = 0u; c < COLS; c++) d[c] = 0.0;
                     [[unroll]] for (uint q = 0u; q < G4; q++) {

@@ -32,6 +32,11 @@ cli_test(cli_no_model cli 2 "--model" --full)
 cli_test(cli_missing_path cli 2 "/nonexistent/model" --model /nonexistent/model --full)
 cli_test(cli_folder_without_config cli 2 "config.json" --model ${CMAKE_SOURCE_DIR}/tests --full)
 cli_test(cli_wide_profile cli-gpu 0 "wide=true" --model ${LT} --full --wide --cols 6 --slots 2 --pos 5 --reps 1)
+# --tune (src/base/tune.h): unknown keys and bad values are usage errors naming the keys / range,
+# before the GPU; a tuned run names its overrides in the report header (and its JSON, test_report)
+cli_test(cli_tune_unknown_key cli 2 "--tune bogus: unknown key (expected one of: matmul_ksl matmul_rt" --model ${LT} --full --tune xmv_cols=1 --tune bogus=1)
+cli_test(cli_tune_bad_value cli 2 "--tune xmv_cols=9: expected an integer in 1..4" --model ${LT} --full --tune xmv_cols=9)
+cli_test(cli_tune_header cli-gpu 0 "tune: xmv_cols=1,gemm_tile=32x32x32:1x1 (kernel-choice overrides" --model ${LT} --full --cols 2 --reps 1 --tune gemm_tile=32x32x32:1x1 --tune xmv_cols=1)
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
@@ -128,10 +133,12 @@ foreach(t "full" "0:3" "3:6")
   endif()
   cli_test(golden_wide_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${LT}/model-q4_0.gguf ${l} --wide --golden ${LT}/golden-q4_0-long.safetensors)
 endforeach()
-# xmv.comp (x in registers) on every step of up to 4 columns (LFM2_XMV_COLS=4; by default only
+# xmv.comp (x in registers) on every step of up to 4 columns (--tune xmv_cols=4; by default only
 # Q8_0 up to 2 columns and Q4_0 up to 8): the 3-column decode and mixed steps of LFM2 and Qwen3.5
 # through it, every format, whole models
-golden_every_format(golden_xmv_ "LFM2_XMV_COLS=4")
+set(GOLDEN_EXTRA --tune xmv_cols=4)
+golden_every_format(golden_xmv_ "")
+unset(GOLDEN_EXTRA)
 # the spec plan (issue 10): a verify of 8 draft tokens, accept 4, decode on from snapshot 4
 set(GOLDEN_EXTRA --spec)
 golden_tests(spec_ ${LT} 3 6 6 ${FORMATS})
@@ -154,8 +161,7 @@ add_test(NAME golden_spec_qwen_broken_snapshot_fails COMMAND ${EXPECT} 4 "golden
 set_tests_properties(golden_spec_qwen_broken_snapshot_fails PROPERTIES LABELS golden TIMEOUT 900
   ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;LFM2_TEST_SKIP_SNAPSHOT=1")
 golden_tests(qwen_ ${QT} 2 4 6 "model.safetensors:golden-long" "model-q4_0.gguf:golden-q4_0-long")
-# the wide plan over Qwen3.5 (dn.chunk, the tiled gated attention, gemm): the same goldens; the
-# long ones cross two 64-token DeltaNet chunk boundaries (prefill) and one (mixed: 72 tokens).
+# the wide plan over Qwen3.5 (the tiled gated attention, gemm): the same goldens.
 # Label `long` but for the BF16 whole model, as for LFM2
 set(GOLDEN_EXTRA --wide)
 golden_tests(wide_qwen_ ${QT} 2 4 9 ${FORMATS})
@@ -247,32 +253,27 @@ cli_test(golden_glm_spec golden 0 "golden: 6/6 checks passed" --model ${GT} --fu
 # by default from 256 columns on cooperative matrices)
 # the widening leaves the step's weight-bytes floor alone (each weight once: the products carry the bytes)
 cli_test(cli_wide_q4_0_floor cli-gpu 0 "floor: 0.542 MB of weights" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
-cli_test_env(cli_wide_wdeq_floor cli-gpu 0 "floor: 0.542 MB of weights" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
+cli_test_env(cli_wide_wdeq_floor cli-gpu 0 "floor: 0.542 MB of weights" "" --tune gemm_wdeq_cols=1 --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 1)
 # --attribution copies the scratch the widening writes, so its row is measured (engine.c builds a plan
 # again where its scratch grew while building, so no dispatch writes an outgrown buffer)
-cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                           n=24   diff" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 2 --attribution)
+cli_test_env(cli_wide_wdeq_attribution cli-gpu 0 "gemm_wdeq.q4_0                           n=24   diff" "" --tune gemm_wdeq_cols=1 --model ${LT}/model-q4_0.gguf --full --wide --cols 6 --reps 2 --attribution)
 # a decode step at a long context (past K_ATTN_KV_KEYS) takes its attention by kv head and splits
 # its keys across workgroups (bench/35: a kv head and 2 columns fill too little), then merges them;
 # --attribution copies the splits' scratch, so the attention's row is measured too
 cli_test(cli_attn_split_attribution cli-gpu 0 "attn.merge                               n=2    diff" --model ${LT} --full --cols 2 --pos 600 --reps 2 --attribution)
 # every family's goldens through the attention by kv head (attn_kv.comp: by default only at long
 # contexts or 64 decode columns, which no golden reaches), its keys split in three and merged (attn_merge.comp)
-cli_test_env(golden_attn_kv_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
-cli_test_env(golden_attn_kv_qwen_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
-# the state and KV pools packed into several buffers (engine.h engine_pool; LFM2_POOL_MAX lowers the
+cli_test_env(golden_attn_kv_long golden 0 "golden: 6/6 checks passed" "" --tune attn_kv_keys=0,attn_split=3 --model ${LT} --full --golden ${LT}/golden-long.safetensors)
+cli_test_env(golden_attn_kv_qwen_long golden 0 "golden: 6/6 checks passed" "" --tune attn_kv_keys=0,attn_split=3 --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+# the state and KV pools packed into several buffers (engine.h engine_pool; --tune pool_max lowers the
 # device's largest allocation): LFM2's KV two layers' pools a buffer, Qwen3.5's states likewise
 # (a region at the wrong offset fails them); below one layer's region, the error
-cli_test_env(golden_pools_split golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=300000" --model ${LT} --full --golden ${LT}/golden-long.safetensors)
-cli_test_env(golden_pools_split_qwen golden 0 "golden: 6/6 checks passed" "LFM2_POOL_MAX=1200000" --model ${QT} --full --golden ${QT}/golden-long.safetensors)
-cli_test_env(cli_pool_too_small cli 1 "engine KV pool buffer: out of device memory: asked 0.1 MiB (106496 bytes) for one layer" "LFM2_POOL_MAX=100000" --model ${LT} --full --cols 2 --pos 200)
-cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "LFM2_ATTN_KV_KEYS=0;LFM2_ATTN_SPLIT=3" --model ${GT} --full --golden ${GT}/golden-long.safetensors)
-cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
-cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_GEMM_WDEQ_COLS=1" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
-# the wide plan with the chunked DeltaNet (dn.chunk, off by default: bench/13) on the Qwen3.5
-# goldens: the long one crosses two 64-token chunk boundaries, whole and split; Q4_0 whole
-cli_test_env(golden_wide_chunk_qwen_long_full golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --full --wide --golden ${QT}/golden-long.safetensors)
-cli_test_env(golden_wide_chunk_qwen_long_2_4 golden 0 "golden: 6/6 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT} --layers 2:4 --wide --golden ${QT}/golden-long.safetensors)
-cli_test_env(golden_wide_chunk_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "LFM2_DN_CHUNK_MIN=8" --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
+cli_test_env(golden_pools_split golden 0 "golden: 6/6 checks passed" "" --tune pool_max=300000 --model ${LT} --full --golden ${LT}/golden-long.safetensors)
+cli_test_env(golden_pools_split_qwen golden 0 "golden: 6/6 checks passed" "" --tune pool_max=1200000 --model ${QT} --full --golden ${QT}/golden-long.safetensors)
+cli_test_env(cli_pool_too_small cli 1 "engine KV pool buffer: out of device memory: asked 0.1 MiB (106496 bytes) for one layer" "" --tune pool_max=100000 --model ${LT} --full --cols 2 --pos 200)
+cli_test_env(golden_attn_kv_glm_long golden 0 "golden: 6/6 checks passed" "" --tune attn_kv_keys=0,attn_split=3 --model ${GT} --full --golden ${GT}/golden-long.safetensors)
+cli_test_env(golden_wide_wdeq_q4_0_full golden 0 "golden: 9/9 checks passed" "" --tune gemm_wdeq_cols=1 --model ${LT}/model-q4_0.gguf --full --wide --golden ${LT}/golden-q4_0.safetensors)
+cli_test_env(golden_wide_wdeq_qwen_q4_0_full golden 0 "golden: 9/9 checks passed" "" --tune gemm_wdeq_cols=1 --model ${QT}/model-q4_0.gguf --full --wide --golden ${QT}/golden-q4_0.safetensors)
 
 # --stages (issue 40): bad values and flags it cannot honour exit 2 naming them (no GPU: the model's
 # config alone says the layer count); test_stages runs the splits end to end
@@ -325,7 +326,7 @@ cli_test(cli_model_text_file_expected cli 2 "expected a checkpoint folder, .safe
 cli_test(cli_plans_names_auto cli 2 "expected plan names auto, batch, wide, spec" --model ${LT} --full --plans fast)
 cli_test(cli_csv_html_same cli 2 "--csv x.out and --html x.out name the same file" --model ${LT} --full --csv x.out --html x.out)
 cli_test(cli_csv_golden cli 2 "--golden and --csv" --model ${LT} --full --golden ${LT}/golden.safetensors --csv x.csv)
-# plan auto: the plan a serving engine runs at that width and weight type (plan_rule.h)
+# plan auto: the plan a serving engine runs at that width and weight type (select.h sel_plan_auto)
 cli_test(cli_auto_plan_wide cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 6 cols: wide from 6)" --model ${LT} --full --cols 6 --pos 3 --reps 1)
 cli_test(cli_auto_plan_batch cli-gpu 0 "plan auto -> batch (the plan a serving engine runs at 5 cols: wide from 6)" --model ${LT} --full --cols 5 --pos 3 --reps 1)
 cli_test(cli_auto_plan_q4_0 cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 5 cols: wide from 5)" --model ${LT}/model-q4_0.gguf --full --cols 5 --pos 3 --reps 1)

@@ -1,9 +1,9 @@
-/* test_cli_unit.c - the command line's plain rules, no GPU: the auto plan (plan_rule.h) and "did you
+/* test_cli_unit.c - the command line's plain rules, no GPU: the auto plan (select.h sel_plan_auto) and "did you
  * mean" (suggest.h), table-driven. */
 #include <stdio.h>
 #include <string.h>
 
-#include "plan_rule.h"
+#include "select.h"
 #include "suggest.h"
 #include "testutil.h"
 
@@ -15,9 +15,10 @@ static void test_plan_rule(void)
         enum dtype t;
         int min;
     } mins[] = {{DT_BF16, 6}, {DT_F16, 6}, {DT_Q8_0, 6}, {DT_Q4_0, 5}, {DT_F32, 16}};
+    struct tune def = tune_default();
     for (size_t i = 0; i < sizeof mins / sizeof mins[0]; i++)
-        T_CHECK(plan_rule_gemm_min_cols(mins[i].t) == mins[i].min, "gemm min cols of %s: %d, want %d",
-                dtype_name(mins[i].t), plan_rule_gemm_min_cols(mins[i].t), mins[i].min);
+        T_CHECK(sel_gemm_min_cols(&def, mins[i].t) == mins[i].min, "gemm min cols of %s: %d, want %d",
+                dtype_name(mins[i].t), sel_gemm_min_cols(&def, mins[i].t), mins[i].min);
     static const struct {
         int cols, min;
         enum plan_kind want;
@@ -28,13 +29,13 @@ static void test_plan_rule(void)
         {15, 16, PLAN_BATCH, true},  {16, 16, PLAN_WIDE, false}, {4096, 6, PLAN_WIDE, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        enum plan_kind k = plan_rule_auto(cases[i].cols, cases[i].min);
+        enum plan_kind k = sel_plan_auto(cases[i].cols, cases[i].min);
         T_CHECK(k == cases[i].want, "auto at %d cols (gemm from %d): %s, want %s", cases[i].cols, cases[i].min,
                 plan_kind_name(k), plan_kind_name(cases[i].want));
-        T_CHECK(plan_rule_wide_as_batch(PLAN_WIDE, cases[i].cols, cases[i].min) == cases[i].wide_as_batch,
+        T_CHECK(sel_wide_as_batch(PLAN_WIDE, cases[i].cols, cases[i].min) == cases[i].wide_as_batch,
                 "wide as batch at %d cols (gemm from %d)", cases[i].cols, cases[i].min);
-        T_CHECK(!plan_rule_wide_as_batch(PLAN_BATCH, cases[i].cols, cases[i].min) &&
-                    !plan_rule_wide_as_batch(PLAN_SPEC, cases[i].cols, cases[i].min),
+        T_CHECK(!sel_wide_as_batch(PLAN_BATCH, cases[i].cols, cases[i].min) &&
+                    !sel_wide_as_batch(PLAN_SPEC, cases[i].cols, cases[i].min),
                 "only the wide plan runs as batch");
     }
 }

@@ -161,6 +161,14 @@ static void test_identity(void)
     T_CHECK(!strstr(out, "the plan differs"), "the same plan: no note\n%s", out);
     T_CHECK(!strstr(out, "kernel variant"), "the same variants: no note\n%s", out);
     free(out);
+    T_CHECK(!strstr(out, "tune differs"), "the same tune: no warning\n%s", out);
+    /* runs under different --tune overrides: compared, with a warning naming both */
+    snprintf(cur.tune, sizeof cur.tune, "xmv_cols=4");
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st != ST_USAGE && strstr(out, "WARNING: tune differs: base 'default', current 'xmv_cols=4'"),
+            "tune warning: %d\n%s", st, out);
+    free(out);
+    cur.tune[0] = 0;
     /* a dispatch that ran another variant (constants, or a grid's split count): a note naming the first */
     T_CHECK(cur.dispatches[4].pipeline[0] && cur.dispatches[7].pipeline[0], "synth dispatches 4, 7 name pipelines");
     cur.dispatches[4].spec[0] ^= 1;

@@ -357,13 +357,22 @@ static double *gemm_tile_weights(enum dtype t, const double *val, size_t n)
     return v;
 }
 
+/* The kernel choice's context (select.h) on this device for a plan of kind k. */
+static struct sel sel_for(enum plan_kind k)
+{
+    return (struct sel){&g.tune, k, g.subgroup_size, g.shared_mem, g.gemm_coopmat, g.has_float_atomic_add};
+}
+
+/* Whether a --tune key sends products to one matrix-vector kernel (the ctest variants). */
+static bool routed(void) { return g.tune.matvec_cols || g.tune.qmv_cols || g.tune.xmv_cols; }
+
 /* Whether a wide plan's product of a weight of type t over cols columns goes through an f16 copy
- * of its weights (kernels.c gemm_wdeq_serves; LFM2_GEMM_WDEQ_COLS, else K_GEMM_WDEQ_COLS with
- * cooperative matrices and never on the twin). */
+ * of its weights (select.c sel_gemm_wdeq_serves; the test weights are far below its size bound). */
 static bool wdeq_expected(enum dtype t, int cols)
 {
-    int from = tuning()->gemm_wdeq_cols >= 0 ? tuning()->gemm_wdeq_cols : g.gemm_coopmat ? K_GEMM_WDEQ_COLS : 0;
-    return t == DT_Q4_0 && from > 0 && cols >= from;
+    struct sel s = sel_for(PLAN_WIDE);
+    struct sel_weight w = {t, 1, 32};
+    return sel_gemm_wdeq_serves(&s, cols, &w);
 }
 
 /* The widening dispatches (kind ...gemm_wdeq.q4_0) of a plan. */
@@ -423,43 +432,20 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
                     p.d[n_wdeq].kind);
     }
     T_CHECK(last && last->bytes == w1.w.bytes * (swiglu ? 2 : 1), "matmul: bytes tag");
-    /* the batch plan: xmv.comp for Q8_0 up to 2 columns but tall matrices (rows >= 8k: the LM head), Q4_0 up to 8
-     * (passes of <= 4) and BF16's tall matrices at one column, with k <= 4096, or Q4_0's longer k split over
-     * workgroups (no norm, y += result, float atomic add: k > 4096 splits in slices of <= 2048 where they are whole
-     * slots; LFM2_XMV_KSPLIT=N: N splits, every type) (kernels.c k_xmv_serves); under LFM2_XMV_COLS=N every type up
-     * to N columns where x fits the shared memory (k·4·(1 + 1/8) bytes a column and a little: every k·cols up to
-     * 4096 whatever the other hooks); else Q4_0 at one column (LFM2_QMV_COLS=N: Q types up to N columns) qmv.comp,
-     * unless a hook names another kernel */
-    const char *qc = getenv("LFM2_QMV_COLS");
-    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_MATVEC_OFF");
-    const char *xc = getenv("LFM2_XMV_COLS");
-    const char *ks = getenv("LFM2_XMV_KSPLIT");
-    int want_split = 1; /* workgroups along k */
-    if (split_ok && g.has_float_atomic_add) {
-        int unit = (t == DT_Q4_0 ? 32 : t == DT_Q8_0 ? 16 : t == DT_F32 ? 4 : 8) * 4; /* whole slots, whole vec4 */
-        want_split = ks ? atoi(ks) : k > 4096 && t == DT_Q4_0 ? (k + 2047) / 2048 : 1;
-        while (want_split > 1 && k % (want_split * unit)) want_split--;
-    }
-    bool tall = rows >= 8 * k; /* the LM head's shape */
-    bool want_xmv = matmul_kind == PLAN_BATCH && !qc && !hooked && !getenv("LFM2_XMV_OFF") &&
-                    (xc ? cols <= atoi(xc)
-                        : (t == DT_Q4_0   ? cols <= 8
-                           : t == DT_Q8_0 ? cols <= 2 && !tall
-                                          : t == DT_BF16 && cols == 1 && tall) &&
-                              k / want_split <= 4096);
-    int n_pass = (cols + K_XMV_COLS - 1) / K_XMV_COLS, pass_cols = (cols + n_pass - 1) / n_pass; /* xmv's passes */
-    T_CHECK(!want_xmv || k / want_split * pass_cols > 4096 ||
-                k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok),
-            "xmv refuses %s k %d at %d column(s)", dtype_name(t), k, cols);
-    want_xmv = want_xmv && k_xmv_serves(&g, &p, cols, &w1.w, swiglu, (uint64_t)rows, split_ok);
+    /* the matrix-vector kernel select.c picks (its rules: test_select), over want_split workgroups
+     * along k for xmv */
+    struct sel sl = sel_for(matmul_kind);
+    struct sel_weight sw = {t, rows, k};
+    enum sel_mv mk = sel_mv_pick(&sl, cols, &sw, swiglu, (uint64_t)rows, 1, split_ok);
+    bool want_xmv = mk == SEL_MV_XMV;
+    int want_split = want_xmv ? (int)sel_xmv_ksplits(&sl, &sw, swiglu, split_ok) : 1;
     /* split: the float-atomic variant over a grid of want_split workgroups along k */
     for (int d = 0; want_xmv && d < p.n; d++)
         T_CHECK(p.d[d].groups[1] == (uint32_t)want_split &&
                     (strstr(p.d[d].pipe->name, "_fadd") != NULL) == (want_split > 1),
                 "xmv %s k %d cols %d: grid y %u, pipeline %s, want %d k splits", dtype_name(t), k, cols,
                 p.d[d].groups[1], p.d[d].pipe->name, want_split);
-    bool want_qmv = !want_xmv && matmul_kind == PLAN_BATCH && (t == DT_Q4_0 || t == DT_Q8_0) &&
-                    (qc ? cols <= atoi(qc) : t == DT_Q4_0 && cols == 1) && !hooked && !getenv("LFM2_QMV_OFF");
+    bool want_qmv = mk == SEL_MV_QMV;
     T_CHECK(!last || (strncmp(last->pipe->name, "qmv", 3) == 0) == want_qmv, "matmul %s cols %d: pipeline %s",
             dtype_name(t), cols, last ? last->pipe->name : "-");
     T_CHECK(!last || (strncmp(last->pipe->name, "xmv", 3) == 0) == want_xmv, "matmul %s k %d cols %d: pipeline %s",
@@ -511,7 +497,7 @@ static void test_matmul(void)
     test_matmul_case(DT_BF16, 33, 256, 40, false, false, true);
     /* matvec.comp: by default the one-column products with many rows per k (rows >= 8k for every
      * type, >= 3k for Q4_0 with SwiGLU: kernels.c matvec_serves) that xmv does not take; ctest's
-     * test_kernels_matvec runs this binary again with LFM2_MATVEC_COLS=8, where matvec serves every
+     * test_kernels_matvec runs this binary again with --tune matvec_cols=8, where matvec serves every
      * case up to 8 columns: every column count with norm + accumulate, and matrices tall enough for
      * 2 and 4 rows a subgroup */
     for (size_t ti = 0; ti < ARRAY_LEN(all_types); ti++) {
@@ -618,14 +604,13 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     free_weight(&gn);
 }
 
-/* qmv.comp: Q4_0 at one column, every Q4_0/Q8_0 product of 1..8 columns under LFM2_QMV_COLS=8
+/* qmv.comp: Q4_0 at one column, every Q4_0/Q8_0 product of 1..8 columns under --tune qmv_cols=8
  * (kernels.c qmv_serves; ctest test_kernels_qmv). Per column count a
  * k past the x chunk the shared memory holds at that width (lavapipe, 32 KiB: 7168 elements at one
  * column .. 768 at eight), not a multiple of it, so the staging loops over chunks and ends on a
  * short one; odd rows; fused norm (its Σx² met over chunks) with accumulate, SwiGLU; and tall
  * matrices for 2 and 4 rows a subgroup. q/k/v stacked: test_matmul_multi. The ctest
- * test_kernels_qmv runs the matrix tests again with LFM2_QMV_COLS=8, LFM2_QMV_KC=96, LFM2_QMV_RT=3
- * and LFM2_QMV_U=3. */
+ * test_kernels_qmv runs the matrix tests again with --tune qmv_cols=8,qmv_kc=96,qmv_rt=3,qmv_u=3. */
 static void test_qmv(void)
 {
     const int ks[9] = {0, 7200, 3616, 2400, 1824, 1440, 1056, 1056, 800};
@@ -642,12 +627,11 @@ static void test_qmv(void)
 
 /* xmv.comp at one column: by default Q8_0/Q4_0 with k <= 4096 take it (Q8_0 up to 2 columns, Q4_0
  * up to 8 in passes of <= 4: kernels.c k_xmv_serves);
- * ctest test_kernels_xmv1 (LFM2_XMV_COLS=1) puts every type and k here on it. k not a multiple of a subgroup's slots (lanes past the row's
+ * ctest test_kernels_xmv1 (--tune xmv_cols=1) puts every type and k here on it. k not a multiple of a subgroup's slots (lanes past the row's
  * end hold no x), k long enough for 2 and 4 k groups (whose sums meet in shared memory; lavapipe's
  * small subgroups reach 8 groups sooner), rows not a multiple of a workgroup's, fused norm with
  * accumulate, SwiGLU, and a tall matrix (the grid's many workgroups). ctest test_kernels_xmv runs
- * the matrix tests again with LFM2_XMV_RB=3, LFM2_XMV_NB=2, LFM2_XMV_XE=32, LFM2_XMV_NSG=8 and
- * LFM2_XMV_COLS=4 (2..4 columns: x of every column in registers). q/k/v stacked: test_matmul_multi. */
+ * the matrix tests again with --tune xmv_rb=3,xmv_nb=2,xmv_xe=32,xmv_nsg=8,xmv_cols=4 (2..4 columns: x of every column in registers). q/k/v stacked: test_matmul_multi. */
 static void test_xmv(void)
 {
     const int ks[4] = {96, 2080, 4128, 6944};
@@ -657,7 +641,7 @@ static void test_xmv(void)
             test_matmul_case(t, 37 + 10 * ki, ks[ki], 1, false, true, true);
             test_matmul_case(t, 29 + 6 * ki, ks[ki], 1, true, true, false);
         }
-        for (int c = 2; c <= 4; c++) { /* xmv under LFM2_XMV_COLS=4 (ctest test_kernels_xmv) */
+        for (int c = 2; c <= 4; c++) { /* xmv under --tune xmv_cols=4 (ctest test_kernels_xmv) */
             test_matmul_case(t, 41 + c, ks[c - 1] / c / 32 * 32, c, false, true, true);
             test_matmul_case(t, 23 + c, ks[c - 1] / c / 32 * 32, c, true, true, false);
         }
@@ -886,8 +870,8 @@ static void test_gemm_wdeq(void)
 
 /* ---- gemm: the wide plan's tiled matrix product (the FMA twin on lavapipe; on a device with
  * cooperative matrices the tensor-core kernel, or the twin with LFM2_TEST_NO_COOPMAT=1), at rows,
- * k and columns that are not multiples of its tiles. main sets LFM2_GEMM_MIN_COLS=1 (tuning.h, read
- * once) so that every width goes to it. */
+ * k and columns that are not multiples of its tiles. main sets the tune's gemm_min_cols=1 (tune.h) so
+ * that every width goes to it. */
 
 static void test_gemm(void)
 {
@@ -924,7 +908,7 @@ static void test_gemm(void)
     const enum dtype mixed[4] = {DT_BF16, DT_Q4_0, DT_F16, DT_Q8_0}, f32s[3] = {DT_F32, DT_F32, DT_F32};
     const int rows4[4] = {300, 67, 5, 21}, rows3[3] = {130, 19, 75}, rows2[2] = {67, 33};
     const enum dtype bf16s[2] = {DT_BF16, DT_BF16};
-    bool split_twin = !g.gemm_coopmat && tuning()->gemm_splitk > 1;
+    bool split_twin = !g.gemm_coopmat && g.tune.gemm_splitk > 1;
     matmul_multi_case(PLAN_WIDE, 4, mixed, rows4, 1056, 45, true, 5);
     matmul_multi_case(PLAN_WIDE, 3, f32s, rows3, 1000, 17, false, g.gemm_coopmat || split_twin ? 4 : 3);
     matmul_multi_case(PLAN_WIDE, 2, bf16s, rows2, 96, 130, true, 3);
@@ -1086,8 +1070,8 @@ static void test_conv_step(void)
                                  &e);
             T_CHECK(rc == ST_OK, "k_conv_step: %s", e.msg);
             /* Q4_0 up to 8 columns and Q8_0 up to 2 go to xmv, qmv or matvec (kernels.c mv_pick); a
-             * routing hook (ctest variants) may send any type to them: then either way, checked alike */
-            bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
+             * routing tune key (ctest variants) may send any type to them: then either way, checked alike */
+            bool hooked = routed();
             bool fused = hooked ? p.n == 1 : types[ti] == DT_Q4_0 ? C > 8 : types[ti] == DT_Q8_0 ? C > 2 : true;
             char want[40];
             snprintf(want, sizeof want, "matmul_shortconv.%s", dtype_name(types[ti]));
@@ -1214,14 +1198,14 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
     }
     bool split = p.n == at + 2 && !strcmp(p.d[at + 1].kind, merge);
     T_CHECK(p.n == at + 1 + split, "attention: %d dispatches", p.n);
-    /* by kv head (attn_kv.comp) where k_attn_by_kv_head says (its line is checked on its own in
-     * attn_rule_checks), else by q head (attention.comp); the wide plan's prefill is neither
+    /* by kv head (attn_kv.comp) where sel_attn_by_kv_head says (its line is checked on its own in
+     * test_select), else by q head (attention.comp); the wide plan's prefill is neither
      * (attn_prefill.comp, below); unfused, the case runs as a prefill */
     bool tiled = tc->plan == PLAN_WIDE && !fused;
-    bool kv = !tiled && k_attn_by_kv_head(hd, (int64_t)a->max_blocks * K_KV_BLOCK, C, !fused);
-    /* key splits where the case expects them (LFM2_ATTN_SPLIT: as forced), each split a workgroup
+    bool kv = !tiled && sel_attn_by_kv_head(&g.tune, hd, (int64_t)a->max_blocks * K_KV_BLOCK, C, !fused);
+    /* key splits where the case expects them (--tune attn_split: as forced), each split a workgroup
      * of the kv head's q heads */
-    int want = kv && (tuning()->attn_split ? tuning()->attn_split > 1 : tc->split);
+    int want = kv && (g.tune.attn_split ? g.tune.attn_split > 1 : tc->split);
     T_CHECK(split == want, "attention hd %d cols %d: split %d, expected %d", hd, C, split, want);
     uint32_t gx = p.d[at].groups[0];
     T_CHECK(tiled || (kv ? gx % (uint32_t)a->n_kv == 0 && (split || gx == (uint32_t)a->n_kv) : gx == (uint32_t)a->n_h),
@@ -1327,34 +1311,8 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
 
 static void test_attention_case(struct attn_case *tc, enum dtype gtype) { test_attention_case_as(tc, gtype, false); }
 
-/* k_attn_by_kv_head's line at the rows bench/35 runs 6-7 measured (H100; keys as the slot table
- * holds them, --pos P: blocks of 16 past P + 1 keys): each choice is the kernel that measured
- * faster there, or attention.comp where the two tied (within 4 %). Skipped under the hook. */
-static void attn_rule_checks(void)
-{
-    if (tuning()->attn_kv_keys >= 0) return;
-    static const struct { int hd; int64_t keys; int cols; bool prefill, kv; } rows[] = {
-        {64, 80, 1, false, false},    {64, 144, 1, false, false},  {64, 272, 1, false, true},
-        {64, 400, 1, false, true},    {64, 528, 1, false, true},   {64, 4112, 1, false, true},
-        {64, 80, 16, false, false},   {64, 272, 16, false, false}, {64, 528, 16, false, true},
-        {64, 80, 32, false, false},   {64, 80, 64, false, true},   {64, 144, 64, false, true},
-        {64, 80, 128, false, true},   {64, 1040, 128, false, true},
-        {256, 80, 1, false, false},   {256, 272, 1, false, false}, {256, 528, 1, false, true},
-        {256, 1040, 16, false, true},
-        {128, 80, 1, false, false},   {128, 144, 1, false, false}, {128, 272, 1, false, true},
-        {128, 1040, 16, false, true},
-        /* a batch-plan prefill: by kv head only past the keys and up to 64 columns (unmeasured wider) */
-        {64, 80, 64, true, false},    {64, 528, 64, true, true},   {64, 528, 65, true, false},
-    };
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        T_CHECK(k_attn_by_kv_head(rows[i].hd, rows[i].keys, rows[i].cols, rows[i].prefill) == rows[i].kv,
-                "attention rule: head dim %d, %lld keys, %d columns%s: expected by %s head", rows[i].hd,
-                (long long)rows[i].keys, rows[i].cols, rows[i].prefill ? ", prefill" : "", rows[i].kv ? "kv" : "q");
-}
-
 static void test_attention(void)
 {
-    attn_rule_checks();
     /* LFM2 shape, decode: 3 slots at different lengths */
     struct attn_case dec = {.a = {4, 2, 64, 64, 1e6f, 1e-5f, 0.125f, false, false, false, 4, false}, .n_slots = 3, .cols = 3};
     dec.cm[0] = (struct col_meta){1, 5, 2, 1};
@@ -1781,8 +1739,8 @@ static void test_dn_conv_step(void)
                 struct plan p = {.kind = PLAN_BATCH};
                 bool fuses = k_dn_conv_fuses(&g, &p, &win.w, C, C);
                 /* Q4_0 up to 8 columns and Q8_0 up to 2 go to xmv, qmv or matvec (kernels.c mv_pick); a
-                 * routing hook (ctest variants) may send any type to them */
-                bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS");
+                 * routing tune key (ctest variants) may send any type to them */
+                bool hooked = routed();
                 bool want = all_types[ti] == DT_Q4_0 ? false : all_types[ti] == DT_Q8_0 ? C > 2 : true;
                 T_CHECK(hooked || fuses == want, "dn conv step %s, %d columns: fuses %d", dtype_name(all_types[ti]), C,
                         fuses);
@@ -1826,8 +1784,7 @@ static void test_dn_conv_step(void)
     /* outside decode (a run of two columns) and in a spec plan a conv does not fuse */
     struct plan sp = {.kind = PLAN_SPEC}, bp = {.kind = PLAN_BATCH};
     struct host_weight w = make_weight(DT_BF16, 448, 160, 0.1f, 0);
-    bool hooked = getenv("LFM2_MATVEC_COLS") || getenv("LFM2_QMV_COLS") || getenv("LFM2_XMV_COLS") ||
-                  getenv("LFM2_CONV_UNFUSED");
+    bool hooked = routed();
     T_CHECK(!k_conv_fuses(&g, &sp, &w.w, 1, 1) && !k_conv_fuses(&g, &bp, &w.w, 2, 1) &&
                 (hooked || k_conv_fuses(&g, &bp, &w.w, 2, 2)),
             "k_conv_fuses: spec, a run of two columns, decode");
@@ -1949,78 +1906,10 @@ static void test_dn_spec_refusals(void)
     T_CHECK(k_dn_recurrent(&g, &p, dn, &v.w, &v.w, 0, 0, 0, &one, 0, 0, 1, 1, &e) == ST_USAGE &&
                 strstr(e.msg, "snapshots"),
             "spec dn.recurrent with one entry: %s", e.msg);
-    struct k_state two = {w.buf.addr, 0, 2};
-    struct plan wide = {.kind = PLAN_WIDE};
-    T_CHECK(k_dn_chunk(&g, &wide, dn, &v.w, &v.w, 0, 0, 0, &two, 0, 0, 1, 1, &e) == ST_USAGE &&
-                strstr(e.msg, "no snapshots"),
-            "dn.chunk with a ring of two entries: %s", e.msg);
-    T_CHECK(p.n == 0 && wide.n == 0, "refused dispatches were added");
-    plan_free(&wide);
+    T_CHECK(p.n == 0, "refused dispatches were added");
     plan_free(&p);
     free_weight(&w);
     free_weight(&v);
-}
-
-/* dn.chunk against the recurrent reference: runs of 1, 63, 65 and 130 tokens (partial chunks, one
- * and two chunk boundaries) in scattered slots, nv > nk, both head orders; outputs and the final
- * state of every slot (the untouched ones must stay as they were). */
-static void test_dn_chunk_case(bool gguf, enum dtype t, int dv)
-{
-    struct k_dn_geom dn = dn_test_geom;
-    dn.gguf = gguf;
-    dn.dv = dv; /* 48: tiles of 16 state columns; 32: of 32 (LFM2_DN_CHUNK_TV=32, set in main) */
-    static const struct run_meta runs[4] = {{3, 0, 1, 7}, {0, 1, 63, 0}, {4, 64, 65, 2}, {1, 129, 130, 0}};
-    const int n_runs = 4, C = 259;
-    int Ch = 2 * dn.nk * dn.dk + dn.nv * dn.dv, nv = dn.nv, vd = nv * dn.dv;
-    size_t stride = k_dn_state_bytes(&dn) / 4, sn = DN_SLOTS * stride;
-    struct host_weight dt = make_weight(t, 1, nv, 0.5f, 0);
-    /* A = -exp(A_log) ~ -0.3 (or ssm_a ~ -0.5): g ~ -0.05 .. -2 a token, so states carry across
-     * chunks instead of decaying at once */
-    struct host_weight A = make_weight(t, 1, nv, 0.1f, gguf ? -0.5f : -1.2f);
-    float *qkv = rand_floats((size_t)C * Ch, 1.0f), *b = rand_floats((size_t)C * nv, 1.5f);
-    float *a = rand_floats((size_t)C * nv, 1.5f), *st = rand_floats(sn, 0.3f);
-    struct gpu_buf qb = dev_floats(qkv, (size_t)C * Ch), bb = dev_floats(b, (size_t)C * nv);
-    struct gpu_buf ab = dev_floats(a, (size_t)C * nv), sb = dev_floats(st, sn);
-    struct gpu_buf ob = dev_alloc((uint64_t)C * vd * 4), rb = dev_alloc(sizeof runs);
-    up(&rb, runs, sizeof runs);
-    poison(&ob);
-    struct plan p = {0};
-    struct k_state sk = {sb.addr, 0, 1};
-    int rc = k_dn_chunk(&g, &p, &dn, &dt.w, &A.w, qb.addr, bb.addr, ab.addr, &sk, ob.addr, rb.addr, n_runs, 1, &e);
-    T_CHECK(rc == ST_OK && p.n == 1 && !strcmp(p.d[0].kind, "dn.chunk"), "k_dn_chunk: %s", e.msg);
-    T_CHECK(p.n == 1 && p.d[0].groups[0] == (uint32_t)(nv * dv / (dv == 32 ? 32 : 16)), "dn.chunk dv %d: %u workgroups",
-            dv, p.n ? p.d[0].groups[0] : 0);
-    run_plan(&p);
-    float *o = malloc((size_t)C * vd * 4), *st2 = malloc(sn * 4);
-    double *ro = malloc((size_t)C * vd * sizeof *ro), *rs = malloc(sn * sizeof *rs);
-    down(&ob, o, (uint64_t)C * vd * 4);
-    down(&sb, st2, sn * 4);
-    for (size_t i = 0; i < sn; i++) rs[i] = st[i];
-    for (int r = 0; r < n_runs; r++)
-        for (int vh = 0; vh < nv; vh++)
-            dn_ref_head(&dn, qkv, b, a, dt.val[vh], A.val[vh], &runs[r], vh,
-                        rs + runs[r].slot * stride + (size_t)vh * dn.dk * dn.dv, ro);
-    double eo = rel_err(o, ro, (size_t)C * vd), es = rel_err(st2, rs, sn);
-    T_CHECK(eo < 1e-5 && es < 1e-5, "dn.chunk %s %s dv %d: rel err o %g state %g", gguf ? "gguf" : "hf",
-            dtype_name(t), dv, eo, es);
-    /* per run, so that a short run's error does not hide under a long one's scale */
-    for (int r = 0; r < n_runs; r++) {
-        size_t c0 = runs[r].first_col, n = runs[r].n_cols;
-        double er = rel_err(o + c0 * vd, ro + c0 * vd, n * vd);
-        double esr = rel_err(st2 + runs[r].slot * stride, rs + runs[r].slot * stride, (size_t)nv * dn.dk * dn.dv);
-        T_CHECK(er < 1e-5 && esr < 1e-5, "dn.chunk %s run of %zu: rel err o %g state %g", gguf ? "gguf" : "hf", n, er,
-                esr);
-    }
-    free(qkv);
-    free(b);
-    free(a);
-    free(st);
-    free(o);
-    free(st2);
-    free(ro);
-    free(rs);
-    free_weight(&dt);
-    free_weight(&A);
 }
 
 static void test_dn_norm_gate(void)
@@ -2063,18 +1952,7 @@ static void test_deltanet(void)
         test_dn_recurrent_case(true, &dn_cases[ci], DT_BF16);
     }
     test_dn_spec_refusals();
-    test_dn_chunk_case(false, DT_F32, 48);
-    test_dn_chunk_case(true, DT_BF16, 48);
-    test_dn_chunk_case(true, DT_F32, 32);
-    test_dn_chunk_case(false, DT_BF16, 32);
     test_dn_norm_gate();
-}
-
-/* An environment hook's value for a timing line ("auto" when unset). */
-static const char *env_or_auto(const char *name)
-{
-    const char *v = getenv(name);
-    return v ? v : "auto";
 }
 
 /* The device closed, then the tally (main's exit status). */
@@ -2085,20 +1963,31 @@ static int close_and_finish(void)
     return t_finish();
 }
 
-/* test_kernels [FIXTURES [FILTER]]: FILTER names cases (t_case: names, patterns, tags); "gemm" (a
- * tag) runs only the matrix products (ctest runs it so under LFM2_GEMM_SPLITK=3, LFM2_GEMM_NBUF=2
- * and a 32x32x32 tile: split-k sums and double-buffered tiles, on the twin too); "attention" only
- * the attention cases (ctest runs them so under LFM2_ATTN_KV_KEYS=0, with and without
- * LFM2_ATTN_SPLIT=1). */
+/* test_kernels [FIXTURES [FILTER [--tune key=value[,...]]...]]: FILTER names cases (t_case: names,
+ * patterns, tags; "*" every case); "gemm" (a tag) runs only the matrix products, "attention" only
+ * the attention cases; each --tune sets kernel-choice overrides (tune.h) as the CLI's does, so
+ * ctest runs the variants (CMakeLists.txt: split-k sums and double-buffered tiles, every
+ * matrix-vector kernel on every shape, attention by kv head with and without key splits).
+ * gemm_min_cols=1 always (test_gemm's widths). */
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
-    setenv("LFM2_GEMM_MIN_COLS", "1", 1); /* before anything reads tuning(): test_gemm's widths */
-    setenv("LFM2_DN_CHUNK_TV", "32", 1);  /* dn.chunk: tiles of 32 where dv allows (test_dn_chunk_case) */
+    struct tune tune = tune_default();
+    tune.gemm_min_cols = 1;
+    char tuned[512];
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--tune") || i + 1 == argc || tune_parse(&tune, argv[++i], &e)) {
+            fprintf(stderr, "test_kernels: %s: %s\n", argv[i], e.msg[0] ? e.msg : "expected --tune key=value");
+            return 2;
+        }
+    }
+    tune_format(&tune, tuned, sizeof tuned);
     t_rng_seed(&rng, 20240611);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
     if (rc) return t_finish();
+    g.tune = tune;
+    printf("tune: %s\n", tuned);
     printf("device: %s, subgroup %u, shared %u, float atomic add %s\n", g.props.deviceName, g.subgroup_size,
            g.shared_mem, g.has_float_atomic_add ? "yes" : "no");
     double t0 = now_us();
@@ -2114,15 +2003,13 @@ int main(int argc, char **argv)
     T_CASE("plan_hoist", "", test_plan_hoist());
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
     T_CASE("gemm", "gemm", test_gemm());
-    printf("+ gemm (%s, LFM2_GEMM_SPLITK=%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin",
-           env_or_auto("LFM2_GEMM_SPLITK"), (now_us() - t0) / 1e6);
+    printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
     T_CASE("shortconv", "", test_shortconv());
     T_CASE("conv_step", "", test_conv_step());
     T_CASE("dn_conv_step", "", test_dn_conv_step());
     T_CASE("attention", "", test_attention());
     T_CASE("deltanet", "", test_deltanet());
-    printf("+ shortconv, attention (LFM2_ATTN_KV_KEYS=%s, LFM2_ATTN_SPLIT=%s): %.1f s\n",
-           env_or_auto("LFM2_ATTN_KV_KEYS"), env_or_auto("LFM2_ATTN_SPLIT"), (now_us() - t0) / 1e6);
+    printf("+ shortconv, attention: %.1f s\n", (now_us() - t0) / 1e6);
     T_CASE("winit", "", test_winit());
     T_CASE("big_tensor", "", test_big_tensor());
     printf("+ winit, 200 MiB tensor: %.1f s; worst relative error %.3g\n", (now_us() - t0) / 1e6, worst_rel);

@@ -894,6 +894,49 @@ static void test_trace(struct profile *p, const char *dir)
     p->device.has_timestamps = true;
 }
 
+/* --tune overrides (tune.h): the "tune" object of the JSON ({key: number or tile string}) reads
+ * back to the same text, the text and Markdown headers name them, a file without "tune" (written
+ * before it) reads as none, and the default run prints no tune line. */
+static void test_tune(struct profile *p, const char *dir)
+{
+    struct err e = {0};
+    char path[256];
+    snprintf(path, sizeof path, "%s/profile_tune.json", dir);
+    char *txt = render(report_text, p);
+    T_CHECK(txt && !strstr(txt, "tune:"), "no tune line by default");
+    free(txt);
+    snprintf(p->tune, sizeof p->tune, "xmv_cols=4,attn_kv_keys=0,gemm_tile=32x32x32:2x2");
+    T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    cJSON *root = t_json_file(path);
+    const cJSON *x = t_json_at(root, "tune.xmv_cols"), *k = t_json_at(root, "tune.attn_kv_keys"),
+                *t = t_json_at(root, "tune.gemm_tile");
+    T_CHECK(cJSON_IsNumber(x) && x->valuedouble == 4 && cJSON_IsNumber(k) && k->valuedouble == 0 &&
+                cJSON_IsString(t) && !strcmp(t->valuestring, "32x32x32:2x2"),
+            "the tune object");
+    struct profile q;
+    memset(&q, 0, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !strcmp(q.tune, p->tune), "tune round-trip: '%s'", q.tune);
+    profile_free(&q);
+    txt = render(report_text, p);
+    T_CHECK(txt && strstr(txt, "tune: xmv_cols=4,attn_kv_keys=0,gemm_tile=32x32x32:2x2 (kernel-choice overrides"),
+            "text header names the tune\n%s", txt ? txt : "");
+    free(txt);
+    txt = render(report_markdown, p);
+    T_CHECK(txt && strstr(txt, "| tune | `xmv_cols=4,attn_kv_keys=0,gemm_tile=32x32x32:2x2`"), "markdown header");
+    free(txt);
+    /* an older file: no "tune" object */
+    cJSON_DeleteItemFromObject(root, "tune");
+    char *old = cJSON_PrintUnformatted(root);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f && old && fputs(old, f) >= 0 && fclose(f) == 0, "write %s", path);
+    memset(&q, 0x5a, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !q.tune[0], "no tune object reads as none: %s", e.msg);
+    profile_free(&q);
+    cJSON_free(old);
+    cJSON_Delete(root);
+    p->tune[0] = 0;
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
@@ -918,6 +961,7 @@ int main(int argc, char **argv)
     T_CASE("markdown", "output", test_markdown(&p));
     T_CASE("json", "output", test_json(&p, dir));
     T_CASE("trace", "output", test_trace(&p, dir));
+    T_CASE("tune", "output", test_tune(&p, dir));
     profile_free(&p);
     return t_finish();
 }

@@ -60,6 +60,8 @@ void cli_usage(FILE *out)
             "                    kind run once more into scratch, minus the plain step; closure line\n"
             "  --attribution-ops the same per kind and op\n"
             "  --device N        Vulkan device index (default: first discrete GPU)\n"
+            "  --tune K=V,...    kernel-choice overrides for measuring alternatives (repeatable;\n"
+            "                    keys and ranges: README, src/base/tune.h); recorded in the JSON\n"
             "  --list-devices    list Vulkan devices and exit\n"
             "  --list-models     list built-in models and exit\n"
             "output:\n"
@@ -233,6 +235,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     o->n_cols = 1;
     o->col_list[0] = o->cols;
     o->timing = TIMING_FULL;
+    o->tune = tune_default();
     size_t used = 0;
     for (int i = 0; i < argc; i++) {
         int n = snprintf(o->argline + used, sizeof o->argline - used, "%s%s", i ? " " : "", argv[i]);
@@ -279,6 +282,8 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                 o->seed = (uint64_t)x;
                 o->seed_set = true;
             }
+        } else if (!strcmp(a, "--tune")) {
+            st = tune_parse(&o->tune, v, e);
         } else if (!strcmp(a, "--dtype")) {
             st = parse_dtype(v, &o->dtype, e);
             o->dtype_set = true;

@@ -9,11 +9,12 @@
 #include "loader.h"
 #include "plan.h"
 #include "profile.h"
+#include "tune.h"
 
 #define CLI_MAX_WIDTHS 16
 
 /* --plans auto (the default): the plan a serving engine runs at each width, resolved by main.c
- * with plan_rule_auto once the model's weight type is known. */
+ * with sel_plan_auto once the model's weight type is known. */
 #define CLI_PLAN_AUTO ((enum plan_kind)PLAN_COUNT)
 
 #define SPEC_DEFAULT_DRAFT 4 /* --spec without --slots: drafts of 4 tokens, slots = cols / 4 */
@@ -47,6 +48,7 @@ struct options {
     const char *stages;    /* --stages K or a:b,b:c,... (stages.c parses it) */
     const char *csv, *html; /* --csv FILE: every table as CSV; --html FILE: the self-contained page */
     double threshold;      /* percent */
+    struct tune tune;      /* --tune (tune.h; automatic by default) */
     char argline[2048];    /* the command line as given, for the JSON */
 };
 

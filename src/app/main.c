@@ -12,7 +12,7 @@
 #include "kernels.h"
 #include "model.h"
 #include "profile.h"
-#include "plan_rule.h"
+#include "select.h"
 #include "profiler.h"
 #include "session.h"
 #include "stages.h"
@@ -94,10 +94,10 @@ static int plan_check(enum plan_kind k, struct err *e)
 
 /* A plan named on the command line that runs its matrix products as the batch plan at this width
  * (--wide below the gemm's width): a note on stderr (the report's header says it too). */
-static void note_wide_as_batch(enum plan_kind plan, int cols, const struct model_desc *d)
+static void note_wide_as_batch(const struct options *o, enum plan_kind plan, int cols, const struct model_desc *d)
 {
-    int min = k_gemm_min_cols(d->dtype);
-    if (plan_rule_wide_as_batch(plan, cols, min))
+    int min = sel_gemm_min_cols(&o->tune, d->dtype);
+    if (sel_wide_as_batch(plan, cols, min))
         fprintf(stderr, "note: plan wide at %d cols: below %d columns (%s weights) its matrix products run the batch "
                 "plan's kernels (plan auto runs batch here)\n", cols, min, dtype_name(d->dtype));
 }
@@ -124,7 +124,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             snprintf(r->plan, sizeof r->plan, "%s%s", o->plans[k] == CLI_PLAN_AUTO ? "auto -> " : "",
                      plan_kind_name(rq.plan));
             fprintf(stderr, "profiling %d/%d: %d cols, plan %s\n", n, total, r->cols, r->plan);
-            note_wide_as_batch(rq.plan, rq.cols, &m->model.d);
+            note_wide_as_batch(o, rq.plan, rq.cols, &m->model.d);
             int st = plan_check(rq.plan, &pe);
             if (!st) st = profile_run(g, &m->model.d, &m->s, w, &rq, &p, &pe);
             if (!st) {
@@ -305,6 +305,7 @@ static int run(const struct options *o, struct err *e)
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
+        g.tune = o->tune;
     }
     if (!st && live_compare) st = compare_precheck(&base, &m, &g, o, e);
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
@@ -317,7 +318,7 @@ static int run(const struct options *o, struct err *e)
         if (!st) st = write_outputs(o, &p, &x, st, e);
     } else if (!st) {
         struct profile_request rq = app_request(o, o->cols, o->plans[0], &m.model.d);
-        note_wide_as_batch(rq.plan, rq.cols, &m.model.d);
+        note_wide_as_batch(o, rq.plan, rq.cols, &m.model.d);
         st = profile_run(&g, &m.model.d, &m.s, &w, &rq, &p, e);
         if (!st) (o->markdown ? report_markdown : report_text)(report_out, &p);
         if (!st && x.csv) csv_profile(x.csv, &p);

@@ -5,8 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kernels.h"
-#include "plan_rule.h"
+#include "select.h"
 #include "suggest.h"
 
 bool app_is_builtin(const char *name)
@@ -55,17 +54,18 @@ void app_model_close(struct app_model *m)
     m->have_src = false;
 }
 
-enum plan_kind app_plan_at(enum plan_kind plan, int cols, const struct model_desc *d)
+enum plan_kind app_plan_at(const struct options *o, enum plan_kind plan, int cols, const struct model_desc *d)
 {
-    return plan == CLI_PLAN_AUTO ? plan_rule_auto(cols, k_gemm_min_cols(d->dtype)) : plan;
+    return plan == CLI_PLAN_AUTO ? sel_plan_auto(cols, sel_gemm_min_cols(&o->tune, d->dtype)) : plan;
 }
 
 struct profile_request app_request(const struct options *o, int cols, enum plan_kind plan,
                                    const struct model_desc *d)
 {
     struct profile_request rq = profile_request_default();
-    rq.plan = app_plan_at(plan, cols, d);
+    rq.plan = app_plan_at(o, plan, cols, d);
     rq.plan_auto = plan == CLI_PLAN_AUTO;
+    rq.gemm_min_cols = sel_gemm_min_cols(&o->tune, d->dtype);
     rq.cols = cols;
     rq.pos = o->pos;
     rq.slots = o->slots;

@@ -26,8 +26,8 @@ int app_shard_bind(const struct app_model *m, int a, int b, struct shard *s, str
 void app_model_close(struct app_model *m);
 
 /* The plan that runs at `cols` columns for a plan of the command line: auto resolved by the rule
- * (plan_rule.h) for the model's dominant weight type, the others as named. */
-enum plan_kind app_plan_at(enum plan_kind plan, int cols, const struct model_desc *d);
+ * (select.h sel_plan_auto) for the model's dominant weight type and --tune, the others as named. */
+enum plan_kind app_plan_at(const struct options *o, enum plan_kind plan, int cols, const struct model_desc *d);
 /* The profiler's request for one width and plan of the command line. */
 struct profile_request app_request(const struct options *o, int cols, enum plan_kind plan,
                                    const struct model_desc *d);

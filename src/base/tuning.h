@@ -1,166 +1,36 @@
-/* tuning.h - the tuning and test switches the environment may set, read once, in one place.
- * Kernels and the GPU core ask tuning() instead of calling getenv, so every knob is listed here
- * with its meaning, and a run's knobs are fixed for its whole life.
+/* tuning.h - the environment switches that remain, read once, in one place: the validation layer
+ * and test hooks that make a failure, a slowdown or a device without a feature reproducible.
+ * Geometry overrides are no environment switches: they are --tune keys (tune.h), recorded in the
+ * JSON and the report's header.
  *
- *   LFM2_MATMUL_KSL=8..128 (power of 2)  matmul k-slices per row group (bench/ runs)
- *   LFM2_MATMUL_RT=1..4                   matmul rows a row group keeps (bench/ runs)
- *   LFM2_MATMUL_PASS_COLS=1..16           columns one matmul pass serves (bench/ runs)
- *   LFM2_MATVEC_COLS=1..16                columns up to which matvec.comp serves (bench/ runs)
- *   LFM2_MATVEC_RT=1..4                   matvec rows a subgroup keeps (bench/ runs)
- *   LFM2_MATVEC_WORDS                     matvec, Q types: lanes over 4-byte words, not 16-byte slots (bench/12)
- *   LFM2_MATVEC_OFF                       no matvec.comp: matmul.comp serves (bench/12 before/after)
- *   LFM2_QMV_OFF                          no qmv.comp: Q4_0/Q8_0 as in bench/12 (bench/16 before/after)
- *   LFM2_QMV_COLS=1..8                    qmv.comp for every Q4_0/Q8_0 product up to this many columns
- *                                         (default: Q4_0 at one column; tests, bench/16)
- *   LFM2_QMV_RT=1..4                      qmv rows a subgroup keeps (bench/16)
- *   LFM2_QMV_KC=32..65536                 qmv: at most this many k staged at a time (bench/16, tests)
- *   LFM2_QMV_U=1..4                       qmv: units a lane loads ahead per row (bench/16, tests)
- *   LFM2_XMV_OFF                          no xmv.comp: matvec/qmv/matmul as before bench/22
- *                                         (before/after)
- *   LFM2_XMV_COLS=1..4                    xmv.comp for every product up to this many columns
- *                                         (default: the shapes of kernels.c
- *                                         k_xmv_serves; tests, bench/22)
- *   LFM2_XMV_NSG=1..32                    xmv subgroups a workgroup (at least its k groups; bench/22)
- *   LFM2_XMV_RB=1..16                     xmv rows a subgroup loads at once (bench/22, tests)
- *   LFM2_XMV_NB=1..64                     xmv batches of rows a subgroup takes (bench/22, tests)
- *   LFM2_XMV_XE=4..256                    xmv: at most this many x elements a lane holds (its k
- *                                         groups follow; bench/22, tests)
- *   LFM2_XMV_KSPLIT=1..64                 xmv: workgroups along k where a product may split (1:
- *                                         never; default kernels.c xmv_ksplits; bench/24, tests)
- *   LFM2_QKV_SPLIT                        q/k/v as three dispatches, not one (bench/12 before/after);
- *                                         in the wide plan one gemm prep a product (bench/17)
- *   LFM2_FULL_BARRIERS                    a barrier after every dispatch (bench/12 before/after)
- *   LFM2_FULL_STAGE_BARRIERS              compute and transfer stages in every barrier between
- *                                         dispatches, as before bench/21 (before/after)
- *   LFM2_CONV_UNFUSED                     decode steps: LFM2's conv.in_proj and short conv, and
- *                                         Qwen3.5's dn.in_proj_qkv and dn.conv, as two dispatches
- *                                         (kernels.h k_conv_fuses; tests, bench/27, bench/32)
- *   LFM2_ATTN_UNFUSED                     decode steps: attn.prep and attention as two dispatches
- *                                         (kernels.h k_attn_step; tests, bench/26 before/after)
- *   LFM2_ATTN_KV_KEYS=N                   attention (decode, batch-plan prefill) by kv head
- *                                         (attn_kv.comp) where a column may hold more than N keys
- *                                         (0: always; any width), by q head (attention.comp) elsewhere
- *                                         (default: kernels.h k_attn_by_kv_head; tests, bench/35)
- *   LFM2_ATTN_SPLIT=1..4096               attn_kv.comp: key splits a column (1: none; tests, bench/35)
- *   LFM2_ATTN_SPLIT_WG=N                  attn_kv.comp: the workgroups the automatic split aims at
- *                                         (default K_ATTN_SPLIT_WG; bench/35)
- *   LFM2_BENCH_NO_BARRIERS                no barrier between an untimed plan's dispatches: WRONG
- *                                         results; the step's time with its dispatches free to
- *                                         overlap, against the serial chain's (bench/26)
- *   LFM2_ATTN_BQ=8..64                    wide prefill attention: query columns a tile (bench/ runs)
- *   LFM2_ATTN_NT=32..1024                 wide prefill attention: threads a workgroup where its
- *                                         layout fits (bench/24)
- *   LFM2_GEMM_MIN_COLS=1..65535           wide plan: columns from which gemm serves (tests, bench/)
- *   LFM2_GEMM_TILE=BMxBNxBK[:SMxSN]       gemm tile of single products and the head (BM, BN 16..256,
- *                                         BK 32..128 multiple of 32; cooperative matrices: SM x SN
- *                                         subgroups along rows x columns, default 2x2); its split
- *                                         count is the general rule's (not the 33-64 column rule's
- *                                         8), or LFM2_GEMM_SPLITK's
- *   LFM2_GEMM_TILE_SWIGLU=...             the same for the SwiGLU pairs
- *   LFM2_DN_CHUNK_TV=4..32 (power of 2)  dn.chunk: state columns a workgroup (bench/ runs, tests)
- *   LFM2_DN_CHUNK_MIN=1..65535            wide plan: mean columns a run from which the DeltaNet takes
- *                                         dn.chunk instead of dn.recurrent (unset: never; bench/13,
- *                                         the ctest goldens golden_wide_chunk_*)
- *   LFM2_GEMM_ROOF                        gemm: F16 with x as one f16, not f32-accurate (bench/06)
- *   LFM2_GEMM_SPLITK=1..64                gemm: k splits of a product without SwiGLU (1: none;
- *                                         tests run the twin split, bench/ runs)
- *   LFM2_GEMM_NARROW_OFF                  gemm: the tiles of wide steps at <= 64 columns too (bench/18, 19)
- *   LFM2_GEMM_XRAW_COLS=0..65535          gemm: widths up to which a product with no norm may split
- *                                         its plain x while staging it, with no prep (0: never;
- *                                         default: every width; bench/19)
- *   LFM2_GEMM_WDEQ_COLS=0..65535          gemm: widths from which a Q4_0 product runs on an f16 copy
- *                                         of its weights (gemm_wdeq.comp; 0: never; default 256
- *                                         with cooperative matrices, never on the twin; bench/33)
- *   LFM2_GEMM_WDEQ_BPT=1..8               gemm_wdeq.comp: Q4_0 blocks a lane (loads issued together)
- *   LFM2_GEMM_PF=0|1|2                    gemm: k steps fetched ahead into registers (one buffer;
- *                                         0: none, loads just before the staging, also out of
- *                                         range; bench/25)
- *   LFM2_GEMM_FRAG=0|1|2                  gemm: fragments of a k slice loaded before its products
- *                                         (2: the next slice's too; default 2 past 64 columns,
- *                                         else as used; gemm.comp FRAG, bench/19)
- *   LFM2_GEMM_PROBE=1..4                  gemm timing probes, wrong results (gemm.comp, bench/18)
- *   LFM2_XMV_PROBE=1..4                   xmv timing probes, wrong results (xmv.comp, bench/31)
- *   LFM2_GEMM_NBUF=1|2                    gemm: shared tile buffers (2: double-buffered; bench/)
- *   LFM2_GEMM_NO_FADD                     gemm: split-k sums by a CAS loop even where the device
- *                                         has float atomic add (tests: both paths; bench/)
- *   LFM2_TEST_NO_COOPMAT                  run the gemm's FMA twin on a device with cooperative
- *                                         matrices (tests: compare both on the H200)
- *   LFM2_POOL_MAX=BYTES                   the largest buffer the engine packs its state or KV pools
- *                                         into (default the device's largest allocation; tests)
- *   LFM2_TEST_NO_TIMESTAMPS               behave as a device without timestamps (tests)
- *   LFM2_TEST_DROP_LAST_DISPATCH          golden: drop the step's last dispatch (tests)
- *   LFM2_TEST_SKIP_SNAPSHOT               spec: shortconv, dn.conv, dn.recurrent write no snapshot
- *                                         (tests: a broken rollback)
- *   LFM2_TEST_SLOW=KIND=F,...             test hook: record each dispatch of KIND (a kind, a prefix
- *                                         ending in '*', or '*' for all) F times in a row (integer
- *                                         F 1..64): a known slowdown on any device, to measure the
- *                                         --compare gate (tests, bench/gate_rates.sh; a factor
- *                                         between two runs, e.g. 1.5x: F=2 against F=3); wrong results
- *   LFM2_VALIDATION=1                     enable the Khronos validation layer (tests)
- *   LFM2_VALIDATION=require               the same, and fail when the layer is not installed (ctest)
- *   LFM2_PIPELINE_STATS=1                 print each pipeline's driver statistics (registers,
- *                                         spills) to stderr when made (tuning runs) */
+ *   LFM2_VALIDATION=1               enable the Khronos validation layer (a warning when missing)
+ *   LFM2_VALIDATION=require         the same, and fail when the layer is not installed (every ctest)
+ *   LFM2_TEST_NO_COOPMAT=1          run the gemm's FMA twin on a device with cooperative matrices
+ *                                   (lavapipe has none: exercised on a GPU by bench/h200.sh)
+ *   LFM2_TEST_NO_TIMESTAMPS         behave as a device without timestamps (test_profile_e2e)
+ *   LFM2_TEST_DROP_LAST_DISPATCH    golden: drop the step's last dispatch (golden_unwritten_output_fails)
+ *   LFM2_TEST_SKIP_SNAPSHOT         spec: shortconv, dn.conv, dn.recurrent write no snapshot
+ *                                   (golden_spec[_qwen]_broken_snapshot_fails: a broken rollback)
+ *   LFM2_TEST_SLOW=KIND=F,...       record each dispatch of KIND (a kind, a prefix ending in '*',
+ *                                   or '*' for all) F times in a row (integer F 1..64): a known
+ *                                   slowdown on any device, to measure the --compare gate (cli_gate_*,
+ *                                   bench/gate_rates.sh; a factor between two runs, e.g. 1.5x: F=2
+ *                                   against F=3); wrong results */
 #ifndef LFM2_TUNING_H
 #define LFM2_TUNING_H
 
 #include <stdbool.h>
 
 struct tuning {
-    int matmul_ksl;       /* 0: automatic */
-    int matmul_rt;        /* 0: automatic */
-    int matmul_pass_cols; /* 0: K_MATMUL_MAX_COLS */
-    int attn_bq;          /* 0: automatic (any fitting tile: taken) */
-    int attn_nt;          /* 0: automatic (kernels.c attention_tiled) */
-    bool attn_unfused;
-    int attn_kv_keys;     /* -1: k_attn_by_kv_head's rule */
-    int attn_split;       /* 0: automatic (kernels.c attention_decode) */
-    int attn_split_wg;    /* 0: K_ATTN_SPLIT_WG */
-    bool conv_unfused;
-    int matvec_cols;      /* 0: K_MATVEC_COLS */
-    int matvec_rt;        /* 0: automatic */
-    bool matvec_off;
-    bool matvec_words;
-    bool qmv_off;
-    int qmv_cols;         /* 0: automatic (kernels.c qmv_serves) */
-    int qmv_rt;           /* 0: automatic */
-    int qmv_kc;           /* 0: automatic (the shared memory's room) */
-    int qmv_u;            /* 0: 2 */
-    bool xmv_off;
-    int xmv_cols;         /* 0: automatic (kernels.c k_xmv_serves) */
-    int xmv_nsg, xmv_rb, xmv_nb, xmv_xe; /* 0: automatic (kernels.c xmv_geometry) */
-    int xmv_ksplit;       /* 0: automatic (kernels.c xmv_ksplits) */
-    int xmv_probe;        /* 0: none (timing probes, xmv.comp) */
-    bool qkv_split;
-    bool full_barriers;
-    bool full_stage_barriers;
-    bool bench_no_barriers;
-    int gemm_min_cols;    /* 0: automatic (k_gemm_min_cols) */
-    int gemm_tile[5];     /* single products: BM, BN, BK, subgroups along rows x columns; zeros: automatic */
-    int gemm_tile_sw[5];  /* the same for the SwiGLU pairs */
-    int gemm_splitk;      /* 0: automatic */
-    int gemm_nbuf;        /* 0: automatic */
-    int gemm_pf;          /* -1: automatic */
-    bool gemm_narrow_off;
-    int gemm_xraw_cols;   /* -1: every width; 0: never (also out of range) */
-    int gemm_wdeq_bpt;    /* 0: automatic (gemm_wdeq.comp BPT) */
-    int gemm_wdeq_cols;   /* -1: automatic (kernels.c K_GEMM_WDEQ_COLS); 0: never; N: from N columns, any device */
-    int gemm_probe;       /* 0: none (timing probes, gemm.comp) */
-    int gemm_frag;        /* -1: automatic (gemm.comp FRAG); out of range: 0 */
-    bool gemm_no_fadd;
-    int dn_chunk_tv;      /* 0: automatic */
-    int dn_chunk_min;     /* 0: dn.chunk off (kernels.h, k_dn_chunked) */
-    bool gemm_roof;
     bool test_no_coopmat;
     bool test_no_timestamps;
     bool test_drop_last_dispatch;
     bool test_skip_snapshot;
     bool validation;
     bool validation_required; /* LFM2_VALIDATION=require */
-    bool pipeline_stats;
-    int pool_max;         /* 0: the device's largest allocation (engine.h struct engine_pool) */
 };
 
-/* The environment's switches, read on the first call; values out of range read as 0 (automatic). */
+/* The environment's switches, read on the first call. */
 const struct tuning *tuning(void);
 
 /* LFM2_TEST_SLOW: how many times the test hook records each dispatch of `kind` (1: not slowed). */

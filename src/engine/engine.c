@@ -1,6 +1,5 @@
 /* engine.c - the executor: device state of a shard and the one-submit step. */
 #include "engine.h"
-#include "tuning.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +62,7 @@ static int pool_flush(struct gpu *g, struct engine_pool *pool, struct plan_bufs 
     if (pool->n == ENGINE_POOL_BUFS)
         return err_set(e, ST_RUNTIME, "engine %s buffer: out of device memory: more than %d buffers of up to %.1f MiB "
                        "(the device's largest allocation%s): fewer slots, columns or positions", what, ENGINE_POOL_BUFS,
-                       (double)limit / (1024.0 * 1024.0), tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+                       (double)limit / (1024.0 * 1024.0), g->tune.pool_max ? ", lowered by --tune pool_max" : "");
     struct gpu_buf *b = &pool->buf[pool->n];
     int st = gpu_alloc(g, MAX(used, 256), GPU_MEM_DEVICE, b, e);
     if (st) return err_wrap(e, st, "engine %s buffer %d", what, pool->n);
@@ -74,13 +73,13 @@ static int pool_flush(struct gpu *g, struct engine_pool *pool, struct plan_bufs 
 }
 
 /* Packs n regions (bytes, 256-aligned), in order, into the pool's buffers (engine.h engine_pool):
- * each buffer within the device's largest allocation (or LFM2_POOL_MAX), no region across two;
+ * each buffer within the device's largest allocation (or --tune pool_max), no region across two;
  * addr[i] gets region i's address; each buffer joins the plan buffers pb. */
 static int pool_alloc(struct gpu *g, struct engine_pool *pool, struct plan_bufs *pb, int n, const uint64_t *size,
                       uint64_t *addr, const char *what, struct err *e)
 {
     uint64_t limit = MIN(g->max_alloc, g->max_buffer), used = 0;
-    if (tuning()->pool_max) limit = MIN(limit, (uint64_t)tuning()->pool_max);
+    if (g->tune.pool_max) limit = MIN(limit, (uint64_t)g->tune.pool_max);
     pool->n = 0;
     int first = 0;
     for (int i = 0; i < n; i++) {
@@ -89,7 +88,7 @@ static int pool_alloc(struct gpu *g, struct engine_pool *pool, struct plan_bufs 
                            "layer, more than the largest buffer of %.1f MiB (%llu bytes: the device's largest "
                            "allocation%s): fewer slots, columns or positions", what, (double)size[i] / (1024.0 * 1024.0),
                            (unsigned long long)size[i], (double)limit / (1024.0 * 1024.0), (unsigned long long)limit,
-                           tuning()->pool_max ? ", lowered by LFM2_POOL_MAX" : "");
+                           g->tune.pool_max ? ", lowered by --tune pool_max" : "");
         if (used + size[i] > limit) {
             int st = pool_flush(g, pool, pb, size, addr, first, i, used, limit, what, e);
             if (st) return st;

@@ -21,7 +21,7 @@ struct family_plan;
 /* Per-layer regions of one kind (recurrent state, KV pools), in layer order, packed into as few
  * buffers as the device's largest allocation allows (a wide step at a long context passes one
  * buffer's 4 GiB on NVIDIA long before the GPU's memory): one layer's region never spans two.
- * LFM2_POOL_MAX=BYTES (tuning.h) lowers the bound (the tests split tiny pools with it). */
+ * --tune pool_max=BYTES (tune.h) lowers the bound (the tests split tiny pools with it). */
 #define ENGINE_POOL_BUFS 8
 struct engine_pool {
     int n;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan_rule.h"
 #include "tuning.h"
 
 #define MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
@@ -33,9 +32,6 @@ static const char *kind_dtype(enum dtype t)
 static bool is_weight_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16 || t == DT_Q8_0 || t == DT_Q4_0; }
 static bool is_plain_type(enum dtype t) { return t == DT_F32 || t == DT_F16 || t == DT_BF16; }
 static bool is_quant_type(enum dtype t) { return t == DT_Q8_0 || t == DT_Q4_0; }
-
-/* Elements of a 16-byte quant unit (wslot.glsl's slot: 32 Q4_0, 16 Q8_0). */
-static uint64_t quant_elems(enum dtype t) { return t == DT_Q8_0 ? 16 : 32; }
 
 /* Quant bytes per 32-block in the device layout (the file adds the 2-byte scale in front). */
 static uint64_t quant_bytes(enum dtype t) { return t == DT_Q8_0 ? 32 : 16; }
@@ -193,18 +189,6 @@ struct push_matmul {
 };
 _Static_assert(sizeof(struct push_matmul) == 80, "push_matmul layout");
 
-/* Elements of a 16-byte weight slot (matmul.comp's G). */
-static int64_t slot_elems(enum dtype t)
-{
-    switch (t) {
-    case DT_F32: return 4;
-    case DT_F16:
-    case DT_BF16: return 8;
-    case DT_Q8_0: return 16;
-    default: return 32;
-    }
-}
-
 /* Address of the f16 scales of a Q weight, 0 for the others. */
 static uint64_t scale_addr(const struct gpu_weight *w)
 {
@@ -212,28 +196,14 @@ static uint64_t scale_addr(const struct gpu_weight *w)
     return w->addr + (uint64_t)w->rows * (uint64_t)(w->k / 32) * quant_bytes(w->dtype);
 }
 
-/* The geometry of matmul.comp (its spec constants 0..4; the shader's header says why): 128
- * threads, KSL k-slices per row group of RT rows. The smallest KSL that still gives the grid
- * enough workgroups: fewer slices mean more rows a workgroup and more reuse of each x load (what
- * many columns need), more slices mean more workgroups and more loads in flight (what a matrix
- * with few rows, or a step of few columns, needs to reach the memory bandwidth). */
-#define MATMUL_THREADS 128u
-#define MATMUL_SPECS 6
-static void matmul_spec(const struct gpu *g, bool swiglu, uint32_t cols, int64_t rows, uint32_t spec[MATMUL_SPECS])
+/* The context of the kernel choice (select.h) for plan p (NULL: a batch plan) on g. */
+static struct sel sel_of(const struct gpu *g, const struct plan *p)
 {
-    uint32_t rt = swiglu ? 1 : 2, ksl = 8, min_groups = cols <= 4 ? 1024 : 256;
-    while (ksl < MATMUL_THREADS && div_up((uint64_t)rows, (MATMUL_THREADS / ksl) * rt) < min_groups) ksl *= 2;
-    /* tuning hooks for bench/ runs: force the slices (8 .. 128) or the rows a row group keeps */
-    const struct tuning *tu = tuning();
-    if (tu->matmul_ksl) ksl = (uint32_t)tu->matmul_ksl;
-    if (tu->matmul_rt && !swiglu) rt = (uint32_t)tu->matmul_rt;
-    spec[0] = g->subgroup_size ? g->subgroup_size : 32;
-    spec[1] = ksl;
-    spec[2] = rt;
-    spec[3] = cols;
-    spec[4] = MATMUL_THREADS;
-    spec[5] = 0; /* CONV (k_conv_step) */
+    return (struct sel){&g->tune, p ? p->kind : PLAN_BATCH, g->subgroup_size, g->shared_mem, g->gemm_coopmat,
+                        g->has_float_atomic_add};
 }
+
+static struct sel_weight sel_w(const struct gpu_weight *w) { return (struct sel_weight){w->dtype, w->rows, w->k}; }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
 static struct push_matmul matmul_push(const struct gpu_weight *w, const struct gpu_weight *w3,
@@ -274,229 +244,25 @@ struct push_matvec {
 };
 _Static_assert(sizeof(struct push_matvec) == 112, "push_matvec layout");
 
-/* Whether matvec.comp serves a product of `cols` columns over n stacked weights like w (w3: SwiGLU)
- * in plan p, else matmul.comp (or the wide plan's gemm). Where it measured faster on the H200
- * (bench/12, LFM2-1.2B): q/k/v as one product up to K_MATVEC_COLS columns (one dispatch for three:
- * 118 -> 68 us a step in BF16); at one column, matrices with many rows per k: the LM head in every
- * type (rows >= 8k), Q4_0 from rows >= 3k (conv.in_proj, the SwiGLU: 911 -> 523 us a step) and Q8_0
- * from rows >= 3k without SwiGLU. matmul.comp keeps long k (ffn_down, k = 4H: 205 vs 270 us in BF16),
- * square matrices and every product of several columns: its 128 threads a row keep more loads in
- * flight than a subgroup a row, and its x loads are broadcasts (matvec's lanes read x 16 bytes in
- * every 128 for Q4_0, bound by L1 wavefronts: bench/12). LFM2_MATVEC_COLS=N: matvec for every
- * product up to N columns; LFM2_MATVEC_OFF: never. */
-int k_gemm_min_cols(enum dtype t)
-{
-    if (tuning()->gemm_min_cols) return tuning()->gemm_min_cols;
-    return plan_rule_gemm_min_cols(t);
-}
-
-/* Whether the wide plan's gemm serves a product of `cols` columns of weights like w (the matrix-
- * vector kernels and matmul.comp then step aside). */
-static bool gemm_serves(const struct plan *p, int cols, const struct gpu_weight *w)
-{
-    return p->kind == PLAN_WIDE && cols >= k_gemm_min_cols(w->dtype);
-}
-
-/* Whether qmv.comp serves a Q4_0/Q8_0 product of `cols` columns (its header says why it exists):
- * Q4_0 at one column, where it measured faster than matvec.comp / matmul.comp on the H200 (bench/16:
- * LFM2-1.2B Q4_0 1 column 1278 -> 1061 us; at 2-8 columns and for Q8_0 it was slower, up to 2x).
- * LFM2_QMV_COLS=N: every Q4_0/Q8_0 product up to N columns (tests, bench/); LFM2_QMV_OFF (and
- * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, which name the other kernels) keeps the selection of bench/12. */
-static bool qmv_serves(const struct plan *p, int cols, const struct gpu_weight *w)
-{
-    const struct tuning *tu = tuning();
-    if (tu->qmv_off || tu->matvec_off || tu->matvec_cols || !is_quant_type(w->dtype) || w->k % 32) return false;
-    if (gemm_serves(p, cols, w)) return false;
-    if (tu->qmv_cols) return cols <= tu->qmv_cols;
-    return w->dtype == DT_Q4_0 && cols == 1;
-}
-
-/* xmv.comp's geometry for a product of `cols` columns over weights like w, each workgroup over kper
- * of its k (all of it unless split, xmv_ksplits) (its header says why it exists): k groups (KSG) and
- * slots a lane (SPL) so that a lane holds at most XE = 64 x elements (k = 2048: one group; 8192
- * unsplit: four, BF16 and Q4_0 alike); subgroups a workgroup NSG = 8 (at least KSG); rows a
- * subgroup loads at once RB = 4 / SPL (Q4_0: 2); one batch of rows a subgroup (bench/22's sweep:
- * 8 subgroups and 2 rows best for Q4_0, more rows or batches slower).
- * x (k + k/8 floats a column) must fit the shared memory. The hooks LFM2_XMV_NSG, _RB, _NB, _XE
- * force them (tuning.h). */
-struct xmv_geo {
-    uint32_t sg, nsg, ksg, spl, rb, nb, xv, rows_wg;
-};
-
-/* Columns of one xmv pass over a product of `cols` (kernels.h K_XMV_COLS): passes as even as can be. */
-static int xmv_pass_cols(int cols) { return (int)div_up((uint64_t)cols, div_up((uint64_t)cols, K_XMV_COLS)); }
-
-static bool xmv_geometry(const struct gpu *g, const struct gpu_weight *w, bool swiglu, uint64_t rows, int cols,
-                         int64_t kper, struct xmv_geo *x)
-{
-    const struct tuning *tu = tuning();
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nw = swiglu ? 2 : 1;
-    uint64_t row_slots = (uint64_t)kper / (uint64_t)slot_elems(w->dtype);
-    uint64_t xe = tu->xmv_xe ? (uint64_t)tu->xmv_xe : 64;
-    uint64_t spl_max = MAX(1, xe / ((uint64_t)slot_elems(w->dtype) * (uint64_t)cols));
-    uint32_t nsg_max = MAX(1u, 1024u / sg), ksg = 1;
-    while (div_up(row_slots, (uint64_t)ksg * sg) > spl_max && ksg * 2 <= nsg_max) ksg *= 2;
-    if (div_up(row_slots, (uint64_t)ksg * sg) > spl_max) return false;
-    uint32_t nsg = tu->xmv_nsg ? (uint32_t)tu->xmv_nsg : 8;
-    nsg = MAX(nsg, ksg) / ksg * ksg; /* a multiple of the k groups */
-    if (nsg > nsg_max) return false;
-    uint32_t spl = (uint32_t)div_up(row_slots, (uint64_t)ksg * sg);
-    uint32_t rb = tu->xmv_rb ? (uint32_t)tu->xmv_rb : MAX(1u, 4u / spl);
-    uint32_t nb = tu->xmv_nb ? (uint32_t)tu->xmv_nb : 1;
-    rb = MIN(rb, sg);
-    uint64_t kv4 = (uint64_t)kper / 4, kr4 = (kv4 + 255) / 256 * 256; /* k rounded: fewer pipelines */
-    uint32_t rows_wg = nsg / ksg * rb * nb;
-    uint64_t part = ksg > 1 ? (uint64_t)ksg * rows_wg * nw * (uint64_t)cols * 4 : 4, small = nsg * 4 * (uint64_t)cols + part;
-    uint64_t xv = kr4 + kr4 / 8 + 1;
-    if (xv * 16 * (uint64_t)cols + small > g->shared_mem) xv = kv4 + kv4 / 8 + 1;
-    if (xv * 16 * (uint64_t)cols + small > g->shared_mem || div_up(rows, rows_wg) > MAX_GROUPS) return false;
-    *x = (struct xmv_geo){sg, nsg, ksg, spl, rb, nb, (uint32_t)xv, rows_wg};
-    return true;
-}
-
-/* The workgroups along k of an xmv product over weights like w (xmv.comp's split k): Q4_0 k past
- * 4096 in slices of at most 2048 (the k of the products it measured fastest on), whose sums add
- * into y by float atomic add, where the product may split (`split_ok`: no norm, whose Σx² spans all
- * k, and y += result, so y holds the start) and is no SwiGLU (not linear), on a device with float
- * atomic add and where the slices are whole slots; else 1. Measured on LFM2-1.2B's ffn_down (k =
- * 8192, bench/24): Q4_0 247 -> 189 us a step at one column (2 and 8 splits: less), whole steps at
- * 1-8 columns 3-8 % faster; Q8_0 slower than matvec (197 -> 237 us), so not Q8_0.
- * LFM2_XMV_KSPLIT=N forces N for every type where allowed (1: never split). */
-static uint32_t xmv_ksplits(const struct gpu *g, const struct gpu_weight *w, bool swiglu, bool split_ok)
-{
-    if (!split_ok || swiglu || !g->has_float_atomic_add) return 1;
-    uint64_t s = 1, k = (uint64_t)w->k, unit = (uint64_t)slot_elems(w->dtype) * 4; /* whole slots, whole vec4 */
-    if (tuning()->xmv_ksplit) s = (uint64_t)tuning()->xmv_ksplit;
-    else if (k > 4096 && w->dtype == DT_Q4_0) s = div_up(k, 2048);
-    while (s > 1 && k % (s * unit)) s--;
-    return (uint32_t)s;
-}
-
-/* Whether xmv.comp serves a product of `cols` columns over rows stacked weights like w (w3: SwiGLU)
- * in plan p (split_ok: xmv_ksplits): the shapes below, or under LFM2_XMV_COLS=N every product of up
- * to N columns it has a geometry for, unless a hook names another kernel (LFM2_XMV_OFF,
- * LFM2_MATVEC_OFF, LFM2_MATVEC_COLS, LFM2_QMV_COLS). */
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
                   bool swiglu, uint64_t rows, bool split_ok)
 {
-    const struct tuning *tu = tuning();
-    struct xmv_geo x;
-    if (tu->xmv_off || tu->matvec_off || tu->matvec_cols || tu->qmv_cols) return false;
-    if (gemm_serves(p, cols, w)) return false;
-    int64_t kper = w->k / xmv_ksplits(g, w, swiglu, split_ok);
-    if (tu->xmv_cols) return cols <= tu->xmv_cols && xmv_geometry(g, w, swiglu, rows, cols, kper, &x);
-    /* by default where it measured faster on the H200 (bench/22 run 2, LFM2-1.2B per op): one
-     * column, Q8_0/Q4_0, k up to 4096 (SwiGLU Q4_0 351 -> 255 us a step, Q8_0 437 -> 333; Q8_0
-     * in_proj 143 -> 122, q/k/v 74 -> 52), not the LM head (rows >= 8k: Q8_0 49 -> 67 us) and not
-     * ffn_down's k = 8192 (x staged per workgroup: 246 -> 270 us Q4_0, 198 -> 413 Q8_0); Q4_0 up
-     * to 4 columns and Q8_0 up to 2 (the 76 layer products, bench/23: Q4_0 1935 -> 1176 us at 2
-     * columns, 2493 -> 1677 at 3, 3289 -> 2050 at 4; Q8_0 1278 -> 1149 at 2, but 1527 -> 2092 at 3);
-     * Q4_0 at 5-8 columns in passes of <= 4 (whole step 5.98 -> 4.36 ms at 8 columns, bench/23);
-     * Q4_0's longer k split over workgroups (xmv_ksplits: ffn_down, bench/24). bench/24 run 7: the
-     * Q4_0 LM head too (2 columns: 169 -> 79 us, one column a tie), and BF16 at one column only
-     * for q/k/v stacked (68 -> 54 us a step) and the LM head (67 -> 62 us; its other products
-     * lost, ffn_down 205 -> 432 us) */
-    bool tall = rows >= 8 * (uint64_t)w->k, stacked = rows != (uint64_t)w->rows;
-    bool q = w->dtype == DT_Q4_0   ? cols <= 8
-             : w->dtype == DT_Q8_0 ? cols <= 2 && !tall
-                                   : w->dtype == DT_BF16 && cols == 1 && (tall || stacked);
-    return q && kper <= 4096 && xmv_geometry(g, w, swiglu, rows, xmv_pass_cols(cols), kper, &x);
+    struct sel s = sel_of(g, p);
+    struct sel_weight sw = sel_w(w);
+    return sel_xmv_serves(&s, cols, &sw, swiglu, rows, split_ok);
 }
 
-static bool matvec_serves(const struct plan *p, int cols, const struct gpu_weight *w, bool swiglu, int n)
-{
-    const struct tuning *tu = tuning();
-    if (tu->matvec_off || gemm_serves(p, cols, w)) return false;
-    if (tu->matvec_cols) return cols <= tu->matvec_cols;
-    if (n > 1) return cols <= K_MATVEC_COLS;
-    if (cols > 1) return false;
-    if (w->rows >= 8 * w->k) return true;
-    return w->rows >= 3 * w->k && (w->dtype == DT_Q4_0 || (w->dtype == DT_Q8_0 && !swiglu));
-}
-
-/* The matrix-vector kernel a product takes, if any (else matmul.comp or the wide plan's gemm):
- * xmv where it serves, else qmv, else matvec.comp where matvec_serves (n stacked weights; split_ok:
- * xmv_ksplits). */
-enum mv_kernel { MV_NONE, MV_MATVEC, MV_QMV, MV_XMV };
-
-static enum mv_kernel mv_pick(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
-                              bool swiglu, uint64_t rows, int n, bool split_ok)
-{
-    if (k_xmv_serves(g, p, cols, w, swiglu, rows, split_ok)) return MV_XMV;
-    if (qmv_serves(p, cols, w)) return MV_QMV;
-    return matvec_serves(p, cols, w, swiglu, n) ? MV_MATVEC : MV_NONE;
-}
-
-/* The pipeline spec constants and workgroups of one matvec/qmv/xmv dispatch of `cols` columns over
- * `rows` stacked rows of weights like w (swiglu: a gate/up pair). matvec: rows a subgroup keeps (an x load serves them all): Q4_0 4 when that
- * leaves >= 256 workgroups, else 2 (its x traffic is 8 bytes a weight byte a row, so reuse pays:
- * SwiGLU 939 -> 372 us a step from 1 to 4 rows); other types 2 when that leaves >= 512 workgroups,
- * else 1 (more loads in flight for small matrices), SwiGLU 1. LFM2_MATVEC_RT forces it (bench/12). */
-/* qmv (the same push block, qmv.comp): rows a subgroup 1, 2 or 4, the most that leave >= 512
- * workgroups at one column (>= 256 at several: each x read from shared memory then serves more
- * rows); x staged in chunks of KC elements, k (rounded up to 1024, so that few k make few
- * pipelines) up to 1024 where it fits the shared memory, else the largest multiple of SG units (a
- * lane's share of a chunk even) that fits; 2 units a lane loaded ahead. LFM2_QMV_RT, LFM2_QMV_KC and
- * LFM2_QMV_U force them (bench/16). xmv: xmv_geometry. */
-static int mv_geometry(const struct gpu *g, enum mv_kernel mk, const struct gpu_weight *w, bool swiglu, uint64_t rows,
-                       int cols, uint32_t ksplits, const char *op, uint32_t spec[10], uint32_t *n_spec,
-                       uint32_t *groups, struct err *e)
-{
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, MATMUL_THREADS / sg);
-    if (mk == MV_XMV) {
-        struct xmv_geo xg;
-        if (!xmv_geometry(g, w, swiglu, rows, cols, w->k / ksplits, &xg))
-            return err_set(e, ST_USAGE, "xmv %s: no geometry for k %lld, %d columns", op, (long long)w->k, cols);
-        *groups = (uint32_t)div_up(rows, xg.rows_wg);
-        const uint32_t xs[10] = {xg.sg, xg.nsg, xg.ksg, xg.spl, xg.sg * xg.nsg, xg.rb, xg.nb, xg.xv, (uint32_t)cols,
-                                 (uint32_t)tuning()->xmv_probe};
-        memcpy(spec, xs, sizeof xs);
-        *n_spec = 10;
-        return ST_OK;
-    }
-    uint32_t rt = 1, kc = 0;
-    bool qmv = mk == MV_QMV;
-    if (!qmv) {
-        rt = !swiglu && div_up(rows, (uint64_t)nsg * 2) >= 512 ? 2 : 1;
-        if (w->dtype == DT_Q4_0) rt = div_up(rows, (uint64_t)nsg * 4) >= 256 ? 4 : 2;
-        if (tuning()->matvec_rt) rt = (uint32_t)tuning()->matvec_rt;
-    } else {
-        while (rt < 4 && div_up(rows, (uint64_t)nsg * rt * 2) >= (cols > 1 ? 256u : 512u)) rt *= 2;
-        if (tuning()->qmv_rt) rt = (uint32_t)tuning()->qmv_rt;
-        /* shared bytes: cols x (KC/4 + KC/32) vec4 of x (144 bytes a 32 elements), and nsg x cols floats of Σx² */
-        uint64_t room = g->shared_mem > 4u * nsg * (uint32_t)cols ? g->shared_mem - 4u * nsg * (uint32_t)cols : 0;
-        uint64_t cap = room / ((uint64_t)cols * 144) * 32, unit = quant_elems(w->dtype) * sg;
-        /* chunks of at most 1024 elements: the whole k of ffn_down (8192, 32 KiB of x) left too few
-         * workgroups a multiprocessor (bench/16: 430 -> 248 us a step at one column) */
-        uint64_t kc_max = tuning()->qmv_kc ? (uint64_t)tuning()->qmv_kc : 1024;
-        if (kc_max < cap) cap = kc_max;
-        uint64_t kr = ((uint64_t)w->k + 1023) / 1024 * 1024; /* k rounded: fewer pipelines */
-        kc = (uint32_t)(kr <= cap ? kr : cap >= unit ? cap / unit * unit : cap / 32 * 32);
-        if (kc < 32)
-            return err_set(e, ST_USAGE, "qmv %s: %d columns need %llu bytes of shared memory, the device has %u",
-                           op, cols, (unsigned long long)(cols * 144 + 4 * nsg * cols), g->shared_mem);
-    }
-    while (rt < 4 && div_up(rows, (uint64_t)nsg * rt) > MAX_GROUPS) rt *= 2; /* a vocabulary of 2^19+ rows */
-    *groups = (uint32_t)div_up(rows, (uint64_t)nsg * rt);
-    if (*groups > MAX_GROUPS)
-        return err_set(e, ST_USAGE, "matvec %s: %llu rows need %u workgroups, more than 65535", op,
-                       (unsigned long long)rows, *groups);
-    uint32_t u = tuning()->qmv_u ? (uint32_t)tuning()->qmv_u : 2;
-    const uint32_t ms[7] = {sg, nsg, rt, (uint32_t)cols, sg * nsg, qmv ? kc : tuning()->matvec_words ? 1u : 0u, u};
-    memcpy(spec, ms, sizeof ms);
-    *n_spec = qmv ? 7 : 6;
-    return ST_OK;
-}
-
-/* One matvec/qmv/xmv dispatch (mk, as mv_pick chose it with split_ok) over n stacked weights
+/* One matvec/qmv/xmv dispatch (mk, as sel_mv_pick chose it with split_ok) over n stacked weights
  * w[0..n-1] (same type and k) writing y[i]; with w3 (n == 1) the SwiGLU variant; xmv past
- * K_XMV_COLS columns in passes, and over long k in workgroups along k (xmv_ksplits) where it may
+ * K_XMV_COLS columns in passes, and over long k in workgroups along k (sel_xmv_ksplits) where it may
  * split. */
 static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[],
                            const struct gpu_weight *w3, const uint64_t y[], const struct k_norm *norm, uint64_t x,
                            int cols, bool accumulate, int layer, const char *op, const char *kind_prefix,
-                           enum mv_kernel mk, bool split_ok, struct err *e)
+                           enum sel_mv mk, bool split_ok, struct err *e)
 {
+    struct sel s = sel_of(g, p);
+    struct sel_weight sw = sel_w(w[0]);
     struct push_matvec pc = {.x = x, .k = (uint32_t)w[0]->k, .eps = norm ? norm->eps : 0};
     uint64_t rows = 0, bytes = 0;
     for (int i = 0; i < MATVEC_MAX_WEIGHTS; i++) {
@@ -520,8 +286,8 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         pc.flags = (norm->plus1 ? 2u : 0u) | (uint32_t)norm->w->dtype << 2;
     }
     pc.flags |= accumulate ? 1u : 0u;
-    static const char *const kname[] = {[MV_MATVEC] = "matvec", [MV_QMV] = "qmv", [MV_XMV] = "xmv"};
-    uint32_t ksplits = mk == MV_XMV ? xmv_ksplits(g, w[0], w3 != NULL, split_ok) : 1;
+    static const char *const kname[] = {[SEL_MV_MATVEC] = "matvec", [SEL_MV_QMV] = "qmv", [SEL_MV_XMV] = "xmv"};
+    uint32_t ksplits = mk == SEL_MV_XMV ? sel_xmv_ksplits(&s, &sw, w3 != NULL, split_ok) : 1;
     char name[40], kind[40];
     snprintf(name, sizeof name, "%s%s%s_%s", kname[mk], w3 ? "_swiglu" : "", ksplits > 1 ? "_fadd" : "",
              kind_dtype(w[0]->dtype));
@@ -529,11 +295,11 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
              kind_dtype(w[0]->dtype));
     /* one dispatch; xmv in passes of at most K_XMV_COLS columns, pass c0 over columns c0 .. c0+nc-1
      * of x and of each y ([cols][rows_s]), each reading the weights again */
-    int pass = mk == MV_XMV ? xmv_pass_cols(cols) : cols;
+    int pass = mk == SEL_MV_XMV ? sel_xmv_pass_cols(cols) : cols;
     for (int c0 = 0; c0 < cols; c0 += pass) {
         int nc = MIN(pass, cols - c0);
         uint32_t spec[10], n_spec = 0, groups = 0;
-        int rc = mv_geometry(g, mk, w[0], w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
+        int rc = sel_mv_geometry(&s, mk, &sw, w3 != NULL, rows, nc, ksplits, op, spec, &n_spec, &groups, e);
         const struct gpu_pipeline *pipe = NULL;
         if (!rc) rc = gpu_pipeline(g, name, spec, n_spec, &pipe, e);
         if (rc) return rc;
@@ -550,7 +316,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
 /* k (a row's length) of a weight the matrix kernels serve: whole 16-byte slots, a u32 count. */
 static bool matmul_k_served(enum dtype t, int64_t k)
 {
-    return k >= 1 && k % slot_elems(t) == 0 && k <= UINT32_MAX;
+    return k >= 1 && k % sel_slot_elems(t) == 0 && k <= UINT32_MAX;
 }
 
 /* The shapes and types the matrix kernels serve (w3: SwiGLU's up weight, may be NULL). */
@@ -562,7 +328,7 @@ static int matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3,
     if (w->rows < 1 || !matmul_k_served(w->dtype, w->k) || w->rows > UINT32_MAX)
         return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                        op, (long long)w->rows, (long long)w->k, dtype_name(w->dtype),
-                       (long long)slot_elems(w->dtype));
+                       (long long)sel_slot_elems(w->dtype));
     if (w3 && (w3->dtype != w->dtype || w3->rows != w->rows || w3->k != w->k))
         return err_set(e, ST_USAGE, "matmul_swiglu %s: up weight [%lld, %lld] %s differs from gate [%lld, %lld] %s",
                        op, (long long)w3->rows, (long long)w3->k, dtype_name(w3->dtype), (long long)w->rows,
@@ -580,13 +346,15 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     int rc = matmul_check(w, w3, norm, cols, op, e);
     if (rc) return rc;
 
-    bool split_ok = !(norm && norm->w) && accumulate; /* xmv may split k (xmv_ksplits) */
-    enum mv_kernel mk = mv_pick(g, p, cols, w, swiglu, (uint64_t)w->rows, 1, split_ok);
-    if (mk != MV_NONE)
+    struct sel s = sel_of(g, p);
+    struct sel_weight sw = sel_w(w);
+    bool split_ok = !(norm && norm->w) && accumulate; /* xmv may split k (sel_xmv_ksplits) */
+    enum sel_mv mk = sel_mv_pick(&s, cols, &sw, swiglu, (uint64_t)w->rows, 1, split_ok);
+    if (mk != SEL_MV_NONE)
         return matvec_dispatch(g, p, 1, &w, w3, &y, norm, x, cols, accumulate, layer, op, kind_prefix, mk, split_ok,
                                e);
     /* the wide plan's steps of many columns go to the tiled matrix product */
-    if (gemm_serves(p, cols, w))
+    if (sel_gemm_serves(&s, cols, w->dtype))
         return gemm_any(g, p, w, w3, norm, x, y, cols, accumulate, layer, op, kind_prefix, e);
 
     char name[40], kind[40];
@@ -594,19 +362,16 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
     snprintf(kind, sizeof kind, "%smatmul%s.%s", kind_prefix ? kind_prefix : "", swiglu ? "_swiglu" : "",
              kind_dtype(w->dtype));
     uint64_t bytes = w->bytes + (swiglu ? w3->bytes : 0);
-    /* tuning hook for bench/ runs: fewer columns a pass (fewer registers, weights read again) */
-    int pass = tuning()->matmul_pass_cols;
-    if (pass < 1 || pass > K_MATMUL_MAX_COLS) pass = K_MATMUL_MAX_COLS;
+    int pass = sel_matmul_pass_cols(&s);
     for (int c0 = 0; c0 < cols; c0 += pass) {
         uint32_t n = (uint32_t)MIN(pass, cols - c0);
-        uint32_t spec[MATMUL_SPECS];
-        matmul_spec(g, swiglu, n, w->rows, spec);
-        uint32_t groups = div_up((uint64_t)w->rows, (MATMUL_THREADS / spec[1]) * spec[2]);
+        uint32_t spec[SEL_MATMUL_SPECS];
+        uint32_t groups = sel_matmul_spec(&s, swiglu, n, w->rows, spec);
         if (groups > MAX_GROUPS)
             return err_set(e, ST_USAGE, "matmul %s: %lld rows need %u workgroups, more than 65535", op,
                            (long long)w->rows, groups);
         const struct gpu_pipeline *pipe;
-        if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
+        if ((rc = gpu_pipeline(g, name, spec, SEL_MATMUL_SPECS, &pipe, e))) return rc;
         struct push_matmul pc = matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
                                             y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
         struct dispatch *d = add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
@@ -642,10 +407,10 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 {
     if (n < 1 || n > K_MULTI_MAX)
         return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, K_MULTI_MAX);
-    bool split = tuning()->qkv_split;
     /* the wide plan's gemm: one prep for all when every product goes to it */
-    bool gemm = p->kind == PLAN_WIDE && n > 1 && !split;
-    for (int i = 0; i < n; i++) gemm = gemm && cols >= k_gemm_min_cols(w[i]->dtype) && w[i]->k == w[0]->k;
+    struct sel s = sel_of(g, p);
+    bool gemm = n > 1;
+    for (int i = 0; i < n; i++) gemm = gemm && sel_gemm_serves(&s, cols, w[i]->dtype) && w[i]->k == w[0]->k;
     if (gemm) {
         for (int i = 0; i < n; i++) {
             int rc = matmul_check(w[i], NULL, norm, cols, ops[i], e);
@@ -655,8 +420,9 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
     }
     uint64_t all_rows = 0;
     for (int i = 0; i < n; i++) all_rows += (uint64_t)w[i]->rows;
-    enum mv_kernel mk = mv_pick(g, p, cols, w[0], false, all_rows, n, false);
-    bool one = n <= MATVEC_MAX_WEIGHTS && mk != MV_NONE && !split;
+    struct sel_weight sw = sel_w(w[0]);
+    enum sel_mv mk = sel_mv_pick(&s, cols, &sw, false, all_rows, n, false);
+    bool one = n <= MATVEC_MAX_WEIGHTS && mk != SEL_MV_NONE;
     for (int i = 1; i < n; i++) one = one && w[i]->dtype == w[0]->dtype && w[i]->k == w[0]->k;
     if (!one || n == 1) {
         int rc = ST_OK;
@@ -721,204 +487,41 @@ static int dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_
     return ST_OK;
 }
 
-/* Shared-memory bytes of gemm.comp at one geometry (mirrors its shared arrays). */
-static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn, uint32_t bk,
-                            uint32_t nt, uint32_t nbuf)
-{
-    uint32_t nm = swiglu ? 2 : 1;
-    if (!coopmat) return nbuf * (nm * bm + bn) * (bk + 1) * 4;
-    return nbuf * (nm * bm * (bk + 8) * 2 * (wsplit ? 2 : 1) + bn * (bk + 8) * 2 * 2) + (nt / 32) * 256 * nm * 4;
-}
-
-/* The tiles, splits and pipeline of one product (appends nothing). */
+/* The tiles, splits and pipeline of one product (sel_gemm; appends nothing). */
 static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
                       bool accumulate, bool plain_x, const char *op, const char *kind_prefix, struct gemm_call *c,
                       struct err *e)
 {
-    bool swiglu = w3 != NULL, cm = g->gemm_coopmat;
-    /* the tile rules of weights split into two f16 parts (gemm.comp WSPLIT: F32, Q8_0); Q4_0 keeps
-     * them although its weights are now one f16 part (bench/31 measured its -23 % with them) */
-    bool wsplit = w->dtype == DT_F32 || is_quant_type(w->dtype);
-    /* Tiles: cooperative matrices take 128 rows (64 of each matrix with SwiGLU) x 64 columns, 4
-     * subgroups of 32; 64 rows when that leaves too few workgroups to fill the device. The FMA twin
-     * takes 64 x 64 with 256 threads. k steps of 32 or 64. Measured choices: bench/06. */
-    uint32_t nt = cm ? 128 : 256, bm = cm && !swiglu ? 128 : 64, bn = 64, bk = 32, sgm = 2;
-    /* Single products of unsplit weights past 64 columns keep 128 x 64 and take split-k instead
-     * (below): on the H200 the 60 single products of LFM2-1.2B took 3.29 and 6.02 ms so at 256 and
-     * 512 columns against 4.62 and 8.83 with the smaller tiles (bench/11), and the 76 layer
-     * products 3.65 against 4.63 ms at 96 columns, 3.73 against 5.77 at 128 (bench/19). Quantized
-     * weights too, with their 4 subgroups stacked along the rows (4 x 1): the 60 Q4_0 single
-     * products 11.05 -> 9.98 ms at 512 columns, 5.66 -> 5.38 at 256 (bench/21) */
-    bool big = cm && !swiglu && cols > 64 && (!wsplit || is_quant_type(w->dtype));
-    if (big && wsplit) sgm = 4;
-    /* but Q4_0's (one f16 part since bench/31) take 2 x 2 subgroups and k steps of 32: the 60 Q4_0
-     * single products 6840 -> 6023 µs at 512 columns (H100, bench/33 run 1), 2329 -> 2334 at 128
-     * (run 3: no change). From 256 columns most go through an f16 copy instead (K_GEMM_WDEQ_COLS) */
-    bool q4big = big && w->dtype == DT_Q4_0;
-    if (q4big) sgm = 2;
-    if (cm && bm == 128 && !big && div_up((uint64_t)w->rows, 128) * div_up((uint64_t)cols, bn) < 256) bm = 64;
-    /* and 32 columns when still under ~4 workgroups per multiprocessor: the kernel is bound by
-     * latency, so more workgroups beat more reuse (BF16, 2048 rows at 64 columns: 4.1 vs 6.1 ms);
-     * not for split weights, whose tile costs twice as much to stage (Q4_0: 20.4 vs 13.9 ms, bench/06) */
-    if (cm && !swiglu && !wsplit && !big && div_up((uint64_t)w->rows, bm) * div_up((uint64_t)cols, bn) < 512) bn = 32;
-    /* (SwiGLU pairs keep 64 x 64 on small grids: at 64 columns 32 x 32 tiles, 4x the workgroups,
-     * took the 16 pairs from 0.85 to 1.96 ms, bench/11) SwiGLU pairs of quantized weights from 512
-     * columns take 64 x 128 tiles where they fit (the 16 Q4_0 pairs 9.78 -> 9.46 ms, bench/21;
-     * BF16 lost with them, bench/18) */
-    if (cm && swiglu && is_quant_type(w->dtype) && cols >= 512 &&
-        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, nt, 1) <= g->shared_mem)
-        bn = 128;
-    /* SwiGLU pairs of unsplit weights from 128 columns: 64 x 128 tiles of 8 subgroups (2 x 4, a 32 x
-     * 32 block of each matrix a subgroup) with k steps of 32: the 16 BF16 pairs 1550 -> 1476 µs at
-     * 128 columns, 3008 -> 2878 at 256, 5915 -> 5700 at 512; 850 -> 1410 at 64 (bench/25) */
-    if (cm && swiglu && !wsplit && cols >= 128 &&
-        gemm_shared(cm, swiglu, wsplit, 64, 128, 32, 256, 1) <= g->shared_mem) {
-        bn = 128;
-        nt = 256;
-    }
-    /* Narrow steps (up to 64 columns), measured on LFM2-1.2B's layer products (bench/18, bench/19);
-     * LFM2_GEMM_NARROW_OFF keeps the tiles above (bench/ before/after):
-     *  - up to 16 columns: 64 x 16 tiles, their 4 subgroups stacked along the rows (4 x 1), so no
-     *    product runs on padding columns (16 columns: 2.13 against 2.51 ms the whole model);
-     *  - 17-32: SwiGLU pairs 64 x 32 (4 x 1); single products of unsplit weights on small grids
-     *    keep the 64 x 32 tiles above with 2 x 2 subgroups (the 76 products 1.84 against 2.07 ms
-     *    with 128 x 32 4 x 1), the others take 128 x 32 (4 x 1);
-     *  - 33-64: single products of unsplit weights on small grids take the tiles of wider steps
-     *    (128 x 64, 2 x 2 subgroups, k steps of 64) and 8 splits: the 60 BF16 singles 1888 -> 1283
-     *    µs at 64 columns and 1822 -> 1256 at 48 on the H100 (bench/34 run 4) against 128 x 64 4 x 1
-     *    tiles with k steps of 32 and up to 32 splits (bench/19: 1.42 against 1.53 ms on the H200
-     *    then); 4 or 32 splits for every product lost. Split weights (Q8_0, F32; Q4_0 keeps their
-     *    rules) on small grids too, with k steps of 32 (the 128 x 64 tile of split weights needs
-     *    them to fit): Q4_0 1785 -> 1518 µs at 64 columns, 1747 -> 1484 at 48; Q8_0 1900 -> 1727,
-     *    1879 -> 1705 (bench/34 run 6; F32 not measured).
-     * SwiGLU pairs and single products of split weights up to 32 columns keep two k steps of loads
-     * in flight (PF = 2): BF16 SwiGLU 636 -> 565 µs at 16 columns, Q4_0 all 76 products 2.73 ->
-     * 2.36 ms, Q4_0 singles at 32 columns 1.70 -> 1.58 ms (bench/19). */
-    const struct tuning *tu = tuning();
-    bool narrow = cm && cols <= 64 && !tu->gemm_narrow_off;
-    uint32_t pf = 1, fixed_splits = 0;
-    if (narrow && cols <= 16) {
-        bn = 16;
-        bm = 64;
-        sgm = 4;
-        pf = swiglu || wsplit ? 2 : 1;
-    } else if (narrow && cols <= 32 && (swiglu || !(bm == 64 && bn == 32))) {
-        bm = swiglu ? 64 : 128;
-        bn = 32;
-        sgm = 4;
-        pf = swiglu || wsplit ? 2 : 1;
-    } else if (narrow && cols > 32 && !swiglu && bm == 64 && (wsplit || bn == 32)) {
-        bm = 128;
-        bn = 64;
-        fixed_splits = 8;
-    }
-    /* k steps of 64 where the tiles fit: half the barriers and load latencies a FLOP (bench/06) */
-    if (!q4big && gemm_shared(cm, swiglu, wsplit, bm, bn, 64, nt, 1) <= g->shared_mem) bk = 64;
-    /* tuning hooks for bench/ runs (tuning.h): LFM2_GEMM_TILE (a tile that does not suit this
-     * kernel or needs more shared memory than the device has is ignored: the default stays);
-     * LFM2_GEMM_ROOF: F16 weights with x as one f16 (no low part, so not f32-accurate) */
-    const int *ft = swiglu ? tu->gemm_tile_sw : tu->gemm_tile;
-    uint32_t tm = (uint32_t)ft[0], tn = (uint32_t)ft[1], tk = (uint32_t)ft[2];
-    uint32_t sm = (uint32_t)ft[3], sn = (uint32_t)ft[4], tnt = cm ? 32 * sm * sn : 256;
-    bool fits = tm && (cm ? sm && sn && tm % (16 * sm) == 0 && tn % (16 * sn) == 0 : tm % 16 == 0 && tn % 16 == 0);
-    if (fits &&
-        gemm_shared(cm, swiglu, wsplit, tm, tn, tk, tnt, 1) <= g->shared_mem) {
-        bm = tm;
-        bn = tn;
-        bk = tk;
-        nt = tnt;
-        if (cm) sgm = sm;
-        fixed_splits = 0; /* a forced tile takes the general split rule (or LFM2_GEMM_SPLITK) */
-    }
-    bool roof = cm && !swiglu && w->dtype == DT_F16 && tu->gemm_roof;
-    /* one buffer of tiles: double-buffered ones (one barrier a step, the next step staged while
-     * this one's products run) were slower on the H200 at 64 and 512 columns (bench/11: twice the
-     * shared memory of the 48 KiB a workgroup may take); LFM2_GEMM_NBUF=2 (tuning hook) */
-    uint32_t nbuf = 1;
-    if (tu->gemm_nbuf && gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, (uint32_t)tu->gemm_nbuf) <= g->shared_mem)
-        nbuf = (uint32_t)tu->gemm_nbuf;
-    uint32_t shared = gemm_shared(cm, swiglu, wsplit, bm, bn, bk, nt, nbuf);
-    if (shared > g->shared_mem)
-        return err_set(e, ST_USAGE, "gemm %s: tile %ux%ux%u needs %u bytes of shared memory, the device has %u", op,
-                       bm, bn, bk, shared, g->shared_mem);
-    uint32_t gx = div_up((uint64_t)cols, bn), gy = div_up((uint64_t)w->rows, bm);
-    if (gx > MAX_GROUPS || gy > MAX_GROUPS)
-        return err_set(e, ST_USAGE, "gemm %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
-                       cols, (long long)w->rows, gx, gy);
-    /* split-k where the tiles leave most multiprocessors idle (under 128 tiles), up to ~512
-     * workgroups, each split keeping at least 4 k steps; the splits add into y atomically
-     * (gemm.comp). Measured (bench/11): at 64 columns the 60 single products took 2.65 ms split
-     * against 3.59 unsplit; at 256 columns splitting 256 tiles in 2 was slower (5.30 vs 4.83 ms) */
-    uint32_t steps = div_up((uint64_t)w->k, bk), splits = 1;
-    if (cm && !swiglu && gx * gy < 128) splits = MIN(div_up(512, gx * gy), MAX(steps / 4, 1u));
-    /* the 128 x 64 tiles past 128 columns: at least 2 splits, and ~128 workgroups, under 1024 tiles
-     * (measured best of 2, 4 and 8 at 256 and 512 columns: 2, i.e. 128 and 256 workgroups for
-     * the 2048-row products; the LM head, 2048+ tiles, is not split) */
-    if (big && bm == 128 && bn == 64 && gx * gy < 1024)
-        splits = MIN(MAX(2u, div_up(128, gx * gy)), MAX(steps / 4, 1u));
-    if (fixed_splits) splits = MIN(fixed_splits, steps);
-    if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps); /* tuning hook */
-    uint32_t kper = div_up(steps, splits) * bk;
-    splits = div_up((uint64_t)w->k, kper);
-    char name[40];
-    const char *kern = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
-    /* split sums by float atomic add where the device has it (the FADD variants: cooperative
-     * matrices, and the twin's BF16 one so that CI runs that path where lavapipe has it) */
-    bool fadd = splits > 1 && !roof && g->has_float_atomic_add && !tu->gemm_no_fadd &&
-                (cm || w->dtype == DT_BF16);
-    snprintf(name, sizeof name, "%s%s%s_%s", kern, swiglu ? "_swiglu" : "", fadd ? "_fadd" : "",
-             kind_dtype(w->dtype));
-    snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", kern, swiglu ? "_swiglu" : "",
-             kind_dtype(w->dtype));
-    /* loads one k step ahead, two where chosen above, or as asked (LFM2_GEMM_PF: 0, 1, 2); one
-     * buffer only */
-    pf = nbuf != 1 ? 1 : tu->gemm_pf >= 0 ? (uint32_t)tu->gemm_pf : pf;
-    uint32_t probe = nbuf == 1 && pf == 1 ? (uint32_t)tu->gemm_probe : 0;
-    c->zero_y = splits > 1 && !accumulate;
-    /* a product with no norm and no outputs to zero reads the plain x and splits it while staging
-     * (gemm.comp XRAW) instead of after a prep dispatch: at narrow widths a prep costs about what a
-     * product does (4.9 µs; 314 µs of a 16-column LFM2-1.2B step). Not with 32-column tiles: there
-     * the products took 14-26 % longer (LFM2-1.2B at 32 and 128 columns, bench/19; why was not
-     * found). LFM2_GEMM_XRAW_COLS=N: only up to N columns (0: never). */
-    c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 && (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
-    /* fragments of a k slice loaded before its products, the next slice's too (gemm.comp FRAG = 2)
-     * past 64 columns: the 76 layer products 2.3 % faster at 256 columns, 1.9 % at 512 (products
-     * alone 3.9 %); no change at 16 and 64 (bench/19) */
-    uint32_t frag = !cm ? 0 : tu->gemm_frag >= 0 ? (uint32_t)tu->gemm_frag : cols > 64 ? 2 : 0;
-    uint32_t spec[11] = {32, bm, bn, bk, nt, nbuf, sgm, pf, probe, c->xraw, frag};
-    int rc = gpu_pipeline(g, name, spec, 11, &c->pipe, e);
+    bool swiglu = w3 != NULL;
+    struct sel s = sel_of(g, NULL);
+    struct sel_weight sw = sel_w(w);
+    struct sel_gemm sg;
+    int rc = sel_gemm(&s, &sw, swiglu, cols, accumulate, plain_x, op, &sg, e);
     if (rc) return rc;
-    c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, kper};
-    c->groups[0] = gx;
-    c->groups[1] = gy;
-    c->groups[2] = splits;
+    char name[40];
+    snprintf(name, sizeof name, "%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
+             kind_dtype(w->dtype));
+    snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
+             kind_dtype(w->dtype));
+    c->zero_y = sg.zero_y;
+    c->xraw = sg.xraw;
+    if ((rc = gpu_pipeline(g, name, sg.spec, SEL_GEMM_SPECS, &c->pipe, e))) return rc;
+    c->pc = (struct push_gemm){matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
+    memcpy(c->groups, sg.groups, sizeof c->groups);
     c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
     return ST_OK;
 }
 
-/* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp). gemm.comp's Q4_0 tile rounds q·d to
- * f16 as it stages it, once per column tile: at 512 columns that widening is what keeps the Q4_0
- * products at 14.6 ms against F16's 11.2 (H100, gemm_bench, bench/33). From K_GEMM_WDEQ_COLS
- * columns a Q4_0 product is one widening of its weights into an f16 copy (the same rounding) and
- * the F16 product on it, the widening beside the previous product (gemm_wdeq below). LFM2-1.2B
- * Q4_0 steps on the H100 (bench/33 run 4): 512 columns 14.50 -> 13.33 ms, 256 10.76 -> 10.48,
- * but 128 5.81 -> 6.75 and 96 5.53 -> 6.51 (the widening's 2 GB of writes cost more than the
- * tile's redundant dequantization there). Weights whose copy would pass K_GEMM_WDEQ_MAX_BYTES
- * keep the Q4_0 tile. The FMA twin keeps exact weights unless LFM2_GEMM_WDEQ_COLS asks (tests). */
-#define K_GEMM_WDEQ_MAX_BYTES (256ull << 20)
+/* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp): from K_GEMM_WDEQ_COLS columns a Q4_0
+ * product is one widening of its weights into an f16 copy (the rounding gemm.comp's Q4_0 tile does
+ * once a column tile) and the F16 product on it, the widening beside the previous product
+ * (gemm_wdeq below; when: select.c sel_gemm_wdeq_serves). */
 
 struct push_gemm_wdeq {
     uint64_t w[4], sc[4], out[4]; /* gemm_wdeq.comp: w, sc, dst */
     uint32_t start[5], pad;
 };
 _Static_assert(sizeof(struct push_gemm_wdeq) == 120, "push_gemm_wdeq layout");
-
-static bool gemm_wdeq_serves(const struct gpu *g, int cols, const struct gpu_weight *w)
-{
-    int from = tuning()->gemm_wdeq_cols >= 0 ? tuning()->gemm_wdeq_cols : g->gemm_coopmat ? K_GEMM_WDEQ_COLS : 0;
-    uint64_t copy = 2 * (uint64_t)w->rows * (uint64_t)w->k;
-    return w->dtype == DT_Q4_0 && from > 0 && cols >= from && copy <= K_GEMM_WDEQ_MAX_BYTES;
-}
 
 int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
                 int layer, const char *op, const char *kind_prefix, struct err *e)
@@ -945,7 +548,8 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
     }
     for (int i = n + 1; i < 5; i++) pc.start[i] = pc.start[n];
     const struct gpu_pipeline *pp;
-    uint32_t bpt = tuning()->gemm_wdeq_bpt ? (uint32_t)tuning()->gemm_wdeq_bpt : 1;
+    struct sel s = sel_of(g, p);
+    uint32_t bpt = sel_gemm_wdeq_bpt(&s);
     int rc = gpu_pipeline(g, "gemm_wdeq", &bpt, 1, &pp, e);
     if (rc) return rc;
     uint32_t groups = div_up(pc.start[4], 64 * bpt), gx = MIN(groups, (uint32_t)MAX_GROUPS), gy = div_up(groups, gx);
@@ -973,7 +577,7 @@ int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi
     return 2;
 }
 
-/* The f16 copies of the weights w[0..n) that gemm_wdeq_serves at `cols` columns (f[i] = *w[i]
+/* The f16 copies of the weights w[0..n) that sel_gemm_wdeq_serves takes at `cols` columns (f[i] = *w[i]
  * for the others), and the widening of those into them (one dispatch). The copies go into one half
  * of the device's gemm_w buffer, the halves taken in turn, and the widening is moved back to just
  * after the last dispatch that reads a copy (plan_hoist_last): the previous such product, whose
@@ -991,7 +595,9 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
     CHECK(n <= 4);
     for (int i = 0; i < n; i++) {
         f[i] = *w[i];
-        wide[i] = gemm_wdeq_serves(g, cols, w[i]);
+        struct sel s = sel_of(g, p);
+        struct sel_weight sw = sel_w(w[i]);
+        wide[i] = sel_gemm_wdeq_serves(&s, cols, &sw);
         if (!wide[i]) continue;
         at[i] = need;
         need += (2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k + 255) / 256 * 256;
@@ -1188,8 +794,9 @@ _Static_assert(sizeof(struct push_matmul_conv) == 128, "push_matmul_conv layout"
 
 bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs)
 {
-    return p->kind != PLAN_SPEC && n_runs == cols && !tuning()->conv_unfused && cols <= K_MATMUL_MAX_COLS &&
-           mv_pick(g, p, cols, w_in, false, (uint64_t)w_in->rows, 1, false) == MV_NONE && !gemm_serves(p, cols, w_in);
+    struct sel s = sel_of(g, p);
+    struct sel_weight sw = sel_w(w_in);
+    return sel_conv_fuses(&s, &sw, cols, n_runs);
 }
 
 /* One dispatch of matmul.comp CONV `conv` over w_in: pc's m, conv_w, colmeta, H, K and stride set by
@@ -1205,12 +812,13 @@ static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w
     if (rc) return rc;
     CHECK(mode == K_STATE_COMMIT); /* the epilogue writes the state back into entry cur */
     CHECK(state->n_snap < (1u << 24));
-    uint32_t spec[MATMUL_SPECS];
-    matmul_spec(g, false, (uint32_t)cols, w_in->rows, spec);
+    uint32_t spec[SEL_MATMUL_SPECS];
+    struct sel s = sel_of(g, p);
+    sel_matmul_spec(&s, false, (uint32_t)cols, w_in->rows, spec);
     if (conv == 1) spec[2] = 3; /* a row group: one channel's B, C and X rows */
     spec[5] = conv;
     uint64_t rows = conv == 1 ? (uint64_t)conv_w->rows : (uint64_t)w_in->rows;
-    uint32_t groups = div_up(rows, (MATMUL_THREADS / spec[1]) * (conv == 1 ? 1 : spec[2]));
+    uint32_t groups = div_up(rows, (SEL_MATMUL_THREADS / spec[1]) * (conv == 1 ? 1 : spec[2]));
     if (groups > MAX_GROUPS)
         return err_set(e, ST_USAGE, "%s: %llu rows need %u workgroups, more than 65535", what,
                        (unsigned long long)rows, groups);
@@ -1218,7 +826,7 @@ static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w
     snprintf(name, sizeof name, "matmul_%s", kind_dtype(w_in->dtype));
     snprintf(kind, sizeof kind, "matmul_%s.%s", conv == 1 ? "shortconv" : "dn_conv", kind_dtype(w_in->dtype));
     const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, name, spec, MATMUL_SPECS, &pipe, e))) return rc;
+    if ((rc = gpu_pipeline(g, name, spec, SEL_MATMUL_SPECS, &pipe, e))) return rc;
     pc->state = state->addr + state_off;
     pc->slots = state->slots;
     pc->wdtype_snap = (uint32_t)conv_w->dtype | state->n_snap << 8;
@@ -1397,49 +1005,17 @@ struct push_attn_prefill {
 };
 _Static_assert(sizeof(struct push_attn_prefill) == 80, "push_attn_prefill layout");
 
-#define ATTN_PREFILL_THREADS 128u
-#define ATTN_PREFILL_MAX_PER_THREAD 8u /* scores and accumulator vec4s a thread holds (MAX_NS, MAX_NA) */
-
-/* Shared bytes of attn_prefill.comp at head dim hd and bq query columns a tile, with kvb (1 or 2)
- * KV block buffers. */
-static uint64_t attn_prefill_shared(uint32_t hd, uint32_t bq, uint32_t kvb)
-{
-    return 4 * ((uint64_t)bq * hd + (uint64_t)kvb * K_KV_BLOCK * (hd + 4) + (uint64_t)bq * K_KV_BLOCK + 3ull * bq);
-}
-
-/* Whether attn_prefill.comp's thread layout serves head dim hd with tiles of bq columns (one KV
- * buffer; its rows' softmax takes 4 neighbour lanes: subgroups of at least 4). */
-static bool attn_prefill_fits(const struct gpu *g, uint32_t hd, uint32_t bq, uint32_t nt)
-{
-    uint32_t hd4 = hd / 4;
-    return hd % 4 == 0 && g->subgroup_size >= 4 && nt % hd4 == 0 && (bq * hd4) % nt == 0 &&
-           bq * hd4 / nt <= ATTN_PREFILL_MAX_PER_THREAD && (bq * K_KV_BLOCK) % nt == 0 &&
-           bq * K_KV_BLOCK / nt <= ATTN_PREFILL_MAX_PER_THREAD && attn_prefill_shared(hd, bq, 1) <= g->shared_mem;
-}
-
 static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_geom *a,
                            const struct push_attention *base, int cols, int layer, struct err *e)
 {
-    /* the widest tile of at most 32 columns that fits, no wider than the step needs: on the H200
-     * 32 columns took 118 µs a layer at a 512-token prefill against 193 µs with 64 (twice the
-     * workgroups for the same keys; bench/10, bench/11); 64 only through the tuning hook */
-    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = ATTN_PREFILL_THREADS, tnt = (uint32_t)tuning()->attn_nt;
-    for (uint32_t b = 32; tnt && b >= 8; b /= 2) /* tuning hook: threads, where some tile fits them */
-        if (attn_prefill_fits(g, hd, b, tnt)) nt = tnt;
-    for (uint32_t b = 32; b >= 8 && !bq; b /= 2)
-        if (attn_prefill_fits(g, hd, b, nt)) bq = b;
-    if (!bq)
+    uint32_t hd = (uint32_t)a->hd, bq = 0, nt = 0, kv2 = 0;
+    uint64_t need = 0;
+    struct sel s = sel_of(g, p);
+    if (!sel_attn_prefill_tile(&s, hd, cols, &bq, &nt, &kv2, &need))
         return err_set(e, ST_USAGE,
                        "attn.prefill: head dim %d: no tile of 8..64 columns fits %u bytes of shared memory and %u "
                        "threads (8 columns need %llu bytes)",
-                       a->hd, g->shared_mem, nt, (unsigned long long)attn_prefill_shared(hd, 8, 1));
-    while (bq > 8 && bq / 2 >= (uint32_t)cols && attn_prefill_fits(g, hd, bq / 2, nt)) bq /= 2;
-    /* tuning hook for bench/ runs: any tile of 8..64 columns that fits */
-    int forced = tuning()->attn_bq;
-    if (forced && attn_prefill_fits(g, hd, (uint32_t)forced, nt)) bq = (uint32_t)forced;
-    /* keys and values in two buffers where they fit at that tile (the next block's loads then
-     * overlap the scores too), else in one */
-    uint32_t kv2 = attn_prefill_shared(hd, bq, 2) <= g->shared_mem;
+                       a->hd, g->shared_mem, nt, (unsigned long long)need);
     uint32_t spec[4] = {hd, bq, nt, kv2};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attn_prefill", spec, 4, &pipe, e);
@@ -1450,27 +1026,6 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     d->kv_key_bytes = attn_key_bytes(a);
     dispatch_outputs(d, 1, offsetof(struct push_attention, dst));
     return ST_OK;
-}
-
-#define ATTN_NT 128u /* attn_kv.comp: threads a workgroup, keys a chunk */
-
-/* Shared bytes of attn_kv.comp at head dim hd, gq q heads a kv head, nt threads in subgroups of
- * sg, with the prep or without (mirrors its shared arrays). */
-static uint64_t attn_shared(uint64_t hd, uint64_t gq, uint64_t nt, uint64_t sg, bool prep)
-{
-    uint64_t b = 4 * gq * hd + 4 * 2 * gq * nt + 4 * 2 * gq * (nt / sg) + 16 * nt + 4 * 2 * nt;
-    return b + (prep ? 4 * (gq + 2) * hd + 4 * hd + 8 * (hd / 2) : 4 + 4 + 8);
-}
-
-/* Key splits of attn_kv.comp for `cols` columns of up to `keys` keys: none while the kv heads ×
- * columns fill `target` workgroups or a column's keys are at most two chunks; else enough splits
- * of at least a chunk each to reach it (bench/35). */
-static uint32_t attn_splits(uint32_t keys, uint32_t wg, uint32_t nt)
-{
-    if (tuning()->attn_split) return (uint32_t)tuning()->attn_split;
-    uint32_t target = tuning()->attn_split_wg ? (uint32_t)tuning()->attn_split_wg : K_ATTN_SPLIT_WG;
-    if (wg >= target || keys <= 2 * nt) return 1;
-    return MIN(div_up(target, wg), div_up(keys, nt));
 }
 
 /* The KV bytes and outputs of an attention.comp / attn_kv.comp dispatch: its output at push offset
@@ -1490,12 +1045,8 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
                                const struct push_attn_decode *pc, int cols, const char *kind, bool fused,
                                uint64_t bytes, int layer, struct err *e)
 {
-    /* 256 threads: as many subgroups as fit, each taking every NSG-th key */
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = MAX(1u, 256u / sg);
-    /* ... as long as their partial outputs (s_acc, s_m, s_l), and the fused prep's head copies,
-     * fit the shared memory: hd 256 at a subgroup of 8 would take 33 KiB of lavapipe's 32 */
-    uint64_t hd = (uint64_t)a->hd, fixed = 4 * (fused ? 6 * hd : 7);
-    while (nsg > 1 && (uint64_t)nsg * (hd + 4) * 4 + fixed > (g->shared_mem ? g->shared_mem : 32768)) nsg /= 2;
+    struct sel s = sel_of(g, p);
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, nsg = sel_attn_q_subgroups(&s, (uint32_t)a->hd, fused);
     uint32_t spec[5] = {sg, (uint32_t)a->hd, nsg, sg * nsg, fused};
     const struct gpu_pipeline *pipe;
     int rc = gpu_pipeline(g, "attention", spec, 5, &pipe, e);
@@ -1505,15 +1056,7 @@ static int attention_by_q_head(struct gpu *g, struct plan *p, const struct k_att
     return ST_OK;
 }
 
-bool k_attn_by_kv_head(int hd, int64_t keys, int cols, bool prefill)
-{
-    if (tuning()->attn_kv_keys >= 0) return keys > tuning()->attn_kv_keys;
-    if (prefill) return cols <= K_ATTN_KV_MAX_COLS && keys > K_ATTN_KV_KEYS;
-    if (cols >= K_ATTN_KV_COLS) return true;
-    return keys > (cols == 1 ? MAX(K_ATTN_KV_KEYS_1, 2 * (int64_t)hd) : K_ATTN_KV_KEYS);
-}
-
-/* Attention outside the wide plan's prefill: by kv head where k_attn_by_kv_head says (attn_kv.comp,
+/* Attention outside the wide plan's prefill: by kv head where sel_attn_by_kv_head says (attn_kv.comp,
  * a workgroup per (kv head, column, key split), its splits merged by attn_merge.comp), else
  * attention.comp (above), which measured faster at short contexts and narrow steps, or where the kv
  * head's group would not fit the shared memory. */
@@ -1524,16 +1067,15 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
                              : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                         : (prefill ? "attn.prefill" : "attn.decode");
     uint32_t keys = (uint32_t)a->max_blocks * K_KV_BLOCK;
-    if (!k_attn_by_kv_head((int)a->hd, keys, cols, prefill))
+    if (!sel_attn_by_kv_head(&g->tune, (int)a->hd, keys, cols, prefill))
         return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
+    struct sel s = sel_of(g, p);
     uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
-    uint64_t smem = g->shared_mem ? g->shared_mem : 32768;
-    uint32_t nt = MAX(ATTN_NT, sg);
-    while (nt > sg && nt / 2 >= hd / 4 && attn_shared(hd, gq, nt, sg, fused) > smem) nt /= 2;
-    if (attn_shared(hd, gq, nt, sg, fused) > smem) /* a group too large for the device's shared memory */
+    uint32_t nt = sel_attn_kv_threads(&s, hd, gq, fused);
+    if (!nt) /* a group too large for the device's shared memory */
         return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
     uint32_t n_kv = (uint32_t)a->n_kv;
-    uint32_t nspl = attn_splits(keys, n_kv * (uint32_t)cols, nt), kper = 0;
+    uint32_t nspl = sel_attn_splits(&g->tune, keys, n_kv * (uint32_t)cols, nt), kper = 0;
     if (nspl > 1) {
         kper = div_up(div_up(keys, nspl), K_KV_BLOCK) * K_KV_BLOCK;
         nspl = div_up(keys, kper);
@@ -1588,7 +1130,7 @@ int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
                 struct err *e)
 {
-    if (n_runs != cols || p->kind == PLAN_SPEC || tuning()->attn_unfused) {
+    if (n_runs != cols || p->kind == PLAN_SPEC) {
         int rc = k_attn_prep(g, p, a, q_norm, k_norm, q, k, v, kpool, vpool, btab, cols_meta, cols, layer, e);
         if (rc) return rc;
         return k_attention(g, p, a, q, kpool, vpool, btab, cols_meta, out, cols, prefill, layer, e);
@@ -1672,7 +1214,7 @@ static int model_shape_check(const struct model_desc *d, const struct shard *s, 
         if (!matmul_k_served(t->dtype, t->shape[1]))
             return err_set(e, ST_USAGE, "matmul %s: weight [%lld, %lld] of type %s: k must be a multiple of %lld",
                            t->name, (long long)t->shape[0], (long long)t->shape[1], dtype_name(t->dtype),
-                           (long long)slot_elems(t->dtype));
+                           (long long)sel_slot_elems(t->dtype));
     }
     return ST_OK;
 }

@@ -25,17 +25,9 @@
 #include "loader.h"
 #include "model.h"
 #include "plan.h"
+#include "select.h"
 
-#define K_KV_BLOCK 16        /* positions per KV block */
-#define K_MATMUL_MAX_COLS 16 /* columns one matmul pass serves; wider steps get one pass per chunk */
 #define K_MAX_HEAD_DIM 256
-/* attention outside the wide plan's prefill by kv head (attn_kv.comp) or by q head (attention.comp):
- * the line k_attn_by_kv_head draws (bench/35 runs 6-7) */
-#define K_ATTN_KV_KEYS 512    /* by kv head past this many keys a column ... */
-#define K_ATTN_KV_KEYS_1 256  /* ... at one column past this many, or past 2 x the head dim ... */
-#define K_ATTN_KV_COLS 64     /* ... and at any context in decode steps of this many columns or more */
-#define K_ATTN_KV_MAX_COLS 64 /* a batch-plan prefill: by kv head only up to this many columns */
-#define K_ATTN_SPLIT_WG 512  /* attn_kv.comp: workgroups below which a column's keys are split (bench/35) */
 /* columns of a run one invocation of the wide plan's convolutions takes (shortconv_wide.comp,
  * dn_conv.comp WIDE: their J, a specialization constant; >= the taps - 1; bench/25) */
 #define K_WIDE_CONV_COLS 8
@@ -156,8 +148,7 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
  * over the weights stacked (op fused_op, kind "matmul.<dtype>", bytes = all weights, n outputs).
  * In a wide plan where the gemm serves every product (below) and the weights share k: one
  * gemm_xprep for all (op fused_op: x' made once, every split output zeroed), then n gemm dispatches
- * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i].
- * LFM2_QKV_SPLIT (tuning.h): always n k_matmul_norm calls (bench/12, bench/17 before/after). */
+ * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i]. */
 #define K_MULTI_MAX 4
 int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
@@ -165,31 +156,27 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
 
 /* matvec.comp, the other matrix-vector kernel (a subgroup per 1..4 rows, lanes over k, partial sums
  * met by subgroupAdd, each weight slot dequantized once in registers for every column), serves what
- * it measured faster on (kernels.c matvec_serves, bench/12): q/k/v as one product up to
+ * it measured faster on (select.c matvec_serves, bench/12): q/k/v as one product up to
  * K_MATVEC_COLS columns, and at one column the matrices with many rows per k (the LM head; Q4_0/Q8_0
- * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (LFM2_MATVEC_COLS, tests). */
-#define K_MATVEC_COLS 8
-#define K_MATVEC_MAX_COLS 16
-/* qmv.comp serves Q4_0 products at one column (kernels.c qmv_serves, bench/16; single, SwiGLU
- * pair, q/k/v stacked; same kinds as above) and, under LFM2_QMV_COLS, every Q4_0/Q8_0 product up to
+ * conv.in_proj, Q4_0 SwiGLU). The kernel serves up to K_MATVEC_MAX_COLS (--tune matvec_cols, tests). */
+/* qmv.comp serves Q4_0 products at one column (select.c qmv_serves, bench/16; single, SwiGLU
+ * pair, q/k/v stacked; same kinds as above) and, under --tune qmv_cols, every Q4_0/Q8_0 product up to
  * K_QMV_COLS columns: x staged in shared memory per workgroup, each weight byte read once,
  * coalesced, for every column. */
-#define K_QMV_COLS 8
 /* xmv.comp serves, before qmv and matvec, the 1-2 column Q8_0 products but the LM head, the 1-8
  * column Q4_0 products (in passes of at most K_XMV_COLS columns: the x it holds in registers), and
  * BF16's q/k/v stacked and LM head at one column, with k <= 4096, or Q4_0's longer k split over
  * workgroups whose sums add into y (products with no norm that add into y, not SwiGLU) (where it
- * measured faster, bench/22-24), and under LFM2_XMV_COLS=N every product
+ * measured faster, bench/22-24), and under --tune xmv_cols=N every product
  * of up to N columns whose x fits the shared memory: each lane holds the x elements of its k
  * positions in registers and streams rows past them (same kinds as above). k_xmv_serves: whether it
  * serves a product of `cols` columns over `rows` stacked rows of weights like w (swiglu: a gate/up
  * pair; split_ok: no norm and y += result) in plan p (tests). */
-#define K_XMV_COLS 4
 bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const struct gpu_weight *w,
                   bool swiglu, uint64_t rows, bool split_ok);
 
 /* In a wide plan (p->kind == PLAN_WIDE) the three matmul helpers above serve steps of at least
- * k_gemm_min_cols(dtype) columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
+ * sel_gemm_min_cols columns with gemm.comp, the tiled matrix product (narrower steps keep matmul.comp):
  * same arguments, same function, same layouts, each weight tile read once per column tile and met
  * in L2 by the other column tiles (k_matmul_multi: one prep for several products of one x, above). Up to
  * two dispatches: gemm_xprep.comp (kind
@@ -197,7 +184,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * cooperative matrices, f32 for the twin, which reads a plain x directly when there is no norm
  * and no split) into a device-wide buffer (struct gpu gemm_x), and zeroes y for a split product
  * that does not accumulate; then the gemm, grid (ceil(cols/BN), ceil(rows/BM), k splits), tiles
- * and splits chosen per shape (kernels.c gemm_any; bench/06, bench/11). Two implementations,
+ * and splits chosen per shape (select.c sel_gemm; bench/06, bench/11). Two implementations,
  * picked once per device (gpu.h gemm_coopmat):
  *  - cooperative matrices (VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape):
  *    kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"; x' enters as f16 hi + lo
@@ -209,21 +196,12 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
  * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
  * u32 kper (k per split). */
-/* The narrowest step the wide plan gives the gemm: 6 columns, 5 for Q4_0, 16 for F32 (not
- * measured) (LFM2_GEMM_MIN_COLS overrides). Measured on the H200 (LFM2-1.2B with the head, whole
- * step, bench/23 run 7; matrix-vector kernels -> gemm): BF16 4 columns 1.52 -> 1.68 ms, 6 1.93 ->
- * 1.69, 8 2.26 -> 1.72, 12 3.47 -> 1.77; Q8_0 4 2.28 -> 2.69, 6 2.89 -> 2.72; Q4_0 4 2.39 -> 2.51,
- * 6 3.54 -> 2.52 (at 5 columns xmv took 3.13 ms, run 6, and the gemm is flat at 2.48-2.52 from 2
- * to 6 columns). bench/11 had 16 and 8, before the narrow tiles of bench/18-19. */
-int k_gemm_min_cols(enum dtype t);
-
 /* The device-wide scratch ranges that kernels write and the engine should treat as plan buffers
  * (plan.h): the two halves of the gemm's f16 weight copies (gpu.h gemm_w) once they exist. Returns
  * how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
 #define K_SCRATCH_BUFS 2
 int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
 
-#define K_GEMM_WDEQ_COLS 256
 /* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at
  * out[i] (16-byte aligned), q·d rounded to nearest; one dispatch, kind
  * "<kind_prefix>gemm_wdeq.q4_0", the weights' bytes. The wide plan's Q4_0 products use it (above). */
@@ -285,8 +263,7 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
 
 /* Whether a conv rides in the epilogue of its in_proj of `cols` columns in n_runs runs
  * (k_conv_step, k_dn_conv_step): where every slot holds one column (n_runs == cols: decode)
- * outside the spec plan and matmul.comp serves the in_proj (at most K_MATMUL_MAX_COLS columns).
- * LFM2_CONV_UNFUSED (tuning.h): never. */
+ * outside the spec plan and matmul.comp serves the in_proj (at most K_MATMUL_MAX_COLS columns). */
 bool k_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_in, int cols, int n_runs);
 
 /* LFM2's conv.in_proj (x' = rms(x)·gain) and its short conv: k_matmul_norm into bcx then
@@ -325,19 +302,9 @@ int k_attn_prep(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool,
                 uint64_t vpool, uint64_t btab, uint64_t cols_meta, int cols, int layer, struct err *e);
 
-/* Whether attention outside the wide plan's prefill runs by kv head (attn_kv.comp, its key splits
- * merged by attn_merge.comp) rather than by q head (attention.comp), for a head dim, a column's keys
- * (the slot table's blocks x K_KV_BLOCK) and the step's columns (bench/35 runs 6-7, measured on an
- * H100 across LFM2, Qwen3.5 and GLM-OCR): by kv head where the keys pass K_ATTN_KV_KEYS, at one
- * column where they pass K_ATTN_KV_KEYS_1 and 2 x hd (a head dim of 256 makes a chunk dearer), and
- * in decode steps of K_ATTN_KV_COLS columns or more at any context; a batch-plan prefill of more
- * than K_ATTN_KV_MAX_COLS columns stays by q head (unmeasured). LFM2_ATTN_KV_KEYS=N (tuning.h)
- * replaces the rule by keys > N at any width. */
-bool k_attn_by_kv_head(int hd, int64_t keys, int cols, bool prefill);
-
 /* attention: out[c][h] = Σ_j softmax_j(scale · q[c][h]·k_j) v_j over positions j = 0 .. pos(c) of
  * the column's slot, kv head h / (n_h / n_kv). Kind "attn.prefill" or "attn.decode".
- * Where k_attn_by_kv_head (above) says no, attention.comp: a workgroup per (q head, column); where
+ * Where select.h sel_attn_by_kv_head says no, attention.comp: a workgroup per (q head, column); where
  * it says yes, attn_kv.comp: a workgroup per (kv head, column, key split), the kv head's q heads together;
  * where kv heads × columns fall short of K_ATTN_SPLIT_WG workgroups and a column's keys pass two
  * chunks (of 128), its keys are split and a second dispatch (attn_merge.comp, kind "attn.merge" /
@@ -357,7 +324,7 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
  * "attn.gated.decode_prep", the gains' bytes; with key splits the merge follows): each workgroup
  * norms and rotates its q head(s) and its kv head's k itself, and one workgroup of the kv head (the
  * first q head's; attn_kv: the one whose keys hold pos) writes k and v into the pools; q is left as
- * it was. One dispatch fewer a layer (bench/26). LFM2_ATTN_UNFUSED (tuning.h): always the two. The
+ * it was. One dispatch fewer a layer (bench/26). The
  * push block of both (128 B): attention's 72, then u64 k, v, qn, kn; u32
  * flags (attn.prep's 1, 2, 4) | gain dtype << 4 | rope_dims << 8; float eps, r_hi, r_lo (zeros
  * unfused); u64 part (the splits' outputs, gpu.h attn_part). */
@@ -419,7 +386,6 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
  * K_DN_CONV_FUSE_COLS columns (bench/32: 3-8 % faster at 1 and 4 columns on an H100, 6-7 % slower
  * at 8 on the H200 and 3 % at 16 on the H100: the epilogue's window traffic for many columns
  * costs more than the dispatch it saves). */
-#define K_DN_CONV_FUSE_COLS 4
 bool k_dn_conv_fuses(const struct gpu *g, const struct plan *p, const struct gpu_weight *w_qkv, int cols, int n_runs);
 
 /* Qwen3.5's dn.in_proj_qkv (x' = rms(x)·gain) with the DeltaNet's conv in its epilogue, where
@@ -442,19 +408,6 @@ int k_dn_conv_step(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
 int k_dn_recurrent(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
                    const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a,
                    const struct k_state *state, uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
-
-/* dn.chunk: dn.recurrent's function (same arguments, outputs and final state) in chunks of 64
- * tokens: matrix products inside a chunk, one state update a chunk (shaders/dn_chunk.comp). Made
- * for runs of many columns (the wide plan's prefill); any run length is served. Needs dk, dv and
- * the subgroup size multiples of 4. Kind "dn.chunk". */
-/* Whether a step of cols columns in n_runs runs takes dn.chunk: only when LFM2_DN_CHUNK_MIN asks
- * (tuning.h), in a wide plan whose runs hold that many columns or more on average. Off by default:
- * on the H200 this kernel is 5 % slower than dn.recurrent at a 512-token Qwen3.5-2B prefill
- * (8.21 against 7.79 ms, bench/13). */
-bool k_dn_chunked(const struct plan *p, int cols, int n_runs);
-int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
-               const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, const struct k_state *state,
-               uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e);
 
 /* dn.norm_gate: o[c][h][:] = w ⊙ o/sqrt(mean(o²) + eps) ⊙ silu(z[c][h][:]) per value head, in
  * place; o, z f32 [cols][nv·dv]; w [dv] F32/F16/BF16 (plain gain). Kind "dn.norm_gate".

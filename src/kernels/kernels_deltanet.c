@@ -5,7 +5,6 @@
 #include <stdio.h>
 
 #include "kernels.h"
-#include "tuning.h"
 
 #define DN_MAX_TAPS 8   /* dn_conv.comp's KMAX */
 #define DN_MAX_DK 256   /* dk / DN_LANES state rows a lane of dn_recurrent.comp keeps in registers */
@@ -187,71 +186,4 @@ int k_dn_norm_gate(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, co
     struct dispatch *d = add(p, pipe, &pc, sizeof pc, (uint32_t)rows, 1, "dn.norm_gate", layer, "dn.norm_gate", w->bytes);
     dispatch_outputs(d, 1, offsetof(struct push_dn_norm_gate, y));
     return ST_OK;
-}
-
-/* ---- dn.chunk: the delta rule in chunks of DN_CHUNK tokens (shaders/dn_chunk.comp; its header
- * has the algebra). Same push block as dn.recurrent. */
-
-#define DN_CHUNK 64          /* dn_chunk.comp's BT */
-#define DN_CHUNK_THREADS 256 /* its NT */
-
-/* Shared bytes of dn_chunk.comp with tiles of tv state columns. */
-static uint64_t dn_chunk_shared(uint32_t dk, uint32_t tv)
-{
-    return 4ull * (DN_CHUNK * DN_CHUNK + (uint64_t)dk * tv + DN_CHUNK * tv + 4 * DN_CHUNK);
-}
-
-/* dn_chunk.comp's push block: one state entry a slot, slot_stride floats apart */
-struct push_dn_chunk {
-    uint64_t qkv, b, a, dt, A, state, o, runs;
-    uint32_t nk, nv, n_runs, slot_stride, flags, dtdtype, adtype;
-    float scale;
-};
-_Static_assert(sizeof(struct push_dn_chunk) == 96, "push_dn_chunk layout");
-
-int k_dn_chunk(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const struct gpu_weight *dt,
-               const struct gpu_weight *a_log, uint64_t qkv, uint64_t b, uint64_t a, const struct k_state *state,
-               uint64_t o, uint64_t runs, int n_runs, int layer, struct err *e)
-{
-    int rc = check_dn(dn, n_runs, "dn.chunk", e);
-    if (rc) return rc;
-    /* one state entry a slot (wide plans): the chunk form writes no snapshots, spec plans take
-     * dn.recurrent (bench/14) */
-    if (state->n_snap != 1)
-        return err_set(e, ST_USAGE, "dn.chunk: a state ring of %u entries a slot (only 1: the chunked form writes "
-                       "no snapshots)", state->n_snap);
-    if ((rc = check_gates(dn, dt, a_log, "dn.chunk", e))) return rc;
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32;
-    if (dn->dk % 4 || dn->dv % 4 || sg % 4)
-        return err_set(e, ST_USAGE, "dn.chunk: head dims %d/%d and subgroup size %u must be multiples of 4", dn->dk,
-                       dn->dv, sg);
-    /* Tiles of state columns: a wider one recomputes the chunk's products fewer times, a narrower
-     * one gives more workgroups and a shorter chain of work each. 16 (8 workgroups a head at dv
-     * 128) unless the tuning knob asks otherwise; narrower where 16 does not divide dv or fit. */
-    uint32_t tv = 0, want = tuning()->dn_chunk_tv ? (uint32_t)tuning()->dn_chunk_tv : 16;
-    for (uint32_t t = 32; t >= 4 && !tv; t /= 2)
-        if (t <= want && dn->dv % (int)t == 0 && dn_chunk_shared((uint32_t)dn->dk, t) <= g->shared_mem) tv = t;
-    if (!tv)
-        return err_set(e, ST_USAGE, "dn.chunk: value head dim %d, key head dim %d: no tile of 4..32 state columns "
-                       "divides it and fits %u bytes of shared memory (4 columns need %llu)", dn->dv, dn->dk,
-                       g->shared_mem, (unsigned long long)dn_chunk_shared((uint32_t)dn->dk, 4));
-    uint32_t spec[3] = {(uint32_t)dn->dk, (uint32_t)dn->dv, tv};
-    const struct gpu_pipeline *pipe;
-    if ((rc = gpu_pipeline(g, "dn_chunk", spec, 3, &pipe, e))) return rc;
-    struct push_dn_chunk pc = {
-        qkv, b, a, dt->addr, a_log->addr, state->addr, o, runs, (uint32_t)dn->nk, (uint32_t)dn->nv, (uint32_t)n_runs,
-        (uint32_t)(k_dn_state_bytes(dn) / 4), dn->gguf ? 3u : 0u, (uint32_t)dt->dtype, (uint32_t)a_log->dtype,
-        (float)(1.0 / sqrt((double)dn->dk)),
-    };
-    uint32_t gx = (uint32_t)dn->nv * ((uint32_t)dn->dv / tv);
-    struct dispatch *d = add(p, pipe, &pc, sizeof pc, gx, (uint32_t)n_runs, "dn.chunk", layer, "dn.delta_rule",
-                             dt->bytes + a_log->bytes);
-    dispatch_outputs(d, 2, offsetof(struct push_dn_chunk, o), offsetof(struct push_dn_chunk, state));
-    return ST_OK;
-}
-
-bool k_dn_chunked(const struct plan *p, int cols, int n_runs)
-{
-    int min = tuning()->dn_chunk_min;
-    return min > 0 && p->kind == PLAN_WIDE && n_runs > 0 && cols >= (int64_t)min * n_runs;
 }

@@ -18,11 +18,9 @@
  * 1 + w already. The GGUF value-head order (tiled) and ssm_a = −exp(A_log): dn.gguf.
  *
  * Not yet, and what the other plans need from DeltaNet:
- *  - The batch plan's prefill runs go through dn.recurrent (token by token inside one dispatch;
- *    exact, final state as decode needs). The wide plan's prefill runs (k_dn_chunked: 8 columns a
- *    run or more on average) take dn.chunk, the chunked form (chunks of 64, intra-chunk products,
- *    one state update a chunk), whose outputs and final state are the recurrent one's
- *    (test_kernels; golden-long --wide crosses two chunk boundaries).
+ *  - Prefill runs go through dn.recurrent (token by token inside one dispatch; exact, final state
+ *    as decode needs). A chunked form (dn.chunk: chunks of 64, intra-chunk products) was 5 % slower
+ *    on the H200 at a 512-token Qwen3.5-2B prefill (bench/13) and was removed; git keeps it.
  *  - The four input projections are four products of the same normed x (k_matmul_multi: in the
  *    wide plan one gemm_xprep serves them, bench/17); concatenating in_proj_qkv | z | b | a at
  *    upload would make them one pass (the wide plan's tiles want that too).
@@ -79,11 +77,8 @@ static int deltanet_block(struct engine *en, struct plan *p, const struct step_s
     else
         TRY(k_dn_conv(g, p, &dn, lw(en, l, W_DN_CONV), en->t1.addr, &state, en->t2.addr, en->runs.addr, C,
                       sh->n_runs, l, e));
-    /* the wide plan's prefill runs take the chunked form (kernels.h, dn.chunk) */
-    TRY((k_dn_chunked(p, C, sh->n_runs) ? k_dn_chunk : k_dn_recurrent)(g, p, &dn, lw(en, l, W_DN_DT),
-                                                                     lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr,
-                                                                     en->v.addr, &state, en->att.addr, en->runs.addr,
-                                                                     sh->n_runs, l, e));
+    TRY(k_dn_recurrent(g, p, &dn, lw(en, l, W_DN_DT), lw(en, l, W_DN_A_LOG), en->t2.addr, en->k.addr, en->v.addr,
+                       &state, en->att.addr, en->runs.addr, sh->n_runs, l, e));
     TRY(k_dn_norm_gate(g, p, &dn, lw(en, l, W_DN_NORM), en->att.addr, en->q.addr, C, d->eps, l, e));
     return k_matmul(g, p, lw(en, l, W_DN_OUT), en->att.addr, h, C, true, l, "dn.out_proj", "", e);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "progress.h"
+#include "select.h"
 
 /* Seeded N(0,1) values for hidden_in of a stage that does not start at layer 0 (never zeros). */
 static void fill_hidden(float *h, size_t n, uint64_t *state)
@@ -107,7 +108,8 @@ void profile_identity(const struct model_desc *d, const struct shard *s, const s
     p->shard.b = s->b;
     snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(rq->plan));
     p->shape.plan_auto = rq->plan_auto;
-    p->shape.gemm_min_cols = k_gemm_min_cols(d->dtype);
+    struct tune def = tune_default();
+    p->shape.gemm_min_cols = rq->gemm_min_cols ? rq->gemm_min_cols : sel_gemm_min_cols(&def, d->dtype);
     p->shape.cols = rq->cols;
     p->shape.pos = rq->pos;
     p->shape.slots = rq->slots ? rq->slots : rq->cols;
@@ -124,6 +126,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->tool, sizeof p->tool, "lfm2-profile-stage");
     snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
     snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
+    tune_format(&g->tune, p->tune, sizeof p->tune);
     snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
     snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
     uint32_t v = g->props.apiVersion;

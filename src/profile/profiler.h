@@ -17,7 +17,8 @@ enum attribution_mode {
 
 struct profile_request {
     enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
-    bool plan_auto;      /* plan was chosen by plan_rule_auto (the report says "plan auto -> ...") */
+    bool plan_auto;      /* plan was the auto choice (select.h sel_plan_auto: "plan auto -> ...") */
+    int gemm_min_cols;   /* the width from which the wide plan's gemm serves (0: the default rule's) */
     int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
     int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
     bool logits;         /* columns want logits (the head runs on a last stage): every column in

@@ -4,7 +4,8 @@
  * difference of two medians from the reps' MADs (struct est). Two runs are comparable only
  * when they are the same experiment: same model (family, dims, dtype), shard, shape and device;
  * a different driver version is allowed with a warning, since checking a driver upgrade is one of
- * the reasons to compare. A slowdown counts when it is above the threshold in percent AND above
+ * the reasons to compare; so are different --tune overrides (a tuning experiment is compared
+ * against the default). A slowdown counts when it is above the threshold in percent AND above
  * COMPARE_NOISE_US per step AND beyond the two runs' noise, so tiny kernels jittering by a fraction of
  * a µs and whole runs on a noisy device never fail CI. Beyond noise: by the rank test where the reps
  * can reach its p-value, by the separation rule where they cannot (make_row); a change that neither
@@ -382,6 +383,10 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
                 cur->device.driver);
+    /* --tune overrides change which kernels run: the comparison stands, but says so */
+    if (strcmp(base->tune, cur->tune) != 0)
+        fprintf(out, "WARNING: tune differs: base '%s', current '%s' (--tune: other kernel choices)\n",
+                base->tune[0] ? base->tune : "default", cur->tune[0] ? cur->tune : "default");
     /* the runs' own copy-bandwidth measurement: a device that itself ran slower (a shared machine,
      * other clocks) slows every row alike, and no rule over one run's reps can tell that apart */
     double bw_change = base->device.copy_gbps > 0 && cur->device.copy_gbps > 0

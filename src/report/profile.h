@@ -204,7 +204,7 @@ struct prof_model {
 
 struct prof_shape {
     char plan[16]; /* "batch", "wide" or "spec" */
-    bool plan_auto;    /* the plan was the auto choice (plan_rule.h), not named on the command line */
+    bool plan_auto;    /* the plan was the auto choice (select.h sel_plan_auto), not named on the command line */
     int gemm_min_cols; /* the narrowest step the wide plan tiles its matrix products at (0: unknown,
                           e.g. a file written before this field): below it they are batch's */
     int cols, pos, slots;
@@ -226,6 +226,7 @@ struct profile {
     char tool[64]; /* "lfm2-profile-stage" */
     char version[32];
     char args[2048]; /* the command line, space-joined */
+    char tune[512];  /* the run's --tune overrides as key=value,... (tune.h tune_format; "" none) */
     struct prof_device device;
     struct prof_model model;
     struct {

@@ -754,6 +754,7 @@ static void text_header(FILE *out, const struct profile *p)
     char bw[32];
     fprintf(out, "%s %s  device: %s  driver: %s  api: %s\n", p->tool, p->version, d->name,
             d->driver, d->api);
+    if (p->tune[0]) fprintf(out, "tune: %s (kernel-choice overrides, not the defaults)\n", p->tune);
     if (d->has_timestamps)
         fprintf(out, "timestamps: period %.3f ns, %u valid bits", d->timestamp_period_ns,
                 d->timestamp_valid_bits);
@@ -1049,6 +1050,7 @@ static void md_header(FILE *out, const struct profile *p)
             p->shard.b, s->cols, s->pos);
     fprintf(out, "| | |\n|---|---|\n");
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
+    if (p->tune[0]) fprintf(out, "| tune | `%s` (kernel-choice overrides, not the defaults) |\n", p->tune);
     if (d->has_timestamps)
         fprintf(out, "| timestamps | period %.3f ns, %u valid bits; timing %s |\n",
                 d->timestamp_period_ns, d->timestamp_valid_bits, timing_mode_name(p->timing));

@@ -194,12 +194,33 @@ static cJSON *kind_json(const struct prof_kind *k)
     return o;
 }
 
+/* The "tune" object: {key: value} of the run's --tune overrides (numbers, or strings for tiles),
+ * {} when none. */
+static void add_tune(cJSON *root, const char *tune)
+{
+    cJSON *o = cJSON_AddObjectToObject(root, "tune");
+    for (const char *at = tune; *at;) {
+        const char *comma = strchr(at, ','), *end = comma ? comma : at + strlen(at), *eq = memchr(at, '=', (size_t)(end - at));
+        if (eq) {
+            char key[64], val[64];
+            snprintf(key, sizeof key, "%.*s", (int)(eq - at), at);
+            snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
+            char *num_end;
+            long x = strtol(val, &num_end, 10);
+            if (val[0] && !*num_end) cJSON_AddNumberToObject(o, key, (double)x);
+            else cJSON_AddStringToObject(o, key, val);
+        }
+        at = comma ? comma + 1 : end;
+    }
+}
+
 static cJSON *profile_json(const struct profile *p)
 {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "tool", p->tool);
     cJSON_AddStringToObject(root, "version", p->version);
     cJSON_AddStringToObject(root, "args", p->args);
+    add_tune(root, p->tune);
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "name", p->device.name);
@@ -525,11 +546,30 @@ static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *
     g->disagree = get_bool(r, h, "lm_head", "disagree");
 }
 
+/* "tune" back into key=value,... (optional: files written before it carry none). */
+static void read_tune(struct reader *r, const cJSON *root, char *dst, size_t size)
+{
+    size_t used = 0;
+    dst[0] = 0;
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, "tune"), *v;
+    if (o && !cJSON_IsObject(o)) bad(r, "", "tune", "an object");
+    if (!cJSON_IsObject(o)) return;
+    cJSON_ArrayForEach(v, o)
+    {
+        int n = cJSON_IsNumber(v) ? snprintf(dst + used, size - used, "%s%s=%.0f", used ? "," : "", v->string, v->valuedouble)
+                : cJSON_IsString(v) ? snprintf(dst + used, size - used, "%s%s=%s", used ? "," : "", v->string, v->valuestring)
+                                    : (bad(r, "tune", v->string, "a number or a string"), 0);
+        if (n < 0 || (size_t)n >= size - used) break;
+        used += (size_t)n;
+    }
+}
+
 static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
 {
     get_str(r, root, "", "tool", p->tool, sizeof p->tool);
     get_str(r, root, "", "version", p->version, sizeof p->version);
     get_str(r, root, "", "args", p->args, sizeof p->args);
+    read_tune(r, root, p->tune, sizeof p->tune);
 
     const cJSON *o = get_obj(r, root, "", "device");
     get_str(r, o, "device", "name", p->device.name, sizeof p->device.name);

@@ -337,11 +337,6 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
     g->has_coopmat2_per_element = cm2 && d->fcm2.cooperativeMatrixPerElementOperations;
     g->coopmat2_reserved_shared = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory : 0;
     g->coopmat2_max_invocations = cm2 ? d->pcm2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize : 0;
-    /* LFM2_PIPELINE_STATS (tuning.h): the driver's statistics of each pipeline (registers, spills) */
-    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
-    };
-    VkPhysicalDeviceFeatures2 fq = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &fexec};
     /* float atomic add on buffers: the wide plan's split-k sums (gemm.comp FADD variants) */
     VkPhysicalDeviceShaderAtomicFloatFeaturesEXT faf = {
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
@@ -359,16 +354,6 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
             features.pNext = &faf;
             ext[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
             g->has_float_atomic_add = true;
-        }
-    }
-    g->pipeline_stats = false;
-    if (tuning()->pipeline_stats && has_device_extension(g->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) {
-        vkGetPhysicalDeviceFeatures2(g->phys, &fq);
-        if (fexec.pipelineExecutableInfo) {
-            ext[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-            fexec.pNext = features.pNext;
-            features.pNext = &fexec;
-            g->pipeline_stats = true;
         }
     }
     float priority = 1.0f;
@@ -514,6 +499,7 @@ static int open_device(struct gpu *g, int index, struct err *e)
 int gpu_open(struct gpu *g, int index, struct err *e)
 {
     memset(g, 0, sizeof *g);
+    g->tune = tune_default();
     int st = open_device(g, index, e);
     if (st) gpu_close(g, NULL);
     return st;

@@ -19,6 +19,7 @@
 #include <volk.h>
 
 #include "common.h"
+#include "tune.h"
 
 #define GPU_MAX_BLOCKS 256
 #define GPU_MAX_PIPELINES 256
@@ -90,8 +91,8 @@ struct gpu {
     uint32_t min_subgroup_size, max_subgroup_size; /* subgroupSizeControl range, else subgroup_size */
     bool has_subgroup_size_control; /* subgroupSizeControl + computeFullSubgroups enabled */
     bool has_float16, has_int8;     /* shaderFloat16 / shaderInt8 enabled */
-    bool pipeline_stats;            /* LFM2_PIPELINE_STATS and VK_KHR_pipeline_executable_properties */
     bool has_float_atomic_add;      /* VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd enabled */
+    struct tune tune;               /* the run's --tune overrides (tune.h; gpu_open: every key automatic) */
 
     struct gpu_block blocks[GPU_MAX_BLOCKS];
     int n_blocks;

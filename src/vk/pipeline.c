@@ -23,39 +23,6 @@ static const struct shader_blob *shader_find(const char *name)
     return NULL;
 }
 
-/* Prints the driver's statistics of p's executables to stderr, one line each (LFM2_PIPELINE_STATS). */
-static void pipeline_print_stats(struct gpu *g, const struct gpu_pipeline *p)
-{
-    VkPipelineInfoKHR pi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR, .pipeline = p->pipeline};
-    VkPipelineExecutablePropertiesKHR props[4];
-    uint32_t n = ARRAY_LEN(props);
-    for (uint32_t i = 0; i < n; i++)
-        props[i] = (VkPipelineExecutablePropertiesKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR};
-    if (vkGetPipelineExecutablePropertiesKHR(g->device, &pi, &n, props) < 0) return;
-    for (uint32_t x = 0; x < n; x++) {
-        fprintf(stderr, "pipeline %s spec", p->name);
-        for (uint32_t i = 0; i < p->n_spec; i++) fprintf(stderr, " %u", p->spec[i]);
-        fprintf(stderr, " [%s]:", props[x].name);
-        VkPipelineExecutableInfoKHR xi = {.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
-                                          .pipeline = p->pipeline, .executableIndex = x};
-        VkPipelineExecutableStatisticKHR st[32];
-        uint32_t m = ARRAY_LEN(st);
-        for (uint32_t i = 0; i < m; i++)
-            st[i] = (VkPipelineExecutableStatisticKHR){.sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
-        if (vkGetPipelineExecutableStatisticsKHR(g->device, &xi, &m, st) < 0) m = 0;
-        for (uint32_t i = 0; i < m; i++) {
-            fprintf(stderr, " %s=", st[i].name);
-            switch (st[i].format) {
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: fprintf(stderr, "%u", st[i].value.b32); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: fprintf(stderr, "%" PRId64, st[i].value.i64); break;
-            case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: fprintf(stderr, "%" PRIu64, st[i].value.u64); break;
-            default: fprintf(stderr, "%g", st[i].value.f64); break;
-            }
-        }
-        fprintf(stderr, "\n");
-    }
-}
-
 /* Makes p's layout and pipeline from blob (p's name and spec already set). */
 static int pipeline_create(struct gpu *g, const struct shader_blob *blob, struct gpu_pipeline *p,
                            struct err *e)
@@ -103,7 +70,6 @@ static int pipeline_create(struct gpu *g, const struct shader_blob *blob, struct
             },
         .layout = p->layout,
     };
-    if (g->pipeline_stats) cpi.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     r = vkCreateComputePipelines(g->device, VK_NULL_HANDLE, 1, &cpi, NULL, &p->pipeline);
     vkDestroyShaderModule(g->device, module, NULL);
     if (r != VK_SUCCESS) {
@@ -113,7 +79,6 @@ static int pipeline_create(struct gpu *g, const struct shader_blob *blob, struct
         return err_set(e, ST_RUNTIME, "vkCreateComputePipelines failed for shader '%s': %s",
                        p->name, vk_result_name(r));
     }
-    if (g->pipeline_stats) pipeline_print_stats(g, p);
     return ST_OK;
 }
 

@@ -116,8 +116,8 @@ static bool dispatch_bufs(const struct plan_bufs *b, const struct dispatch *d, u
 void plan_barriers(const struct plan *p, bool timed, bool *after)
 {
     /* only the barriers the data needs (plan.h), for untimed plans that know their buffers:
-     * buffers written / read since the last barrier (LFM2_FULL_BARRIERS: one after every dispatch) */
-    bool track = p->bufs && !timed && !tuning()->full_barriers;
+     * buffers written / read since the last barrier */
+    bool track = p->bufs && !timed;
     uint32_t written = 0, read = 0;
     for (int i = 0; i < p->n; i++) {
         uint32_t touch = 0, write = 0;
@@ -134,8 +134,6 @@ void plan_barriers(const struct plan *p, bool timed, bool *after)
             read |= touch;
         }
     }
-    if (tuning()->bench_no_barriers && !timed) /* wrong results: what the barriers cost (bench/26) */
-        for (int i = 0; i + 1 < p->n; i++) after[i] = false;
     if (p->n > 0) after[p->n - 1] = true;
 }
 
@@ -163,8 +161,8 @@ void plan_record_sampled(struct gpu *g, const struct plan *p, int ts_base, int s
         int copies = tuning_test_slow(d->kind);
         if (copies > 1) record_test_slow(g, d, copies);
         /* between two dispatches a compute-only barrier; after the plan's last one the full
-         * barrier, since a copy may follow (LFM2_FULL_STAGE_BARRIERS: the full one everywhere) */
-        if (after[i] && i + 1 < p->n && !tuning()->full_stage_barriers) gpu_cmd_barrier_compute(g);
+         * barrier, since a copy may follow */
+        if (after[i] && i + 1 < p->n) gpu_cmd_barrier_compute(g);
         else if (after[i]) gpu_cmd_barrier(g);
         if (ts) gpu_cmd_timestamp(g, (uint32_t)(ts_base + 2 * i + 1));
     }

@@ -11,19 +11,11 @@
 
 #include "common.h"
 #include "gpu.h"
+#include "plan_kind.h"
 
 #define PLAN_PUSH_MAX 128
 #define DISPATCH_MAX_OUTS 5 /* a gemm prep: x' and 4 zeroed outputs */
 
-/* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
- * kind to pick their implementation, so a family's plan builder is the same for every kind. */
-enum plan_kind {
-    PLAN_BATCH, /* matrix-vector kernels serving every column in one read of each weight */
-    PLAN_WIDE,  /* tiled matrix products and kernels parallel over the columns */
-    PLAN_SPEC,  /* speculative verify: chained columns with per-column state snapshots */
-    PLAN_COUNT
-};
-const char *plan_kind_name(enum plan_kind k); /* "batch", "wide", "spec" */
 
 struct dispatch {
     const struct gpu_pipeline *pipe;
@@ -81,7 +73,7 @@ void plan_free(struct plan *p);
  * i. Every one when timed or when the plan does not know its buffers; else only where dispatch i+1
  * touches a buffer written since the last barrier or writes one read since, and on both sides of a
  * dispatch whose outputs are undeclared or outside the plan's buffers. The last is always true.
- * (LFM2_BENCH_NO_BARRIERS, untimed: only the last; wrong results, bench/26.) The recording and the
+ * The recording and the
  * gap probe's count of stages both take it from here. */
 void plan_barriers(const struct plan *p, bool timed, bool *after);
 

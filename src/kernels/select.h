@@ -1,0 +1,141 @@
+/* select.h - kernel choice as data: for a matrix product, an attention or a conv of a given shape,
+ * weight type, plan kind and device (struct sel), which kernel serves it, with which spec
+ * constants and grid. Vulkan-free, so tests/test_select.c checks the rules without a GPU;
+ * kernels.c only executes the choice (pipelines, push constants, dispatches).
+ *
+ * Every rule in select.c carries one line of why and the bench/ note that measured it. The run's
+ * --tune overrides (tune.h) are an input: each replaces one automatic choice. */
+#ifndef LFM2_SELECT_H
+#define LFM2_SELECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common.h"
+#include "loader.h"
+#include "plan_kind.h"
+#include "tune.h"
+
+#define SEL_MAX_GROUPS 65535u /* guaranteed maxComputeWorkGroupCount in every dimension */
+#define K_KV_BLOCK 16         /* positions per KV block */
+#define K_MATMUL_MAX_COLS                                                                          \
+    16 /* columns one matmul pass serves; wider steps get one pass per chunk */
+/* attention outside the wide plan's prefill by kv head (attn_kv.comp) or by q head
+ * (attention.comp): the line sel_attn_by_kv_head draws (bench/35 runs 6-7) */
+#define K_ATTN_KV_KEYS 512   /* by kv head past this many keys a column ... */
+#define K_ATTN_KV_KEYS_1 256 /* ... at one column past this many, or past 2 x the head dim ... */
+#define K_ATTN_KV_COLS 64 /* ... and at any context in decode steps of this many columns or more   \
+                           */
+#define K_ATTN_KV_MAX_COLS 64 /* a batch-plan prefill: by kv head only up to this many columns */
+#define K_ATTN_SPLIT_WG                                                                            \
+    512 /* attn_kv.comp: workgroups below which a column's keys are split (bench/35) */
+#define K_MATVEC_COLS 8      /* matvec.comp: q/k/v stacked up to this many columns (bench/12) */
+#define K_MATVEC_MAX_COLS 16 /* the most columns matvec.comp serves (tune matvec_cols) */
+#define K_QMV_COLS 8         /* the most columns qmv.comp serves (tune qmv_cols) */
+#define K_XMV_COLS 4         /* xmv.comp's columns a pass (the x it holds in registers) */
+#define K_GEMM_WDEQ_COLS 256 /* Q4_0 through an f16 copy from this many columns (bench/33) */
+#define K_DN_CONV_FUSE_COLS                                                                        \
+    4 /* DeltaNet conv in its in_proj's epilogue up to this many columns (bench/32) */
+
+/* What a choice depends on besides the shape. */
+struct sel {
+    const struct tune *tune;
+    enum plan_kind plan;
+    uint32_t subgroup_size; /* 0: 32 */
+    uint32_t shared_mem;    /* bytes a workgroup may take */
+    bool coopmat;           /* the gemm runs on cooperative matrices (gpu.h gemm_coopmat) */
+    bool float_atomic_add;  /* float atomic add on buffers */
+};
+
+/* A weight's shape and type (one matrix of a product). */
+struct sel_weight {
+    enum dtype dtype;
+    int64_t rows, k;
+};
+
+/* ---- matrix products */
+
+/* Elements of a 16-byte weight slot (matmul.comp's G): 4 F32, 8 F16/BF16, 16 Q8_0, 32 Q4_0. */
+int64_t sel_slot_elems(enum dtype t);
+
+/* The matrix-vector kernel a product takes, else matmul.comp or (wide plan) the gemm. */
+enum sel_mv { SEL_MV_NONE, SEL_MV_MATVEC, SEL_MV_QMV, SEL_MV_XMV };
+
+/* The auto plan at `cols` columns: wide from gemm_min_cols (sel_gemm_min_cols of the shard's
+ * dominant weight type), batch below; and whether a plan named wide runs its products with the
+ * batch plan's kernels at that width (below the same line). */
+enum plan_kind sel_plan_auto(int cols, int gemm_min_cols);
+bool sel_wide_as_batch(enum plan_kind plan, int cols, int gemm_min_cols);
+/* The narrowest step the wide plan gives the gemm: 6 columns, 5 for Q4_0, 16 for F32 (tune
+ * gemm_min_cols). */
+int sel_gemm_min_cols(const struct tune *t, enum dtype d);
+/* Whether the wide plan's gemm serves a product of `cols` columns of type d. */
+bool sel_gemm_serves(const struct sel *s, int cols, enum dtype d);
+/* Workgroups along k of an xmv product (split_ok: no norm and y += result). */
+uint32_t sel_xmv_ksplits(const struct sel *s, const struct sel_weight *w, bool swiglu,
+                         bool split_ok);
+/* Columns of one xmv pass over a product of `cols`: passes as even as can be. */
+int sel_xmv_pass_cols(int cols);
+/* Whether xmv.comp serves `cols` columns over `rows` stacked rows of weights like w. */
+bool sel_xmv_serves(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu,
+                    uint64_t rows, bool split_ok);
+/* xmv, else qmv, else matvec, else none, for n stacked weights like w (`rows` in all). */
+enum sel_mv sel_mv_pick(const struct sel *s, int cols, const struct sel_weight *w, bool swiglu,
+                        uint64_t rows, int n, bool split_ok);
+/* Spec constants and workgroups of one matvec/qmv/xmv dispatch of `cols` columns (ksplits: xmv's
+ * workgroups along k). ST_USAGE when the shape has no geometry. */
+int sel_mv_geometry(const struct sel *s, enum sel_mv mk, const struct sel_weight *w, bool swiglu,
+                    uint64_t rows, int cols, uint32_t ksplits, const char *op, uint32_t spec[10],
+                    uint32_t *n_spec, uint32_t *groups, struct err *e);
+
+/* matmul.comp: columns a pass, spec constants of a pass of `cols` columns and its workgroups. */
+#define SEL_MATMUL_THREADS 128u
+#define SEL_MATMUL_SPECS 6
+int sel_matmul_pass_cols(const struct sel *s);
+uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows,
+                         uint32_t spec[SEL_MATMUL_SPECS]);
+
+/* The gemm's geometry for one product (gemm.comp's spec constants and grid). */
+struct sel_gemm {
+    const char *kernel; /* "gemm", "gemm_fma" or (bench builds) "gemm_roof" */
+    bool fadd;          /* split sums by float atomic add (the _fadd variant) */
+    bool zero_y;        /* split sums into a y that does not accumulate: y must start at 0 */
+    bool xraw;          /* reads the plain x, no prep (gemm.comp XRAW) */
+    uint32_t spec[10];  /* 32, BM, BN, BK, threads, NBUF, SGM, PF, XRAW, FRAG */
+    uint32_t groups[3]; /* column tiles, row tiles, k splits */
+    uint32_t kper;      /* k per split */
+};
+#define SEL_GEMM_SPECS 10
+/* plain_x: the product has no norm (its x may be staged plain). ST_USAGE when no tile fits. */
+int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
+             bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
+/* Whether a product of `cols` columns over w goes through an f16 copy of its weights (gemm_wdeq).
+ */
+bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight *w);
+/* gemm_wdeq.comp: Q4_0 blocks a lane. */
+uint32_t sel_gemm_wdeq_bpt(const struct sel *s);
+
+/* ---- attention */
+
+/* Attention outside the wide plan's prefill: by kv head (attn_kv.comp) or by q head
+ * (attention.comp). */
+bool sel_attn_by_kv_head(const struct tune *t, int hd, int64_t keys, int cols, bool prefill);
+/* attn_kv.comp's key splits for columns of up to `keys` keys over `wg` (kv heads x columns)
+ * workgroups. */
+uint32_t sel_attn_splits(const struct tune *t, uint32_t keys, uint32_t wg, uint32_t nt);
+/* attn_kv.comp's threads at head dim hd, gq q heads a kv head (fused: with the prep); 0 when the
+ * group does not fit the shared memory (attention.comp serves then). */
+uint32_t sel_attn_kv_threads(const struct sel *s, uint32_t hd, uint32_t gq, bool fused);
+/* attention.comp's subgroups a workgroup at head dim hd. */
+uint32_t sel_attn_q_subgroups(const struct sel *s, uint32_t hd, bool fused);
+/* The wide prefill attention's tile: query columns bq, threads nt, two KV buffers kv2; false when
+ * no tile fits (*need: the shared bytes 8 columns need). */
+bool sel_attn_prefill_tile(const struct sel *s, uint32_t hd, int cols, uint32_t *bq, uint32_t *nt,
+                           uint32_t *kv2, uint64_t *need);
+
+/* ---- convs */
+
+/* Whether a conv rides in the epilogue of its in_proj w_in of `cols` columns in n_runs runs. */
+bool sel_conv_fuses(const struct sel *s, const struct sel_weight *w_in, int cols, int n_runs);
+
+#endif

@@ -1,0 +1,486 @@
+/* test_select.c - the kernel choice rules (kernels/select.c) as tables, no GPU: which matrix-vector
+ * kernel a product takes, the gemm's tiles, splits and variant, the attention rule and its key
+ * splits, the conv fusion, the f16 copies of Q4_0 weights; the rows bench/ notes pinned (shapes of
+ * LFM2-1.2B: H 2048, FFN 8192, vocabulary 65536) on an H200-like device and on lavapipe; and
+ * --tune's parsing (tune.c). */
+#include <stdio.h>
+#include <string.h>
+
+#include "select.h"
+#include "testutil.h"
+#include "tune.h"
+
+static const struct tune dflt_tune = {
+    .attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
+
+/* An H200 (subgroup 32, 48 KiB shared, cooperative matrices, float atomic add) and lavapipe (CI).
+ */
+static struct sel h200(enum plan_kind k, const struct tune *t)
+{
+    return (struct sel){t, k, 32, 49152, true, true};
+}
+static struct sel lavapipe(enum plan_kind k, const struct tune *t)
+{
+    return (struct sel){t, k, 8, 32768, false, true};
+}
+
+static const char *mv_name(enum sel_mv m)
+{
+    static const char *const n[] = {"matmul/gemm", "matvec", "qmv", "xmv"};
+    return n[m];
+}
+
+static void test_mv_pick(void)
+{
+    struct tune mv8 = dflt_tune, q8 = dflt_tune, x1 = dflt_tune;
+    mv8.matvec_cols = 8;
+    q8.qmv_cols = 8;
+    x1.xmv_cols = 1;
+    const struct tune *const tunes[] = {&dflt_tune, &mv8, &q8, &x1};
+    static const struct {
+        int tune; /* index into tunes */
+        enum plan_kind plan;
+        enum dtype t;
+        int64_t rows, k;
+        uint64_t all_rows; /* 0: rows */
+        int n, cols;
+        bool swiglu, split_ok;
+        enum sel_mv want;
+        const char *why;
+    } rows[] = {
+        {0, PLAN_BATCH, DT_Q4_0, 8192, 2048, 0, 1, 1, true, false, SEL_MV_XMV,
+         "Q4_0 SwiGLU at one column (bench/22)"},
+        {0, PLAN_BATCH, DT_Q4_0, 2048, 2048, 0, 1, 8, false, false, SEL_MV_XMV,
+         "Q4_0 up to 8 columns (bench/23)"},
+        {0, PLAN_BATCH, DT_Q4_0, 2048, 2048, 0, 1, 9, false, false, SEL_MV_NONE,
+         "Q4_0 at 9 columns: matmul"},
+        {0, PLAN_BATCH, DT_Q4_0, 2048, 8192, 0, 1, 1, false, true, SEL_MV_XMV,
+         "ffn_down split along k (bench/24)"},
+        {0, PLAN_BATCH, DT_Q4_0, 2048, 8192, 0, 1, 1, false, false, SEL_MV_QMV,
+         "ffn_down unsplit: qmv (bench/16)"},
+        {0, PLAN_BATCH, DT_Q8_0, 2048, 2048, 0, 1, 2, false, false, SEL_MV_XMV,
+         "Q8_0 up to 2 columns (bench/23)"},
+        {0, PLAN_BATCH, DT_Q8_0, 2048, 2048, 0, 1, 3, false, false, SEL_MV_NONE,
+         "Q8_0 at 3 columns: matmul"},
+        {0, PLAN_BATCH, DT_Q8_0, 65536, 2048, 0, 1, 1, false, false, SEL_MV_MATVEC,
+         "Q8_0 LM head (bench/22, bench/12)"},
+        {0, PLAN_BATCH, DT_Q8_0, 6144, 2048, 0, 1, 1, true, false, SEL_MV_XMV,
+         "Q8_0 SwiGLU at one column"},
+        {0, PLAN_BATCH, DT_BF16, 65536, 2048, 0, 1, 1, false, false, SEL_MV_XMV,
+         "BF16 LM head (bench/24 run 7)"},
+        {0, PLAN_BATCH, DT_BF16, 65536, 2048, 0, 1, 2, false, false, SEL_MV_NONE,
+         "BF16 LM head, 2 columns: matmul"},
+        {0, PLAN_BATCH, DT_BF16, 2048, 2048, 3072, 3, 1, false, false, SEL_MV_XMV,
+         "BF16 q/k/v stacked (bench/24)"},
+        {0, PLAN_BATCH, DT_BF16, 2048, 2048, 3072, 3, 8, false, false, SEL_MV_MATVEC,
+         "q/k/v up to 8 (bench/12)"},
+        {0, PLAN_BATCH, DT_BF16, 2048, 2048, 3072, 3, 9, false, false, SEL_MV_NONE,
+         "q/k/v at 9 columns"},
+        {0, PLAN_BATCH, DT_BF16, 2048, 8192, 0, 1, 1, false, true, SEL_MV_NONE,
+         "BF16 ffn_down: matmul (bench/12)"},
+        {0, PLAN_BATCH, DT_BF16, 2048, 2048, 0, 1, 1, false, false, SEL_MV_NONE,
+         "BF16 square: matmul"},
+        {0, PLAN_WIDE, DT_BF16, 2048, 2048, 0, 1, 6, false, false, SEL_MV_NONE,
+         "wide BF16 from 6 columns: gemm"},
+        {0, PLAN_WIDE, DT_Q4_0, 2048, 2048, 0, 1, 4, false, false, SEL_MV_XMV,
+         "wide Q4_0 under 5 columns: xmv"},
+        {0, PLAN_WIDE, DT_Q4_0, 2048, 2048, 0, 1, 5, false, false, SEL_MV_NONE,
+         "wide Q4_0 from 5: gemm (bench/23)"},
+        {1, PLAN_BATCH, DT_Q4_0, 2048, 2048, 0, 1, 1, false, false, SEL_MV_MATVEC,
+         "matvec_cols=8: matvec"},
+        {1, PLAN_BATCH, DT_F32, 64, 64, 0, 1, 9, false, false, SEL_MV_NONE,
+         "matvec_cols=8 at 9 columns"},
+        {2, PLAN_BATCH, DT_Q8_0, 2048, 2048, 0, 1, 3, false, false, SEL_MV_QMV,
+         "qmv_cols=8: Q8_0 at 3 columns"},
+        {2, PLAN_BATCH, DT_BF16, 2048, 2048, 0, 1, 1, false, false, SEL_MV_NONE,
+         "qmv_cols=8: Q types only"},
+        {3, PLAN_BATCH, DT_F32, 64, 64, 0, 1, 1, false, false, SEL_MV_XMV,
+         "xmv_cols=1: every type"},
+        {3, PLAN_BATCH, DT_F32, 64, 64, 0, 1, 2, false, false, SEL_MV_NONE,
+         "xmv_cols=1 at 2 columns"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel s = h200(rows[i].plan, tunes[rows[i].tune]);
+        struct sel_weight w = {rows[i].t, rows[i].rows, rows[i].k};
+        uint64_t all = rows[i].all_rows ? rows[i].all_rows : (uint64_t)rows[i].rows;
+        enum sel_mv got =
+            sel_mv_pick(&s, rows[i].cols, &w, rows[i].swiglu, all, rows[i].n, rows[i].split_ok);
+        T_CHECK(got == rows[i].want, "mv row %zu (%s): %s, expected %s", i, rows[i].why,
+                mv_name(got), mv_name(rows[i].want));
+    }
+}
+
+static void test_xmv_ksplits(void)
+{
+    struct tune k3 = dflt_tune;
+    k3.xmv_ksplit = 3;
+    struct sel s = h200(PLAN_BATCH, &dflt_tune), t3 = lavapipe(PLAN_BATCH, &k3), nofadd = s;
+    nofadd.float_atomic_add = false;
+    struct sel_weight q4 = {DT_Q4_0, 2048, 8192}, q8 = {DT_Q8_0, 2048, 8192},
+                      bf = {DT_BF16, 300, 1056};
+    T_CHECK(sel_xmv_ksplits(&s, &q4, false, true) == 4, "Q4_0 k 8192: 4 slices of 2048 (bench/24)");
+    T_CHECK(sel_xmv_ksplits(&s, &q4, false, false) == 1,
+            "no split where a norm or y = result forbids it");
+    T_CHECK(sel_xmv_ksplits(&s, &q4, true, true) == 1, "no split of a SwiGLU pair");
+    T_CHECK(sel_xmv_ksplits(&s, &q8, false, true) == 1, "Q8_0 unsplit (slower, bench/24)");
+    T_CHECK(sel_xmv_ksplits(&nofadd, &q4, false, true) == 1, "no split without float atomic add");
+    T_CHECK(sel_xmv_ksplits(&t3, &bf, false, true) == 3,
+            "xmv_ksplit=3: every type where slices are whole");
+    T_CHECK(sel_xmv_pass_cols(8) == 4 && sel_xmv_pass_cols(5) == 3 && sel_xmv_pass_cols(3) == 3,
+            "xmv passes");
+}
+
+static void test_gemm_rules(void)
+{
+    struct tune split3 = dflt_tune, min1 = dflt_tune;
+    split3.gemm_splitk = 3;
+    min1.gemm_min_cols = 1;
+    T_CHECK(sel_gemm_min_cols(&dflt_tune, DT_Q4_0) == 5 &&
+                sel_gemm_min_cols(&dflt_tune, DT_BF16) == 6 &&
+                sel_gemm_min_cols(&dflt_tune, DT_Q8_0) == 6 &&
+                sel_gemm_min_cols(&dflt_tune, DT_F32) == 16 &&
+                sel_gemm_min_cols(&min1, DT_F32) == 1,
+            "gemm_min_cols: 5 Q4_0, 6 BF16/Q8_0, 16 F32 (bench/23 run 7); tune gemm_min_cols");
+    const struct {
+        bool h200;
+        const struct tune *tune;
+        enum dtype t;
+        int64_t rows, k;
+        int cols;
+        bool swiglu, accumulate, plain_x;
+        const char *kernel;
+        bool fadd, xraw;
+        uint32_t spec[SEL_GEMM_SPECS], groups[3];
+        const char *why;
+    } rows[] = {
+        {true,
+         &dflt_tune,
+         DT_BF16,
+         2048,
+         2048,
+         512,
+         false,
+         true,
+         true,
+         "gemm",
+         true,
+         true,
+         {32, 128, 64, 64, 128, 1, 2, 1, 1, 2},
+         {8, 16, 2},
+         "past 64 columns: 128 x 64, 2 splits (bench/11, 19)"},
+        {true,
+         &dflt_tune,
+         DT_BF16,
+         2048,
+         2048,
+         48,
+         false,
+         true,
+         true,
+         "gemm",
+         true,
+         true,
+         {32, 128, 64, 64, 128, 1, 2, 1, 1, 0},
+         {1, 16, 8},
+         "33-64 columns, small grid: 8 splits (bench/34)"},
+        {true,
+         &dflt_tune,
+         DT_Q4_0,
+         8192,
+         2048,
+         16,
+         true,
+         false,
+         false,
+         "gemm",
+         false,
+         false,
+         {32, 64, 16, 32, 128, 1, 4, 2, 0, 0},
+         {1, 128, 1},
+         "Q4_0 SwiGLU at 16 columns: 64 x 16, PF 2 (bench/19)"},
+        {true,
+         &dflt_tune,
+         DT_BF16,
+         8192,
+         2048,
+         128,
+         true,
+         false,
+         false,
+         "gemm",
+         false,
+         false,
+         {32, 64, 128, 32, 256, 1, 2, 1, 0, 2},
+         {1, 128, 1},
+         "BF16 SwiGLU from 128: 64 x 128, 8 subgroups (bench/25)"},
+        {false,
+         &dflt_tune,
+         DT_BF16,
+         300,
+         1056,
+         16,
+         false,
+         true,
+         true,
+         "gemm_fma",
+         false,
+         false,
+         {32, 64, 64, 32, 256, 1, 2, 1, 0, 0},
+         {1, 5, 1},
+         "the FMA twin: 64 x 64, 256 threads"},
+        {false,
+         &split3,
+         DT_BF16,
+         300,
+         1056,
+         16,
+         false,
+         false,
+         true,
+         "gemm_fma",
+         true,
+         false,
+         {32, 64, 64, 32, 256, 1, 2, 1, 0, 0},
+         {1, 5, 3},
+         "gemm_splitk=3 on the twin: BF16 by float atomic add"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel s =
+            rows[i].h200 ? h200(PLAN_WIDE, rows[i].tune) : lavapipe(PLAN_WIDE, rows[i].tune);
+        struct sel_weight w = {rows[i].t, rows[i].rows, rows[i].k};
+        struct sel_gemm c;
+        struct err e = {0};
+        int rc = sel_gemm(&s, &w, rows[i].swiglu, rows[i].cols, rows[i].accumulate, rows[i].plain_x,
+                          "t", &c, &e);
+        T_CHECK(rc == ST_OK, "gemm row %zu: %s", i, e.msg);
+        if (rc) continue;
+        bool same = !strcmp(c.kernel, rows[i].kernel) && c.fadd == rows[i].fadd &&
+                    c.xraw == rows[i].xraw && !memcmp(c.spec, rows[i].spec, sizeof c.spec) &&
+                    !memcmp(c.groups, rows[i].groups, sizeof c.groups);
+        T_CHECK(same,
+                "gemm row %zu (%s): %s fadd %d xraw %d spec %u %ux%ux%u nt %u nbuf %u sgm %u pf %u "
+                "xraw %u frag %u "
+                "grid %u %u %u",
+                i, rows[i].why, c.kernel, c.fadd, c.xraw, c.spec[0], c.spec[1], c.spec[2],
+                c.spec[3], c.spec[4], c.spec[5], c.spec[6], c.spec[7], c.spec[8], c.spec[9],
+                c.groups[0], c.groups[1], c.groups[2]);
+    }
+    /* a tile larger than the device's shared memory: the error names it */
+    struct tune big = dflt_tune;
+    struct err e = {0};
+    struct sel s = lavapipe(PLAN_WIDE, &big);
+    struct sel_weight w = {DT_F32, 64, 64};
+    struct sel_gemm c;
+    big.gemm_tile[0] = 256, big.gemm_tile[1] = 256, big.gemm_tile[2] = 128, big.gemm_tile[3] = 2,
+    big.gemm_tile[4] = 2;
+    T_CHECK(sel_gemm(&s, &w, false, 16, true, true, "t", &c, &e) == ST_OK && c.spec[1] == 64,
+            "a forced tile that does not fit is ignored: BM %u", c.spec[1]);
+    /* the f16 copies of Q4_0 weights from 256 columns on cooperative matrices (bench/33 run 4) */
+    struct tune w1 = dflt_tune;
+    w1.gemm_wdeq_cols = 1;
+    struct sel hw = h200(PLAN_WIDE, &dflt_tune), lw = lavapipe(PLAN_WIDE, &dflt_tune),
+               lw1 = lavapipe(PLAN_WIDE, &w1);
+    struct sel_weight q4 = {DT_Q4_0, 2048, 2048}, huge = {DT_Q4_0, 65536, 4096},
+                      bf = {DT_BF16, 2048, 2048};
+    T_CHECK(sel_gemm_wdeq_serves(&hw, 256, &q4) && !sel_gemm_wdeq_serves(&hw, 255, &q4) &&
+                !sel_gemm_wdeq_serves(&hw, 512, &huge) && !sel_gemm_wdeq_serves(&hw, 512, &bf) &&
+                !sel_gemm_wdeq_serves(&lw, 512, &q4) && sel_gemm_wdeq_serves(&lw1, 1, &q4),
+            "gemm_wdeq: from 256 columns, not past 256 MiB, Q4_0 only, the twin only under "
+            "gemm_wdeq_cols");
+}
+
+/* sel_attn_by_kv_head's line at the rows bench/35 runs 6-7 measured (H100; keys as the slot table
+ * holds them, --pos P: blocks of 16 past P + 1 keys): each choice is the kernel that measured
+ * faster there, or attention.comp where the two tied (within 4 %). */
+static void test_attention_rules(void)
+{
+    static const struct {
+        int hd;
+        int64_t keys;
+        int cols;
+        bool prefill, kv;
+    } rows[] = {
+        {64, 80, 1, false, false},
+        {64, 144, 1, false, false},
+        {64, 272, 1, false, true},
+        {64, 400, 1, false, true},
+        {64, 528, 1, false, true},
+        {64, 4112, 1, false, true},
+        {64, 80, 16, false, false},
+        {64, 272, 16, false, false},
+        {64, 528, 16, false, true},
+        {64, 80, 32, false, false},
+        {64, 80, 64, false, true},
+        {64, 144, 64, false, true},
+        {64, 80, 128, false, true},
+        {64, 1040, 128, false, true},
+        {256, 80, 1, false, false},
+        {256, 272, 1, false, false},
+        {256, 528, 1, false, true},
+        {256, 1040, 16, false, true},
+        {128, 80, 1, false, false},
+        {128, 144, 1, false, false},
+        {128, 272, 1, false, true},
+        {128, 1040, 16, false, true},
+        /* a batch-plan prefill: by kv head only past the keys and up to 64 columns (unmeasured
+           wider) */
+        {64, 80, 64, true, false},
+        {64, 528, 64, true, true},
+        {64, 528, 65, true, false},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+        T_CHECK(sel_attn_by_kv_head(&dflt_tune, rows[i].hd, rows[i].keys, rows[i].cols,
+                                    rows[i].prefill) == rows[i].kv,
+                "attention rule: head dim %d, %lld keys, %d columns%s: expected by %s head",
+                rows[i].hd, (long long)rows[i].keys, rows[i].cols,
+                rows[i].prefill ? ", prefill" : "", rows[i].kv ? "kv" : "q");
+    struct tune kv0 = dflt_tune, one = dflt_tune;
+    kv0.attn_kv_keys = 0;
+    one.attn_split = 1;
+    T_CHECK(sel_attn_by_kv_head(&kv0, 64, 16, 1, false) &&
+                sel_attn_by_kv_head(&kv0, 64, 16, 128, true),
+            "attn_kv_keys=0: by kv head at any width");
+    /* key splits (bench/35): none at 512 workgroups or two chunks of keys, else up to ~512 */
+    T_CHECK(sel_attn_splits(&dflt_tune, 4096, 8, 128) == 32 &&
+                sel_attn_splits(&dflt_tune, 256, 8, 128) == 1 &&
+                sel_attn_splits(&dflt_tune, 4096, 512, 128) == 1 &&
+                sel_attn_splits(&dflt_tune, 1024, 64, 128) == 8 &&
+                sel_attn_splits(&one, 4096, 8, 128) == 1,
+            "attention key splits");
+    /* the wide prefill's tile: 32 columns where they fit, no wider than the step */
+    struct sel s = h200(PLAN_WIDE, &dflt_tune);
+    uint32_t bq = 0, nt = 0, kv2 = 0;
+    uint64_t need = 0;
+    T_CHECK(sel_attn_prefill_tile(&s, 64, 512, &bq, &nt, &kv2, &need) && bq == 32 && nt == 128,
+            "prefill tile hd 64: %u columns, %u threads", bq, nt);
+    T_CHECK(sel_attn_prefill_tile(&s, 64, 5, &bq, &nt, &kv2, &need) && bq == 8,
+            "prefill tile at 5 columns: %u", bq);
+}
+
+static void test_conv_rules(void)
+{
+    struct sel b = h200(PLAN_BATCH, &dflt_tune), sp = h200(PLAN_SPEC, &dflt_tune),
+               wd = h200(PLAN_WIDE, &dflt_tune);
+    struct sel_weight bf = {DT_BF16, 6144, 2048}, q4 = {DT_Q4_0, 6144, 2048},
+                      q8 = {DT_Q8_0, 6144, 2048};
+    T_CHECK(sel_conv_fuses(&b, &bf, 1, 1) && sel_conv_fuses(&b, &bf, 16, 16) &&
+                !sel_conv_fuses(&b, &bf, 17, 17),
+            "BF16 in_proj: fused up to a matmul pass (bench/27)");
+    T_CHECK(!sel_conv_fuses(&b, &bf, 2, 1) && !sel_conv_fuses(&sp, &bf, 1, 1) &&
+                !sel_conv_fuses(&wd, &bf, 6, 6),
+            "not fused outside decode, in a spec plan, or where the gemm serves");
+    T_CHECK(!sel_conv_fuses(&b, &q4, 8, 8) && sel_conv_fuses(&b, &q4, 9, 9),
+            "Q4_0: xmv up to 8 columns, then fused");
+    T_CHECK(!sel_conv_fuses(&b, &q8, 2, 2) && sel_conv_fuses(&b, &q8, 3, 3),
+            "Q8_0: xmv up to 2 columns, then fused");
+}
+
+/* Every tune key replaces its choice (the keys the ctest variants set are exercised on the GPU too:
+ * CMakeLists.txt, tests/cli.cmake; these are the others). */
+static void test_tune_keys_apply(void)
+{
+    struct tune t = dflt_tune;
+    struct sel d = h200(PLAN_BATCH, &dflt_tune), s = h200(PLAN_BATCH, &t);
+    uint32_t spec[SEL_MATMUL_SPECS];
+    sel_matmul_spec(&d, false, 16, 2048, spec);
+    T_CHECK(spec[1] == 32 && spec[2] == 2,
+            "matmul default: 32 k-slices (256 workgroups), 2 rows: %u %u", spec[1], spec[2]);
+    t.matmul_ksl = 64, t.matmul_rt = 4, t.matmul_pass_cols = 5;
+    sel_matmul_spec(&s, false, 16, 2048, spec);
+    T_CHECK(spec[1] == 64 && spec[2] == 4 && sel_matmul_pass_cols(&s) == 5 &&
+                sel_matmul_pass_cols(&d) == 16,
+            "matmul_ksl, matmul_rt, matmul_pass_cols");
+    struct sel_weight bf = {DT_BF16, 65536, 2048};
+    uint32_t ms[10], n = 0, groups = 0;
+    struct err e = {0};
+    T_CHECK(sel_mv_geometry(&d, SEL_MV_MATVEC, &bf, false, 65536, 1, 1, "t", ms, &n, &groups, &e) ==
+                    ST_OK &&
+                n == 5 && ms[2] == 2,
+            "matvec default: 2 rows a subgroup: %u", ms[2]);
+    t.matvec_rt = 3;
+    T_CHECK(sel_mv_geometry(&s, SEL_MV_MATVEC, &bf, false, 65536, 1, 1, "t", ms, &n, &groups, &e) ==
+                    ST_OK &&
+                ms[2] == 3,
+            "matvec_rt=3: %u", ms[2]);
+    T_CHECK(sel_attn_splits(&dflt_tune, 4096, 8, 128) == 32, "split default");
+    t.attn_split_wg = 64;
+    T_CHECK(sel_attn_splits(&t, 4096, 8, 128) == 8 && sel_attn_splits(&t, 4096, 64, 128) == 1,
+            "attn_split_wg=64");
+    struct sel w = h200(PLAN_WIDE, &t);
+    uint32_t bq = 0, nt = 0, kv2 = 0;
+    uint64_t need = 0;
+    t.attn_bq = 16, t.attn_nt = 64;
+    T_CHECK(sel_attn_prefill_tile(&w, 64, 512, &bq, &nt, &kv2, &need) && bq == 16 && nt == 64,
+            "attn_bq=16, attn_nt=64: %u columns, %u threads", bq, nt);
+    /* the gemm: a forced SwiGLU tile, and no plain-x staging past gemm_xraw_cols */
+    struct sel_weight q = {DT_BF16, 2048, 2048};
+    struct sel_gemm c;
+    t.gemm_tile_sw[0] = 32, t.gemm_tile_sw[1] = 32, t.gemm_tile_sw[2] = 32, t.gemm_tile_sw[3] = 1,
+    t.gemm_tile_sw[4] = 1;
+    T_CHECK(sel_gemm(&w, &q, true, 512, false, true, "t", &c, &e) == ST_OK && c.spec[1] == 32 &&
+                c.spec[2] == 32 && c.spec[3] == 32 && c.spec[4] == 32,
+            "gemm_tile_swiglu=32x32x32:1x1: %ux%ux%u, %u threads", c.spec[1], c.spec[2], c.spec[3],
+            c.spec[4]);
+    T_CHECK(sel_gemm(&w, &q, false, 512, true, true, "t", &c, &e) == ST_OK && c.xraw,
+            "plain x staged by default");
+    t.gemm_xraw_cols = 256;
+    T_CHECK(sel_gemm(&w, &q, false, 512, true, true, "t", &c, &e) == ST_OK && !c.xraw,
+            "gemm_xraw_cols=256 at 512");
+}
+
+static void test_tune_parse(void)
+{
+    struct tune t = tune_default();
+    struct err e = {0};
+    char buf[512];
+    tune_format(&t, buf, sizeof buf);
+    T_CHECK(!buf[0], "the default tune prints empty: %s", buf);
+    T_CHECK(tune_parse(&t, "xmv_cols=4,gemm_tile=32x32x32", &e) == ST_OK && t.xmv_cols == 4 &&
+                t.gemm_tile[0] == 32 && t.gemm_tile[3] == 2 && t.gemm_tile[4] == 2,
+            "parse: %s", e.msg);
+    T_CHECK(tune_parse(&t, "attn_kv_keys=0", &e) == ST_OK && t.attn_kv_keys == 0,
+            "attn_kv_keys=0 is a value");
+    tune_format(&t, buf, sizeof buf);
+    T_CHECK(!strcmp(buf, "xmv_cols=4,attn_kv_keys=0,gemm_tile=32x32x32:2x2"), "format: %s", buf);
+    struct tune back = tune_default();
+    T_CHECK(tune_parse(&back, buf, &e) == ST_OK && !memcmp(&back, &t, sizeof t),
+            "format reads back: %s", e.msg);
+    T_CHECK(tune_parse(&t, "qmv_kc=100", &e) == ST_OK && t.qmv_kc == 96,
+            "qmv_kc rounds down to 32s");
+    static const struct {
+        const char *arg, *msg;
+    } bad[] = {
+        {"bogus=1", "--tune bogus: unknown key (expected one of: matmul_ksl"},
+        {"xmv_cols=5", "--tune xmv_cols=5: expected an integer in 1..4"},
+        {"xmv_cols=", "--tune xmv_cols=: expected xmv_cols=value"},
+        {"xmv_cols", "--tune xmv_cols: expected xmv_cols=value"},
+        {"matmul_ksl=24", "--tune matmul_ksl=24: expected an integer in 8..128, a power of 2"},
+        {"gemm_pf=1x", "--tune gemm_pf=1x: expected an integer in 0..2"},
+        {"gemm_tile=32x32x48", "--tune gemm_tile=32x32x48: expected BMxBNxBK"},
+        {"gemm_tile=32x32x32junk", "--tune gemm_tile=32x32x32junk: expected BMxBNxBK"},
+        {"xmv_cols=1,", "--tune : unknown key"},
+        {"", "--tune needs key=value"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        struct tune u = tune_default();
+        e.msg[0] = 0;
+        T_CHECK(tune_parse(&u, bad[i].arg, &e) == ST_USAGE && strstr(e.msg, bad[i].msg),
+                "--tune '%s': %s", bad[i].arg, e.msg);
+    }
+    T_CHECK(strstr(tune_keys(), "pool_max") && strstr(tune_keys(), "gemm_tile_swiglu"),
+            "the key list");
+}
+
+int main(void)
+{
+    struct tune d = tune_default();
+    T_CHECK(!memcmp(&d, &dflt_tune, sizeof d), "tune_default is the table's automatic tune");
+    test_mv_pick();
+    test_xmv_ksplits();
+    test_gemm_rules();
+    test_attention_rules();
+    test_conv_rules();
+    test_tune_keys_apply();
+    test_tune_parse();
+    return t_finish();
+}
