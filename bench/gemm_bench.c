@@ -17,7 +17,7 @@
  * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
  * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
  * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
- * Trailing --tune key=value[,...] (tune.h: gemm_tile, gemm_min_cols, ...) as the CLI's. Environment:
+ * Trailing --tune key=value[,...] (tune.h: every key, the test-only ones too). Environment:
  * LFM2_TEST_NO_COOPMAT=1 (FMA twin); LFM2_GEMM_ROOF in -DLFM2_BENCH builds (select.c). */
 #include <math.h>
 #include <stdio.h>
@@ -293,7 +293,7 @@ static int take_tune(int *argc, char **argv, struct tune *t)
             argv[n++] = argv[i];
             continue;
         }
-        if (++i == *argc || tune_parse(t, argv[i], &e)) {
+        if (++i == *argc || tune_parse_all(t, argv[i], &e)) {
             fprintf(stderr, "gemm_bench: %s\n", i == *argc ? "--tune needs key=value" : e.msg);
             return -1;
         }

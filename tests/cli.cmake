@@ -33,9 +33,16 @@ cli_test(cli_missing_path cli 2 "/nonexistent/model" --model /nonexistent/model 
 cli_test(cli_folder_without_config cli 2 "config.json" --model ${CMAKE_SOURCE_DIR}/tests --full)
 cli_test(cli_wide_profile cli-gpu 0 "wide=true" --model ${LT} --full --wide --cols 6 --slots 2 --pos 5 --reps 1)
 # --tune (src/base/tune.h): unknown keys and bad values are usage errors naming the keys / range,
-# before the GPU; a tuned run names its overrides in the report header (and its JSON, test_report)
-cli_test(cli_tune_unknown_key cli 2 "--tune bogus: unknown key (expected one of: matmul_ksl matmul_rt" --model ${LT} --full --tune xmv_cols=1 --tune bogus=1)
+# before the GPU; the test-only keys (tune.h: test and bench programs) are unknown to the CLI
+set(TUNE_KEYS "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols pool_max")
+cli_test(cli_tune_unknown_key cli 2 "--tune bogus: unknown key (expected one of: ${TUNE_KEYS})" --model ${LT} --full --tune xmv_cols=1 --tune bogus=1)
+cli_test(cli_tune_test_only_key cli 2 "--tune matmul_ksl: unknown key (expected one of: ${TUNE_KEYS})" --model ${LT} --full --tune xmv_cols=1,matmul_ksl=16)
 cli_test(cli_tune_bad_value cli 2 "--tune xmv_cols=9: expected an integer in 1..4" --model ${LT} --full --tune xmv_cols=9)
+cli_test(cli_tune_bad_splitk cli 2 "--tune gemm_splitk=65: expected an integer in 1..64" --model ${LT} --full --tune gemm_splitk=65)
+cli_test(cli_tune_bad_tile cli 2 "--tune gemm_tile=32x32x48: expected BMxBNxBK or BMxBNxBK:SMxSN" --model ${LT} --full --tune gemm_tile=32x32x48)
+# a tuned run names its overrides in the report header (and its JSON, test_report); gemm_min_cols
+# moves the auto plan's line: wide at 2 columns
+cli_test(cli_tune_min_cols cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 2 cols: wide from 2)" --model ${LT} --full --cols 2 --reps 1 --pos 3 --tune gemm_min_cols=2)
 cli_test(cli_tune_header cli-gpu 0 "tune: xmv_cols=1,gemm_tile=32x32x32:1x1 (kernel-choice overrides" --model ${LT} --full --cols 2 --reps 1 --tune gemm_tile=32x32x32:1x1 --tune xmv_cols=1)
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)

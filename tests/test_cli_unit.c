@@ -1,8 +1,9 @@
-/* test_cli_unit.c - the command line's plain rules, no GPU: the auto plan (select.h sel_plan_auto) and "did you
- * mean" (suggest.h), table-driven. */
+/* test_cli_unit.c - the command line's plain rules, no GPU: the auto plan (select.h sel_plan_auto), "did you
+ * mean" (suggest.h), table-driven, and --help naming every --tune key. */
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "select.h"
 #include "suggest.h"
 #include "testutil.h"
@@ -66,9 +67,30 @@ static void test_suggest(void)
             "distances");
 }
 
+/* --help lists the CLI's --tune keys (tune.h tune_keys), each one. */
+static void test_help_tune_keys(void)
+{
+    FILE *f = tmpfile();
+    T_CHECK(f, "tmpfile");
+    if (!f) return;
+    cli_usage(f);
+    static char help[16384];
+    size_t n = (size_t)ftell(f);
+    rewind(f);
+    help[fread(help, 1, n < sizeof help - 1 ? n : sizeof help - 1, f)] = 0;
+    fclose(f);
+    char keys[1024];
+    snprintf(keys, sizeof keys, "%s", tune_keys());
+    int found = 0;
+    for (char *k = strtok(keys, " "); k; k = strtok(NULL, " "), found++)
+        T_CHECK(strstr(help, k), "--help names --tune key %s", k);
+    T_CHECK(found == 8, "the CLI has 8 --tune keys: %d", found);
+}
+
 int main(void)
 {
     test_plan_rule();
     test_suggest();
+    test_help_tune_keys();
     return t_finish();
 }

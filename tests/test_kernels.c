@@ -1965,7 +1965,7 @@ static int close_and_finish(void)
 
 /* test_kernels [FIXTURES [FILTER [--tune key=value[,...]]...]]: FILTER names cases (t_case: names,
  * patterns, tags; "*" every case); "gemm" (a tag) runs only the matrix products, "attention" only
- * the attention cases; each --tune sets kernel-choice overrides (tune.h) as the CLI's does, so
+ * the attention cases; each --tune sets kernel-choice overrides (tune.h), the test-only keys too, so
  * ctest runs the variants (CMakeLists.txt: split-k sums and double-buffered tiles, every
  * matrix-vector kernel on every shape, attention by kv head with and without key splits).
  * gemm_min_cols=1 always (test_gemm's widths). */
@@ -1976,7 +1976,7 @@ int main(int argc, char **argv)
     tune.gemm_min_cols = 1;
     char tuned[512];
     for (int i = 3; i < argc; i++) {
-        if (strcmp(argv[i], "--tune") || i + 1 == argc || tune_parse(&tune, argv[++i], &e)) {
+        if (strcmp(argv[i], "--tune") || i + 1 == argc || tune_parse_all(&tune, argv[++i], &e)) {
             fprintf(stderr, "test_kernels: %s: %s\n", argv[i], e.msg[0] ? e.msg : "expected --tune key=value");
             return 2;
         }

@@ -445,30 +445,54 @@ static void test_tune_parse(void)
     struct tune back = tune_default();
     T_CHECK(tune_parse(&back, buf, &e) == ST_OK && !memcmp(&back, &t, sizeof t),
             "format reads back: %s", e.msg);
-    T_CHECK(tune_parse(&t, "qmv_kc=100", &e) == ST_OK && t.qmv_kc == 96,
-            "qmv_kc rounds down to 32s");
+    /* the test-only keys: tune_parse_all reads them, tune_format prints them, the CLI's parse
+     * refuses them as unknown */
+    T_CHECK(tune_parse_all(&t, "qmv_kc=100,matmul_ksl=16", &e) == ST_OK && t.qmv_kc == 96 &&
+                t.matmul_ksl == 16,
+            "qmv_kc rounds down to 32s: %s", e.msg);
+    tune_format(&t, buf, sizeof buf);
+    T_CHECK(
+        !strcmp(buf, "matmul_ksl=16,qmv_kc=96,xmv_cols=4,attn_kv_keys=0,gemm_tile=32x32x32:2x2"),
+        "format of test-only keys: %s", buf);
+    back = tune_default();
+    T_CHECK(tune_parse_all(&back, buf, &e) == ST_OK && !memcmp(&back, &t, sizeof t),
+            "format reads back through tune_parse_all: %s", e.msg);
+    static const char keys8[] = "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile "
+                                "gemm_splitk gemm_wdeq_cols pool_max";
+    T_CHECK(!strcmp(tune_keys(), keys8), "the CLI's keys: %s", tune_keys());
     static const struct {
         const char *arg, *msg;
+        bool all;
     } bad[] = {
-        {"bogus=1", "--tune bogus: unknown key (expected one of: matmul_ksl"},
-        {"xmv_cols=5", "--tune xmv_cols=5: expected an integer in 1..4"},
-        {"xmv_cols=", "--tune xmv_cols=: expected xmv_cols=value"},
-        {"xmv_cols", "--tune xmv_cols: expected xmv_cols=value"},
-        {"matmul_ksl=24", "--tune matmul_ksl=24: expected an integer in 8..128, a power of 2"},
-        {"gemm_pf=1x", "--tune gemm_pf=1x: expected an integer in 0..2"},
-        {"gemm_tile=32x32x48", "--tune gemm_tile=32x32x48: expected BMxBNxBK"},
-        {"gemm_tile=32x32x32junk", "--tune gemm_tile=32x32x32junk: expected BMxBNxBK"},
-        {"xmv_cols=1,", "--tune : unknown key"},
-        {"", "--tune needs key=value"},
+        {"bogus=1",
+         "--tune bogus: unknown key (expected one of: xmv_cols attn_kv_keys attn_split "
+         "gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols pool_max)",
+         false},
+        {"bogus=1", "--tune bogus: unknown key (expected one of: matmul_ksl", true},
+        {"matmul_ksl=16", "--tune matmul_ksl: unknown key (expected one of: xmv_cols", false},
+        {"xmv_cols=1,gemm_pf=0", "--tune gemm_pf: unknown key (expected one of: xmv_cols", false},
+        {"qmv_kc=96", "--tune qmv_kc: unknown key", false},
+        {"gemm_tile_swiglu=32x32x32", "--tune gemm_tile_swiglu: unknown key", false},
+        {"xmv_cols=5", "--tune xmv_cols=5: expected an integer in 1..4", false},
+        {"xmv_cols=", "--tune xmv_cols=: expected xmv_cols=value", false},
+        {"xmv_cols", "--tune xmv_cols: expected xmv_cols=value", false},
+        {"gemm_splitk=0", "--tune gemm_splitk=0: expected an integer in 1..64", false},
+        {"gemm_min_cols=2x", "--tune gemm_min_cols=2x: expected an integer in 1..65535", false},
+        {"matmul_ksl=24", "--tune matmul_ksl=24: expected an integer in 8..128, a power of 2",
+         true},
+        {"gemm_pf=1x", "--tune gemm_pf=1x: expected an integer in 0..2", true},
+        {"gemm_tile=32x32x48", "--tune gemm_tile=32x32x48: expected BMxBNxBK", false},
+        {"gemm_tile=32x32x32junk", "--tune gemm_tile=32x32x32junk: expected BMxBNxBK", false},
+        {"xmv_cols=1,", "--tune : unknown key", false},
+        {"", "--tune needs key=value", false},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         struct tune u = tune_default();
         e.msg[0] = 0;
-        T_CHECK(tune_parse(&u, bad[i].arg, &e) == ST_USAGE && strstr(e.msg, bad[i].msg),
-                "--tune '%s': %s", bad[i].arg, e.msg);
+        int rc = bad[i].all ? tune_parse_all(&u, bad[i].arg, &e) : tune_parse(&u, bad[i].arg, &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, bad[i].msg), "--tune '%s'%s: %s", bad[i].arg,
+                bad[i].all ? " (all keys)" : "", e.msg);
     }
-    T_CHECK(strstr(tune_keys(), "pool_max") && strstr(tune_keys(), "gemm_tile_swiglu"),
-            "the key list");
 }
 
 int main(void)

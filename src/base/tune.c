@@ -17,42 +17,47 @@ struct key {
     size_t off;
     enum key_kind kind;
     long lo, hi;
+    bool test; /* test-only: tune_parse_all reads it, the CLI's tune_parse does not (tune.h) */
 };
 
 #define KEY(f, kind, lo, hi)                                                                       \
     {                                                                                              \
-#f, offsetof(struct tune, f), kind, lo, hi                                                 \
+#f, offsetof(struct tune, f), kind, lo, hi, false                                          \
+    }
+#define TEST_KEY(f, kind, lo, hi)                                                                  \
+    {                                                                                              \
+#f, offsetof(struct tune, f), kind, lo, hi, true                                           \
     }
 static const struct key keys[] = {
-    KEY(matmul_ksl, K_POW2, 8, 128),
-    KEY(matmul_rt, K_INT, 1, 4),
-    KEY(matmul_pass_cols, K_INT, 1, 16),
-    KEY(matvec_cols, K_INT, 1, 16),
-    KEY(matvec_rt, K_INT, 1, 4),
-    KEY(qmv_cols, K_INT, 1, 8),
-    KEY(qmv_rt, K_INT, 1, 4),
-    KEY(qmv_kc, K_MUL32, 32, 65536),
-    KEY(qmv_u, K_INT, 1, 4),
+    TEST_KEY(matmul_ksl, K_POW2, 8, 128),
+    TEST_KEY(matmul_rt, K_INT, 1, 4),
+    TEST_KEY(matmul_pass_cols, K_INT, 1, 16),
+    TEST_KEY(matvec_cols, K_INT, 1, 16),
+    TEST_KEY(matvec_rt, K_INT, 1, 4),
+    TEST_KEY(qmv_cols, K_INT, 1, 8),
+    TEST_KEY(qmv_rt, K_INT, 1, 4),
+    TEST_KEY(qmv_kc, K_MUL32, 32, 65536),
+    TEST_KEY(qmv_u, K_INT, 1, 4),
     KEY(xmv_cols, K_INT, 1, 4),
-    KEY(xmv_nsg, K_INT, 1, 32),
-    KEY(xmv_rb, K_INT, 1, 16),
-    KEY(xmv_nb, K_INT, 1, 64),
-    KEY(xmv_xe, K_INT, 4, 256),
-    KEY(xmv_ksplit, K_INT, 1, 64),
+    TEST_KEY(xmv_nsg, K_INT, 1, 32),
+    TEST_KEY(xmv_rb, K_INT, 1, 16),
+    TEST_KEY(xmv_nb, K_INT, 1, 64),
+    TEST_KEY(xmv_xe, K_INT, 4, 256),
+    TEST_KEY(xmv_ksplit, K_INT, 1, 64),
     KEY(attn_kv_keys, K_INT, 0, 1 << 30),
     KEY(attn_split, K_INT, 1, 4096),
-    KEY(attn_split_wg, K_INT, 1, 1 << 20),
-    KEY(attn_bq, K_INT, 8, 64),
-    KEY(attn_nt, K_INT, 32, 1024),
+    TEST_KEY(attn_split_wg, K_INT, 1, 1 << 20),
+    TEST_KEY(attn_bq, K_INT, 8, 64),
+    TEST_KEY(attn_nt, K_INT, 32, 1024),
     KEY(gemm_min_cols, K_INT, 1, 65535),
-    {"gemm_tile", offsetof(struct tune, gemm_tile), K_TILE, 0, 0},
-    {"gemm_tile_swiglu", offsetof(struct tune, gemm_tile_sw), K_TILE, 0, 0},
+    {"gemm_tile", offsetof(struct tune, gemm_tile), K_TILE, 0, 0, false},
+    {"gemm_tile_swiglu", offsetof(struct tune, gemm_tile_sw), K_TILE, 0, 0, true},
     KEY(gemm_splitk, K_INT, 1, 64),
-    KEY(gemm_nbuf, K_INT, 1, 2),
-    KEY(gemm_pf, K_INT, 0, 2),
-    KEY(gemm_xraw_cols, K_INT, 0, 65535),
+    TEST_KEY(gemm_nbuf, K_INT, 1, 2),
+    TEST_KEY(gemm_pf, K_INT, 0, 2),
+    TEST_KEY(gemm_xraw_cols, K_INT, 0, 65535),
     KEY(gemm_wdeq_cols, K_INT, 0, 65535),
-    KEY(gemm_wdeq_bpt, K_INT, 1, 8),
+    TEST_KEY(gemm_wdeq_bpt, K_INT, 1, 8),
     KEY(pool_max, K_INT, 256, 1 << 30),
 };
 
@@ -70,16 +75,24 @@ static int key_unset(const struct key *k)
     return *(const int *)((const char *)&d + k->off);
 }
 
-const char *tune_keys(void)
+/* The keys a parse reads, space-separated: the product's, or (all) every key. */
+static const char *key_list(bool all)
 {
-    static char list[1024];
+    static char lists[2][1024];
+    char *list = lists[all];
     if (!list[0]) {
         size_t used = 0;
         for (size_t i = 0; i < ARRAY_LEN(keys); i++)
-            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? " " : "",
-                                     keys[i].name);
+            if (all || !keys[i].test)
+                used += (size_t)snprintf(list + used, sizeof lists[0] - used, "%s%s",
+                                         used ? " " : "", keys[i].name);
     }
     return list;
+}
+
+const char *tune_keys(void)
+{
+    return key_list(false);
 }
 
 /* A tile "BMxBNxBK" or "BMxBNxBK:SMxSN" into t[5]. */
@@ -97,16 +110,18 @@ static bool parse_tile(const char *v, int t[5])
     return true;
 }
 
-static int parse_one(struct tune *t, const char *kv, size_t len, struct err *e)
+static int parse_one(struct tune *t, const char *kv, size_t len, bool all, struct err *e)
 {
     const char *eq = memchr(kv, '=', len);
     size_t nlen = eq ? (size_t)(eq - kv) : len;
     const struct key *k = NULL;
     for (size_t i = 0; i < ARRAY_LEN(keys) && !k; i++)
-        if (strlen(keys[i].name) == nlen && !strncmp(keys[i].name, kv, nlen)) k = &keys[i];
+        if ((all || !keys[i].test) && strlen(keys[i].name) == nlen &&
+            !strncmp(keys[i].name, kv, nlen))
+            k = &keys[i];
     if (!k)
         return err_set(e, ST_USAGE, "--tune %.*s: unknown key (expected one of: %s)", (int)nlen, kv,
-                       tune_keys());
+                       key_list(all));
     char v[64];
     size_t vlen = eq ? len - nlen - 1 : 0;
     if (!eq || !vlen || vlen >= sizeof v)
@@ -133,18 +148,28 @@ static int parse_one(struct tune *t, const char *kv, size_t len, struct err *e)
     return ST_OK;
 }
 
-int tune_parse(struct tune *t, const char *arg, struct err *e)
+static int parse(struct tune *t, const char *arg, bool all, struct err *e)
 {
     if (!arg || !*arg)
-        return err_set(e, ST_USAGE, "--tune needs key=value[,key=value] (keys: %s)", tune_keys());
+        return err_set(e, ST_USAGE, "--tune needs key=value[,key=value] (keys: %s)", key_list(all));
     for (const char *at = arg;;) {
         const char *comma = strchr(at, ',');
         size_t len = comma ? (size_t)(comma - at) : strlen(at);
-        int rc = parse_one(t, at, len, e);
+        int rc = parse_one(t, at, len, all, e);
         if (rc) return rc;
         if (!comma) return ST_OK;
         at = comma + 1;
     }
+}
+
+int tune_parse(struct tune *t, const char *arg, struct err *e)
+{
+    return parse(t, arg, false, e);
+}
+
+int tune_parse_all(struct tune *t, const char *arg, struct err *e)
+{
+    return parse(t, arg, true, e);
 }
 
 void tune_format(const struct tune *t, char *buf, size_t n)

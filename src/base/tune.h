@@ -1,11 +1,22 @@
 /* tune.h - the kernel geometry overrides of one run (--tune key=value[,key=value], repeatable):
  * the input of the kernel choice (kernels/select.h) besides shape, type, plan and device. Each
- * key replaces one automatic choice; none is needed to run, all exist to measure alternatives
- * (bench/) and to put every kernel variant under test (CMakeLists.txt, tests/cli.cmake). A run's
- * tune is recorded in its JSON ("tune") and printed in the report header; --compare warns when two
- * runs' tunes differ.
+ * key replaces one automatic choice; none is needed to run. A run's tune is recorded in its JSON
+ * ("tune") and printed in the report header; --compare warns when two runs' tunes differ.
  *
- * Keys (0 or unset: automatic; the rule each replaces is in kernels/select.c):
+ * The CLI's keys (tune_parse; 0 or unset: automatic; the rule each replaces is in
+ * kernels/select.c), the choices a perf engineer compares:
+ *   gemm_min_cols=1..65535      wide plan: columns from which gemm serves (plan auto: wide)
+ *   gemm_tile=BMxBNxBK[:SMxSN]  gemm tile of single products (BM, BN 16..256, BK 32..128 a
+ *                               multiple of 32; SM x SN subgroups, at most 16, default 2x2)
+ *   gemm_splitk=1..64           gemm k splits of a product without SwiGLU
+ *   gemm_wdeq_cols=0..65535     gemm: widths from which Q4_0 runs on an f16 copy (0: never)
+ *   xmv_cols=1..4               xmv.comp for every product up to this many columns
+ *   attn_kv_keys=0..2^30        attention by kv head where a column may hold more keys
+ *   attn_split=1..4096          attn_kv.comp key splits a column (1: none)
+ *   pool_max=256..2^30          the largest buffer the engine packs state or KV pools into
+ *
+ * Test-only keys (tune_parse_all: tests/test_kernels.c, tests/test_select.c, bench/gemm_bench.c;
+ * the CLI refuses them as unknown). They exist to put every kernel variant under test:
  *   matmul_ksl=8..128 (power of 2)  matmul.comp k-slices a row group
  *   matmul_rt=1..4                  matmul.comp rows a row group keeps
  *   matmul_pass_cols=1..16          columns one matmul.comp pass serves
@@ -14,25 +25,17 @@
  *   qmv_cols=1..8                   qmv.comp for every Q4_0/Q8_0 product up to this many columns
  *   qmv_rt=1..4, qmv_kc=32..65536, qmv_u=1..4  qmv.comp rows a subgroup, k staged at a time
  *                                   (rounded down to 32), units a lane loads ahead
- *   xmv_cols=1..4                   xmv.comp for every product up to this many columns
  *   xmv_nsg=1..32, xmv_rb=1..16, xmv_nb=1..64, xmv_xe=4..256  xmv.comp subgroups a workgroup,
  *                                   rows loaded at once, batches of rows, x elements a lane
  *   xmv_ksplit=1..64                xmv.comp workgroups along k where a product may split
- *   attn_kv_keys=0..2^30            attention by kv head where a column may hold more keys
- *   attn_split=1..4096              attn_kv.comp key splits a column (1: none)
  *   attn_split_wg=1..2^20           attn_kv.comp: the workgroups the automatic split aims at
  *   attn_bq=8..64, attn_nt=32..1024 wide prefill attention: query columns a tile, threads
- *   gemm_min_cols=1..65535          wide plan: columns from which gemm serves
- *   gemm_tile=BMxBNxBK[:SMxSN]      gemm tile of single products (BM, BN 16..256, BK 32..128 a
- *                                   multiple of 32; SM x SN subgroups, default 2x2)
- *   gemm_tile_swiglu=...            the same for the SwiGLU pairs
- *   gemm_splitk=1..64               gemm k splits of a product without SwiGLU
+ *   gemm_tile_swiglu=...            gemm_tile for the SwiGLU pairs
  *   gemm_nbuf=1..2                  gemm shared tile buffers
  *   gemm_pf=0..2                    gemm k steps fetched ahead (0: none)
- *   gemm_xraw_cols=0..65535         gemm: widths up to which a product may stage its plain x (0:
- * never) gemm_wdeq_cols=0..65535         gemm: widths from which Q4_0 runs on an f16 copy (0:
- * never) gemm_wdeq_bpt=1..8              gemm_wdeq.comp Q4_0 blocks a lane pool_max=256..2^30 the
- * largest buffer the engine packs state or KV pools into */
+ *   gemm_xraw_cols=0..65535         gemm: widths up to which a product may stage its plain x
+ *                                   (0: never)
+ *   gemm_wdeq_bpt=1..8              gemm_wdeq.comp Q4_0 blocks a lane */
 #ifndef LFM2_TUNE_H
 #define LFM2_TUNE_H
 
@@ -62,15 +65,18 @@ struct tune {
 /* Every key automatic. */
 struct tune tune_default(void);
 
-/* Applies "key=value[,key=value...]" to t. Unknown key: ST_USAGE listing the keys; bad value:
- * ST_USAGE naming the key and its range. */
+/* Applies "key=value[,key=value...]" of the CLI's keys to t. Unknown key (a test-only one too):
+ * ST_USAGE listing the CLI's keys; bad value: ST_USAGE naming the key and its range. */
 int tune_parse(struct tune *t, const char *arg, struct err *e);
+
+/* tune_parse over every key, the test-only ones too (test and bench programs, never the CLI). */
+int tune_parse_all(struct tune *t, const char *arg, struct err *e);
 
 /* The keys set in t as "key=value,key=value" in the table's order ("" when none; the same text
  * tune_parse reads back). */
 void tune_format(const struct tune *t, char *buf, size_t n);
 
-/* The keys, space-separated (for messages). */
+/* The CLI's keys, space-separated (for messages). */
 const char *tune_keys(void);
 
 #endif
