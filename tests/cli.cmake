@@ -43,6 +43,10 @@ cli_test(cli_tune_bad_tile cli 2 "--tune gemm_tile=32x32x48: expected BMxBNxBK o
 # a tuned run names its overrides in the report header (and its JSON, test_report); gemm_min_cols
 # moves the auto plan's line: wide at 2 columns
 cli_test(cli_tune_min_cols cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 2 cols: wide from 2)" --model ${LT} --full --cols 2 --reps 1 --pos 3 --tune gemm_min_cols=2)
+# gemm_splitk splits the wide plan's products along k: ffn_down (the longest k) runs 3 workgroups
+# along z (by default 1)
+add_test(NAME cli_tune_splitk COMMAND sh -c "$0 --model ${LT} --full --wide --cols 6 --reps 1 --pos 3 --tune gemm_splitk=3 --json - 2>&1 | grep -F '2, 3]'" ${BIN})
+set_tests_properties(cli_tune_splitk PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 cli_test(cli_tune_header cli-gpu 0 "tune: xmv_cols=1,gemm_tile=32x32x32:1x1 (kernel-choice overrides" --model ${LT} --full --cols 2 --reps 1 --tune gemm_tile=32x32x32:1x1 --tune xmv_cols=1)
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
