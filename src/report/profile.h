@@ -49,6 +49,7 @@ struct est {
 struct est est_median(const struct timing *t); /* {median, standard error of the median} */
 struct est est_sub(struct est a, struct est b);
 struct est est_exact(double v); /* u = 0 */
+struct est est_scale(struct est a, double k); /* k·v, error scaled by |k| */
 bool est_within_noise(struct est x);
 /* The reps at which x's error, measured at n reps and shrinking as 1/√n, falls to |size| / k: where a
  * figure of that size leaves the noise (the advice of an inconclusive verdict). Above n, at most
@@ -95,7 +96,7 @@ struct prof_kind {
 
 /* --attribution: one row per kind (or per kind and op): the in-place cost of its dispatches
  * without timestamps, measured as the step with those dispatches run one extra time (into scratch
- * copies of their outputs) minus the plain step, per rep (profiler.c says how). */
+ * copies of their outputs) minus the plain step, per rep (attribution.c says how). */
 struct prof_attrib {
     char kind[40];
     char op[40];       /* "" when grouped by kind only */
