@@ -47,6 +47,7 @@ struct options {
     const char *stages;    /* --stages K or a:b,b:c,... (stages.c parses it) */
     const char *csv, *html; /* --csv FILE: every table as CSV; --html FILE: the self-contained page */
     double threshold;      /* percent */
+    enum report_units units; /* --units us|ms|s|auto: the text and Markdown reports' time unit */
     char argline[2048];    /* the command line as given, for the JSON */
 };
 

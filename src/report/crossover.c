@@ -115,7 +115,7 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
         }
         snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
         fmt_us(st, sizeof st, r->step_us.v);
-        fmt_err(er, sizeof er, r->step_us);
+        fmt_err(er, sizeof er, NULL, r->step_us);
         const char *busy = r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a";
         const char *flr = r->floor_us > 0 ? fl : "n/a";
         if (markdown)

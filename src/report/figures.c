@@ -115,6 +115,23 @@ void profile_totals(struct profile *p)
     set_tok_s(p);
 }
 
+double profile_kinds_sum(const struct profile *p, bool head)
+{
+    double s = 0;
+    for (int k = 0; k < p->n_kinds; k++)
+        if (prof_kind_is_head(p->by_kind[k].kind) == head) s += p->by_kind[k].us.median;
+    return s;
+}
+
+double profile_tok_s_head(const struct profile *p)
+{
+    const struct gap_probe *g = &p->gap_probe;
+    if (p->device.has_timestamps && p->busy_us.n_reps && p->head_us.n_reps)
+        return safe_div(p->shape.cols * 1e6, p->busy_us.median + p->head_us.median);
+    if (g->ran && g->head) return safe_div(p->shape.cols * 1e6, g->head_wall1_us);
+    return 0;
+}
+
 static int cmp_kind_total(const void *a, const void *b)
 {
     const struct prof_kind *x = a, *y = b;
@@ -145,8 +162,11 @@ void profile_by_kind(struct profile *p)
     for (int k = 0; k < p->n_kinds; k++) {
         struct prof_kind *pk = &p->by_kind[k];
         pk->us = sum_dispatches(p, pk->kind, false, &pk->n);
-        double whole = prof_kind_is_head(pk->kind) ? p->head_us.median : p->busy_us.median;
-        pk->share = safe_div(pk->us.median, whole);
+    }
+    double layer_sum = profile_kinds_sum(p, false), head_sum = profile_kinds_sum(p, true);
+    for (int k = 0; k < p->n_kinds; k++) {
+        struct prof_kind *pk = &p->by_kind[k];
+        pk->share = safe_div(pk->us.median, prof_kind_is_head(pk->kind) ? head_sum : layer_sum);
         uint64_t read = pk->bytes + pk->kv_bytes;
         pk->gbps = read > 0 ? gbps_of((double)read, pk->us.median) : 0.0;
         pk->bw_share = safe_div(pk->gbps, p->device.copy_gbps);

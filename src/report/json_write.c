@@ -3,13 +3,14 @@
  * Every timing is {mean, median, min, p10, p90, mad, median_err, reps: [...]}. Field names are a
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
  * DESIGN.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[] {start_us, kv_bytes}, by_kind[]
- * {bytes, kv_bytes, bw_share, share_of}, gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
+ * {bytes, kv_bytes, bw_share, share_of (the sum the share is of: layer_kinds_sum or head_kinds_sum,
+ * the summed medians of that group's kinds)}, tok_s_head (tok/s counting the LM head that ran, 0:
+ * none), gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
  * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers (the walls' plan;
  * optional on read), chained (always null: chained dispatches, a bench/28-29 experiment, were
  * removed; files of that time may hold an object, read as ignored)}, lm_head (null when the head
  * was not probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
  * attribution (null unless --attribution). The reader needs only the DESIGN.md fields. */
-#include "profile.h"
 #include "profile.h"
 
 #include "outfile.h"
@@ -183,7 +184,7 @@ static cJSON *kind_json(const struct prof_kind *k)
     add_num(o, "n", k->n);
     cJSON_AddItemToObject(o, "us", timing_json(&k->us));
     add_num(o, "share", k->share);
-    cJSON_AddStringToObject(o, "share_of", prof_kind_is_head(k->kind) ? "head_us" : "busy_us");
+    cJSON_AddStringToObject(o, "share_of", prof_kind_is_head(k->kind) ? "head_kinds_sum" : "layer_kinds_sum");
     add_num(o, "gbps", k->gbps);
     add_num(o, "bw_share", k->bw_share);
     add_num(o, "bytes", (double)k->bytes);
@@ -234,6 +235,7 @@ static cJSON *profile_json(const struct profile *p)
     cJSON_AddItemToObject(root, "head_us", timing_json(&p->head_us));
     cJSON_AddItemToObject(root, "wall_us", timing_json(&p->wall_us));
     add_num(root, "tok_s", p->tok_s);
+    add_num(root, "tok_s_head", profile_tok_s_head(p)); /* with the LM head that ran (0: none) */
 
     cJSON *ds = cJSON_AddArrayToObject(root, "dispatches");
     for (int i = 0; i < p->n_dispatches; i++)

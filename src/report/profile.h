@@ -87,7 +87,8 @@ struct prof_kind {
     char kind[40];
     int n;            /* dispatches of this kind per step */
     struct timing us; /* per rep: sum of its dispatches' times in that rep */
-    double share;     /* of busy (layer kinds) or of the head's sum (kinds starting "head.") */
+    double share;     /* of the sum of its group's medians: the layer kinds' (so the layer kinds'
+                         shares add up to 100 %), or the head kinds' (kinds starting "head.") */
     double gbps;      /* (bytes + kv_bytes) / median time; 0 for kinds that read neither */
     double bw_share;  /* gbps / device copy_gbps (0 when either is unknown) */
     uint64_t bytes;   /* weight bytes all its dispatches read per step */
@@ -261,9 +262,16 @@ bool prof_kind_is_head(const char *kind);
 void profile_totals(struct profile *p);
 
 /* Groups dispatches by kind into p->by_kind (replacing any previous table): per-kind timing per
- * rep, share (head kinds: of the head's sum), GB/s, share of copy bandwidth; sorted by total time
- * descending. Also sets tok_s. */
+ * rep, share (of the layer kinds' summed medians; head kinds: of the head kinds'), GB/s, share of
+ * copy bandwidth; sorted by total time descending. Also sets tok_s. */
 void profile_by_kind(struct profile *p);
+/* The denominator of the by-kind shares: the sum of the medians of the layer kinds (head false) or
+ * of the head kinds (head true). Not GPU busy's median: a median of per-rep sums is not the sum of
+ * the per-kind medians, so shares of busy did not add up to 100 %. */
+double profile_kinds_sum(const struct profile *p, bool head);
+/* tok/s at this width counting the LM head that ran: cols·1e6 / (busy + head) medians, or from the
+ * gap probe's 1× wall with the head when there are no timestamps (0: unknown, or no head ran). */
+double profile_tok_s_head(const struct profile *p);
 
 /* The gap-probe arithmetic of DESIGN.md on timings (median both sides, errors from the reps);
  * sets g->ran and copies the probe's walls into g (freed by gap_probe_free / profile_free). */
@@ -294,8 +302,19 @@ const char *fmt_sig3(char *buf, size_t size, double v);
  * matrix products are the batch plan's. */
 const char *report_plan_line(char *buf, size_t size, const struct profile *p);
 
-/* Reports. The text keeps the seed's headings word for word. */
+/* --units: the time unit of the text and Markdown profile reports (JSON, CSV stay in µs). auto:
+ * µs for steps under 10 ms, ms under 10 s, else s (one unit for the whole report, so its columns
+ * compare). */
+enum report_units { UNITS_AUTO, UNITS_US, UNITS_MS, UNITS_S };
+/* "auto", "us", "ms", "s" (also "µs") into *u; false for anything else. */
+bool report_units_parse(const char *s, enum report_units *u);
+
+/* Reports. The text keeps the seed's headings word for word (in µs; another unit replaces "µs"
+ * and nothing else). Both start with the summary block (summary.c) after the header. report_text
+ * and report_markdown are the _in forms with UNITS_AUTO. */
 void report_text(FILE *out, const struct profile *p);
+void report_text_in(FILE *out, const struct profile *p, enum report_units u);
+void report_markdown_in(FILE *out, const struct profile *p, enum report_units u);
 /* Only the header (device, model, shard): a width list prints it once above its table. */
 void report_text_header(FILE *out, const struct profile *p);
 void report_markdown_header(FILE *out, const struct profile *p);

@@ -160,21 +160,65 @@ const char *fmt_us(char *buf, size_t size, double v)
 }
 
 /* "p10–p90 a–b, MAD m, n=N" */
-const char *fmt_spread(char *buf, size_t size, const struct timing *t)
+const char *fmt_spread(char *buf, size_t size, const struct unit *u, const struct timing *t)
 {
     char a[32], b[32], m[32];
-    snprintf(buf, size, "p10–p90 %s–%s, MAD %s, n=%d", fmt_us(a, sizeof a, t->p10),
-             fmt_us(b, sizeof b, t->p90), fmt_us(m, sizeof m, t->mad), t->n_reps);
+    snprintf(buf, size, "p10–p90 %s–%s, MAD %s, n=%d", fmt_t(a, sizeof a, u, t->p10, -1),
+             fmt_t(b, sizeof b, u, t->p90, -1), fmt_t(m, sizeof m, u, t->mad, -1), t->n_reps);
     return buf;
 }
 
 /* "± u" and ": within noise" for a derived figure. */
-const char *fmt_err(char *buf, size_t size, struct est x)
+const char *fmt_err(char *buf, size_t size, const struct unit *un, struct est x)
 {
     char u[32];
-    snprintf(buf, size, "± %-5s%s", fmt_us(u, sizeof u, x.u),
+    snprintf(buf, size, "± %-5s%s", fmt_t(u, sizeof u, un, x.u, -1),
              est_within_noise(x) ? " within noise" : "");
     return buf;
+}
+
+struct unit unit_of(enum report_units u, const struct profile *p)
+{
+    static const struct unit us = {1, "µs"}, ms = {1e3, "ms"}, s = {1e6, "s"};
+    if (u == UNITS_US) return us;
+    if (u == UNITS_MS) return ms;
+    if (u == UNITS_S) return s;
+    double step = p->device.has_timestamps && p->busy_us.n_reps ? p->busy_us.median + p->head_us.median
+                                                                 : p->wall_us.median;
+    return step < 1e4 ? us : step < 1e7 ? ms : s;
+}
+
+const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int dec)
+{
+    if (u && u->per_us != 1) return fmt_sig3(buf, size, us / u->per_us);
+    if (dec < 0) return fmt_us(buf, size, us);
+    snprintf(buf, size, "%.*f", dec, us);
+    return buf;
+}
+
+bool report_units_parse(const char *s, enum report_units *u)
+{
+    static const struct {
+        const char *name;
+        enum report_units u;
+    } names[] = {{"auto", UNITS_AUTO}, {"us", UNITS_US}, {"µs", UNITS_US}, {"ms", UNITS_MS}, {"s", UNITS_S}};
+    for (size_t i = 0; s && i < ARRAY_LEN(names); i++)
+        if (!strcmp(s, names[i].name)) {
+            *u = names[i].u;
+            return true;
+        }
+    return false;
+}
+
+bool shard_has_head(const struct profile *p)
+{
+    /* files without the model's layer count: whether a head dispatch is there */
+    return p->model.n_layers > 0 ? p->shard.b >= p->model.n_layers : has_head(p);
+}
+
+bool logits_ran(const struct profile *p)
+{
+    return p->shape.logits && shard_has_head(p);
 }
 
 /* The distinct kinds of the step's weight-reading dispatches (its matrix products), in step order:

@@ -10,12 +10,28 @@ double safe_div(double a, double b); /* a / b, 0 when b <= 0 */
 bool has_head(const struct profile *p); /* some dispatch is the LM head's */
 const char *bool_str(bool b);           /* "true" / "false" */
 
+/* The report's time unit (--units): a µs figure is divided by per_us and printed with name. */
+struct unit {
+    double per_us;    /* 1, 1e3 or 1e6 */
+    const char *name; /* "µs", "ms", "s" */
+};
+/* u resolved for p (auto: by the step's kernel time, or its wall without timestamps). */
+struct unit unit_of(enum report_units u, const struct profile *p);
+/* A time in unit u (NULL: µs): in µs exactly as printf "%.*f" with dec decimals (dec < 0: fmt_us),
+ * so a µs report reads as before; in ms and s three significant digits (fmt_sig3). */
+const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int dec);
+
+/* Whether the shard ends at the model's last layer (only there the LM head runs); and whether the
+ * step computed logits (asked for and on such a shard). */
+bool shard_has_head(const struct profile *p);
+bool logits_ran(const struct profile *p);
+
 /* µs with as many decimals as the size deserves ("828", "42.1", "4.26", "?" when not finite). */
 const char *fmt_us(char *buf, size_t size, double v);
-/* "p10–p90 a–b, MAD m, n=N" */
-const char *fmt_spread(char *buf, size_t size, const struct timing *t);
-/* "± u" and " within noise" for a derived figure. */
-const char *fmt_err(char *buf, size_t size, struct est x);
+/* "p10–p90 a–b, MAD m, n=N" in unit u (NULL: µs, as fmt_us) */
+const char *fmt_spread(char *buf, size_t size, const struct unit *u, const struct timing *t);
+/* "± u" and " within noise" for a derived figure, in unit un (NULL: µs). */
+const char *fmt_err(char *buf, size_t size, const struct unit *un, struct est x);
 /* "the measured spread says --reps N would decide", or "rerun with more --reps" (reps 0). */
 const char *fmt_reps_advice(char *buf, size_t size, int reps);
 
@@ -33,5 +49,13 @@ int *top_order(const struct profile *p);
 int n_top(const struct profile *p);
 bool top_mixes(const struct profile *p, const int *idx);
 double dispatch_share(const struct profile *p, const struct prof_dispatch *d);
+
+/* The summary block (summary.c): its lines without indent or bullet, at most SUMMARY_MAX_LINES. */
+#define SUMMARY_MAX_LINES 8
+struct summary {
+    char line[SUMMARY_MAX_LINES][384];
+    int n;
+};
+void summary_lines(const struct profile *p, const struct unit *u, struct summary *s);
 
 #endif
