@@ -20,8 +20,10 @@
 
 #include "engine.h"
 #include "input.h"
+#include "kernels.h"
 #include "model.h"
 #include "pipeline.h"
+#include "plan_rule.h"
 #include "profiler.h"
 #include "weights.h"
 
@@ -53,10 +55,12 @@ static int stages_check(const struct options *o, struct err *e)
 /* The request of one stage: the one main.c's request_of builds for a --layers run of the same
  * flags (keep the two alike), with the gap probe on: the stage's step is its 1× wall.
  * TODO(lead): share one builder with main.c's request_of. */
-static struct profile_request stage_request(const struct options *o)
+static struct profile_request stage_request(const struct options *o, const struct model_desc *d)
 {
     struct profile_request rq = profile_request_default();
-    rq.plan = o->plans[0];
+    /* auto resolved as main.c's plan_at does (an unresolved CLI_PLAN_AUTO profiled plan "?") */
+    rq.plan = o->plans[0] == CLI_PLAN_AUTO ? plan_rule_auto(o->cols, k_gemm_min_cols(d->dtype)) : o->plans[0];
+    rq.plan_auto = o->plans[0] == CLI_PLAN_AUTO;
     rq.cols = o->cols;
     rq.pos = o->pos;
     rq.slots = o->slots;
@@ -206,7 +210,7 @@ static int compare_files(const struct options *o, struct err *e)
 static int run_pipeline(struct gpu *g, const struct stages_model *m, const struct options *o, struct pipeline *pl,
                         FILE *out, struct err *e)
 {
-    struct profile_request rq = stage_request(o);
+    struct profile_request rq = stage_request(o, &m->d);
     double d2h = 0;
     int st = gpu_copy_bandwidth_d2h(g, 5, &d2h, e);
     if (st) return st;

@@ -35,7 +35,8 @@ const char *bool_str(bool b)
     return b ? "true" : "false";
 }
 
-/* "--reps N would decide" for an inconclusive figure (N from est_reps_to_resolve), or "more --reps". */
+/* "--reps N would decide" for an inconclusive figure (N from est_reps_to_resolve), or "more
+ * --reps". */
 const char *fmt_reps_advice(char *buf, size_t size, int reps)
 {
     if (reps > 0)
@@ -49,8 +50,11 @@ const char *fmt_reps_advice(char *buf, size_t size, int reps)
 const char *head_inconclusive(char *buf, size_t size, const struct gap_probe *g)
 {
     char adv[96];
-    snprintf(buf, size, "inconclusive at %d reps: the LM head figure is within noise, so no GB/s; %s", g->n_reps,
-             fmt_reps_advice(adv, sizeof adv, est_reps_to_resolve(g->lm_head, g->lm_head.v, g->n_reps, EST_NOISE_K)));
+    snprintf(
+        buf, size, "inconclusive at %d reps: the LM head figure is within noise, so no GB/s; %s",
+        g->n_reps,
+        fmt_reps_advice(adv, sizeof adv,
+                        est_reps_to_resolve(g->lm_head, g->lm_head.v, g->n_reps, EST_NOISE_K)));
     return buf;
 }
 
@@ -183,8 +187,9 @@ struct unit unit_of(enum report_units u, const struct profile *p)
     if (u == UNITS_US) return us;
     if (u == UNITS_MS) return ms;
     if (u == UNITS_S) return s;
-    double step = p->device.has_timestamps && p->busy_us.n_reps ? p->busy_us.median + p->head_us.median
-                                                                 : p->wall_us.median;
+    double step = p->device.has_timestamps && p->busy_us.n_reps
+                      ? p->busy_us.median + p->head_us.median
+                      : p->wall_us.median;
     return step < 1e4 ? us : step < 1e7 ? ms : s;
 }
 
@@ -201,7 +206,8 @@ bool report_units_parse(const char *s, enum report_units *u)
     static const struct {
         const char *name;
         enum report_units u;
-    } names[] = {{"auto", UNITS_AUTO}, {"us", UNITS_US}, {"µs", UNITS_US}, {"ms", UNITS_MS}, {"s", UNITS_S}};
+    } names[] = {
+        {"auto", UNITS_AUTO}, {"us", UNITS_US}, {"µs", UNITS_US}, {"ms", UNITS_MS}, {"s", UNITS_S}};
     for (size_t i = 0; s && i < ARRAY_LEN(names); i++)
         if (!strcmp(s, names[i].name)) {
             *u = names[i].u;
@@ -231,10 +237,11 @@ static const char *weight_kinds(char *buf, size_t size, const struct profile *p)
     for (int i = 0; i < p->n_dispatches; i++) {
         const struct prof_dispatch *d = &p->dispatches[i];
         bool seen = false;
-        for (int j = 0; j < i && !seen; j++) seen = p->dispatches[j].bytes && !strcmp(p->dispatches[j].kind, d->kind);
+        for (int j = 0; j < i && !seen; j++)
+            seen = p->dispatches[j].bytes && !strcmp(p->dispatches[j].kind, d->kind);
         if (!d->bytes || seen || used >= size) continue;
-        int w = n == 6 ? snprintf(buf + used, size - used, ", ...") :
-                         snprintf(buf + used, size - used, "%s%s", n ? ", " : "", d->kind);
+        int w = n == 6 ? snprintf(buf + used, size - used, ", ...")
+                       : snprintf(buf + used, size - used, "%s%s", n ? ", " : "", d->kind);
         if (w < 0) break;
         used += (size_t)w;
         if (n++ == 6) break;
@@ -251,20 +258,26 @@ const char *report_plan_line(char *buf, size_t size, const struct profile *p)
     int n = snprintf(buf, size, "plan %s%s", s->plan_auto ? "auto -> " : "", s->plan);
     if (n < 0 || (size_t)n >= size) return buf;
     if (s->plan_auto && s->gemm_min_cols > 0)
-        n += snprintf(buf + n, size - (size_t)n, " (the plan a serving engine runs at %d cols: wide from %d)", s->cols,
+        n += snprintf(buf + n, size - (size_t)n,
+                      " (the plan a serving engine runs at %d cols: wide from %d)", s->cols,
                       s->gemm_min_cols);
     else if (as_batch)
-        n += snprintf(buf + n, size - (size_t)n, " (below %d cols its matrix products run the batch plan's kernels)",
+        n += snprintf(buf + n, size - (size_t)n,
+                      " (below %d cols its matrix products run the batch plan's kernels)",
                       s->gemm_min_cols);
-    if (n > 0 && (size_t)n < size && k[0]) snprintf(buf + n, size - (size_t)n, "; kernels reading weights: %s", k);
+    if (n > 0 && (size_t)n < size && k[0])
+        snprintf(buf + n, size - (size_t)n, "; kernels reading weights: %s", k);
     return buf;
 }
 
 /* The gap probe's plan in words (text and markdown): its dispatches and dependent stages. */
 const char *plan_sentence(char *buf, size_t n, const struct gap_probe *g)
 {
-    snprintf(buf, n, "the plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data flows: each "
-                     "stage waits for the one before", g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
+    snprintf(buf, n,
+             "the plan: %d dispatch%s in %d stage%s, a barrier after each stage, only where data "
+             "flows: each "
+             "stage waits for the one before",
+             g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
              g->barriers == 1 ? "" : "s");
     return buf;
 }

@@ -6,7 +6,7 @@
 
 #include "profile.h"
 
-double safe_div(double a, double b); /* a / b, 0 when b <= 0 */
+double safe_div(double a, double b);    /* a / b, 0 when b <= 0 */
 bool has_head(const struct profile *p); /* some dispatch is the LM head's */
 const char *bool_str(bool b);           /* "true" / "false" */
 

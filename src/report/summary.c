@@ -46,11 +46,14 @@ static void line_step(const struct profile *p, const struct unit *u, struct summ
     if (timestamped(p)) {
         char head[96] = "";
         if (p->head_us.n_reps)
-            snprintf(head, sizeof head, " + LM head %s %s", fmt_t(b, sizeof b, u, p->head_us.median, -1), u->name);
-        add(s, "step: GPU busy %s %s%s (kernel time, medians; busy %s)", fmt_t(a, sizeof a, u, p->busy_us.median, -1),
-            u->name, head, fmt_spread(sp, sizeof sp, u, &p->busy_us));
+            snprintf(head, sizeof head, " + LM head %s %s",
+                     fmt_t(b, sizeof b, u, p->head_us.median, -1), u->name);
+        add(s, "step: GPU busy %s %s%s (kernel time, medians; busy %s)",
+            fmt_t(a, sizeof a, u, p->busy_us.median, -1), u->name, head,
+            fmt_spread(sp, sizeof sp, u, &p->busy_us));
     } else {
-        add(s, "step: wall %s %s (median, no timestamps; %s)", fmt_t(a, sizeof a, u, p->wall_us.median, -1), u->name,
+        add(s, "step: wall %s %s (median, no timestamps; %s)",
+            fmt_t(a, sizeof a, u, p->wall_us.median, -1), u->name,
             fmt_spread(sp, sizeof sp, u, &p->wall_us));
     }
 }
@@ -59,7 +62,8 @@ static void line_tok_s(const struct profile *p, struct summary *s)
 {
     double with = profile_tok_s_head(p);
     if (with > 0)
-        add(s, "tok/s at %d cols: %.1f without the LM head, %.1f with it", p->shape.cols, p->tok_s, with);
+        add(s, "tok/s at %d cols: %.1f without the LM head, %.1f with it", p->shape.cols, p->tok_s,
+            with);
     else
         add(s, "tok/s at %d cols: %.1f (no LM head in this step)", p->shape.cols, p->tok_s);
 }
@@ -74,10 +78,14 @@ static void line_bound(const struct profile *p, const struct unit *u, struct sum
         return;
     }
     double x = safe_div(step_us(p), p->floor_us);
-    add(s, "bound: %.2f × the weight-bytes floor (%s %s = %s MB ÷ %s GB/s copy bandwidth): weights read at %.0f %% "
-           "of copy bandwidth; no tensor roof measured, so a compute-bound step shows only as a high ×",
-        x, fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name, fmt_sig3(mb, sizeof mb, p->floor_bytes / 1e6),
-        fmt_sig3(bw, sizeof bw, p->device.copy_gbps), 100.0 * safe_div(1.0, x));
+    add(s,
+        "bound: %.2f × the weight-bytes floor (%s %s = %s MB ÷ %s GB/s copy bandwidth): weights "
+        "read at %.0f %% "
+        "of copy bandwidth; no tensor roof measured, so a compute-bound step shows only as a high "
+        "×",
+        x, fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name,
+        fmt_sig3(mb, sizeof mb, p->floor_bytes / 1e6), fmt_sig3(bw, sizeof bw, p->device.copy_gbps),
+        100.0 * safe_div(1.0, x));
 }
 
 static void line_top_kinds(const struct profile *p, struct summary *s)
@@ -89,7 +97,8 @@ static void line_top_kinds(const struct profile *p, struct summary *s)
     for (int k = 0; k < p->n_kinds && n < SUMMARY_TOP_KINDS; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         if (prof_kind_is_head(pk->kind)) continue;
-        int w = snprintf(buf + used, sizeof buf - used, "%s%s %.1f %%", n ? ", " : "", pk->kind, 100.0 * pk->share);
+        int w = snprintf(buf + used, sizeof buf - used, "%s%s %.1f %%", n ? ", " : "", pk->kind,
+                         100.0 * pk->share);
         if (w < 0 || (size_t)w >= sizeof buf - used) break;
         used += (size_t)w;
         n++;
@@ -97,28 +106,36 @@ static void line_top_kinds(const struct profile *p, struct summary *s)
     if (n) add(s, "top kinds (shares of the layer kinds' sum): %s", buf);
 }
 
-/* The gap probe's action: fusion, with the dead time as its ceiling, only on a verdict beyond noise. */
+/* The gap probe's action: fusion, with the dead time as its ceiling, only on a verdict beyond
+ * noise. */
 static bool action_gaps(const struct profile *p, const struct unit *u, struct summary *s)
 {
     const struct gap_probe *g = &p->gap_probe;
     char a[32], m[32];
     if (!g->ran) return false;
     if (g->verdict == VERDICT_PER_DISPATCH) {
-        add(s, "action: dead time between dispatches %s %s = %.0f %% of the pass (%s %s): fusing dispatches "
-               "reclaims at most that",
+        add(s,
+            "action: dead time between dispatches %s %s = %.0f %% of the pass (%s %s): fusing "
+            "dispatches "
+            "reclaims at most that",
             fmt_t(a, sizeof a, u, g->gaps_us, -1), u->name, 100.0 * g->gaps_share,
             fmt_t(m, sizeof m, u, g->marginal_us, -1), u->name);
         return true;
     }
     if (g->verdict == VERDICT_SUBMIT_POLL) {
-        add(s, "no action: dead time between dispatches %s %s = %.0f %% of the pass is below the 25 %% line: "
-               "fusion buys little",
+        add(s,
+            "no action: dead time between dispatches %s %s = %.0f %% of the pass is below the 25 "
+            "%% line: "
+            "fusion buys little",
             fmt_t(a, sizeof a, u, g->gaps_us, -1), u->name, 100.0 * g->gaps_share);
         return true;
     }
     if (g->verdict == VERDICT_INCONCLUSIVE) {
-        add(s, "no advice on fusion: the gap probe is inconclusive at %d reps (its VERDICT says which --reps "
-               "would decide)", g->n_reps);
+        add(s,
+            "no advice on fusion: the gap probe is inconclusive at %d reps (its VERDICT says which "
+            "--reps "
+            "would decide)",
+            g->n_reps);
         return true;
     }
     return false;
@@ -136,7 +153,8 @@ static bool action_bandwidth(const struct profile *p, const struct unit *u, stru
         const struct prof_kind *pk = &p->by_kind[k];
         double bytes = (double)(pk->bytes + pk->kv_bytes);
         if (bytes <= 0) continue;
-        struct est gain = est_sub(est_median(&pk->us), est_exact(bytes / (p->device.copy_gbps * 1e3)));
+        struct est gain =
+            est_sub(est_median(&pk->us), est_exact(bytes / (p->device.copy_gbps * 1e3)));
         if (gain.v <= 0 || est_within_noise(gain)) continue;
         if (!best || gain.v > best_gain.v) {
             best = pk;
@@ -145,7 +163,9 @@ static bool action_bandwidth(const struct profile *p, const struct unit *u, stru
     }
     if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * step_us(p)) return false;
     char a[32], b[32], c[32];
-    add(s, "action: %s at %.0f %% of copy bandwidth: at most %s %s to gain (%s %s now, %s %s at copy bandwidth)",
+    add(s,
+        "action: %s at %.0f %% of copy bandwidth: at most %s %s to gain (%s %s now, %s %s at copy "
+        "bandwidth)",
         best->kind, 100.0 * best->bw_share, fmt_t(a, sizeof a, u, best_gain.v, -1), u->name,
         fmt_t(b, sizeof b, u, best->us.median, -1), u->name,
         fmt_t(c, sizeof c, u, best->us.median - best_gain.v, -1), u->name);
