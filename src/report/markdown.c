@@ -168,6 +168,8 @@ static void md_tables(FILE *out, const struct profile *p, const struct unit *u)
     if (top_mixes(p, idx))
         fprintf(out, "Mixed denominators: `head.*` dispatches are shares of the LM head's sum, the "
                      "others of GPU busy.\n\n");
+    else
+        fprintf(out, "Shares of GPU busy's median.\n\n");
     fprintf(out, "| step | layer | op | kind | gx | gy | gz | %s | share | p10–p90 %s |\n", u->name, u->name);
     fprintf(out, "|---:|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
     for (int t = 0; t < n_top(p); t++) {

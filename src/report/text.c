@@ -236,6 +236,10 @@ static void text_top(FILE *out, const struct profile *p, const struct unit *u)
         fprintf(out, "  (mixed denominators: head.* dispatches are shares of the LM head's sum, "
                      "the others of "
                      "GPU busy)\n");
+    else
+        fprintf(out, "  (shares of %s)\n", n_top(p) && prof_kind_is_head(p->dispatches[idx[0]].kind)
+                                                  ? "the LM head's sum"
+                                                  : "GPU busy's median");
     for (int t = 0; t < n_top(p); t++) {
         const struct prof_dispatch *d = &p->dispatches[idx[t]];
         char a[32], b[32], m[32];
