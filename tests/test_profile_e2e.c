@@ -47,7 +47,7 @@ static void case_decode(void)
              a_json, t_json);
     T_CHECK(run(args) == 0, "profile run");
     const char *sections[] = {"lfm2-profile-stage", "device:", "timestamps", "-- summary --", "tok/s at 4 cols: ",
-                              "with it\n", "× the weight-bytes floor", "-- head kernels", "== batch step profile: 4 cols, pos 8, layers 0:6",
+                              "with it (from kernel time)\n", "× the weight-bytes floor", "-- head kernels", "== batch step profile: 4 cols, pos 8, layers 0:6",
                               "GPU busy", "µs/step", "tok/s/stage", "+ LM head", "-- gap probe", "wall 1×", "wall 2×",
                               "marginal pass", "kernel-time sum", "inter-dispatch", "fixed submit+poll", "VERDICT",
                               "timestamps add", "-- LM head (vocab 1000) --", "-- by kernel --",

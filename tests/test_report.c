@@ -924,7 +924,7 @@ static void test_summary(struct profile *p)
     T_CHECK(sum && busy && strstr(txt, "\nmodel: ") < sum && sum < busy, "summary between header and busy line\n%s", txt);
     char want[256];
     double kernels = p->busy_us.median + p->head_us.median;
-    snprintf(want, sizeof want, "  tok/s at 4 cols: %.1f without the LM head, %.1f with it\n", p->tok_s, 4e6 / kernels);
+    snprintf(want, sizeof want, "  tok/s at 4 cols: %.1f without the LM head, %.1f with it (from kernel time)\n", p->tok_s, 4e6 / kernels);
     T_CHECK(strstr(txt, want), "tok/s line '%s'\n%s", want, txt);
     T_CHECK(NEAR(profile_tok_s_head(p), 4e6 / kernels), "tok_s_head %g", profile_tok_s_head(p));
     snprintf(want, sizeof want, "  bound: %.2f × the weight-bytes floor (", kernels / p->floor_us);
@@ -969,6 +969,18 @@ static void test_summary_noise(void)
     q.gap_probe.ran = false;
     txt = render(report_text, &q);
     T_CHECK(strstr(txt, "  actions: none the figures support beyond noise (--gap-probe"), "no advice at all\n%s", txt);
+    free(txt);
+    /* no timestamps: no per-kind shares to quote, tok/s from the probe's walls (without the head: 1× wall) */
+    q.gap_probe.ran = true;
+    q.device.has_timestamps = false;
+    q.floor_bytes = profile_floor_bytes(&q);
+    q.floor_us = q.floor_bytes / (q.device.copy_gbps * 1e3);
+    txt = render(report_text, &q);
+    char want[160];
+    snprintf(want, sizeof want, "  tok/s at 4 cols: %.1f without the LM head, %.1f with it (from the gap probe's 1× walls)",
+             4e6 / q.gap_probe.wall1_us, 4e6 / q.gap_probe.head_wall1_us);
+    T_CHECK(strstr(txt, want) && !strstr(txt, "top kinds") && strstr(txt, "(the 1× wall, head included: "),
+            "no timestamps: '%s'\n%s", want, txt);
     free(txt);
     profile_free(&q);
 }

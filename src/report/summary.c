@@ -58,14 +58,35 @@ static void line_step(const struct profile *p, const struct unit *u, struct summ
     }
 }
 
+/* What step_us measured, for the lines that use it. */
+static const char *step_what(const struct profile *p)
+{
+    if (timestamped(p)) return p->head_us.n_reps ? "kernel time, head included" : "kernel time";
+    if (p->gap_probe.ran) return p->gap_probe.head ? "the 1× wall, head included" : "the 1× wall";
+    return "the profiled wall";
+}
+
+/* Without the head: from busy, or from the probe's 1× wall without timestamps; with it: from busy +
+ * head, or the probe's 1× wall with the head. The profiled wall alone holds the head inseparably.
+ */
 static void line_tok_s(const struct profile *p, struct summary *s)
 {
-    double with = profile_tok_s_head(p);
+    const struct gap_probe *g = &p->gap_probe;
+    double with = profile_tok_s_head(p), without = p->tok_s;
+    const char *from = timestamped(p) ? "kernel time" : "the gap probe's 1× walls";
+    if (!timestamped(p) && g->ran) {
+        without = safe_div(p->shape.cols * 1e6, g->wall1_us);
+    } else if (!timestamped(p)) {
+        add(s, "tok/s at %d cols: %.1f (from the profiled wall%s)", p->shape.cols, p->tok_s,
+            has_head(p) ? ", LM head included: no timestamps to take it out" : "");
+        return;
+    }
     if (with > 0)
-        add(s, "tok/s at %d cols: %.1f without the LM head, %.1f with it", p->shape.cols, p->tok_s,
-            with);
+        add(s, "tok/s at %d cols: %.1f without the LM head, %.1f with it (from %s)", p->shape.cols,
+            without, with, from);
     else
-        add(s, "tok/s at %d cols: %.1f (no LM head in this step)", p->shape.cols, p->tok_s);
+        add(s, "tok/s at %d cols: %.1f (no LM head in this step; from %s)", p->shape.cols, without,
+            from);
 }
 
 /* × the weight-bytes floor; the tensor roof is not measured, so compute-bound products show only as
@@ -74,22 +95,23 @@ static void line_bound(const struct profile *p, const struct unit *u, struct sum
 {
     char fl[32], mb[32], bw[32];
     if (p->floor_us <= 0) {
-        add(s, "bound: copy bandwidth not measured, no weight-bytes floor");
+        add(s, "bound: no weight-bytes floor (%s)",
+            p->device.copy_gbps > 0 ? "no weight bytes recorded" : "copy bandwidth not measured");
         return;
     }
     double x = safe_div(step_us(p), p->floor_us);
     add(s,
-        "bound: %.2f × the weight-bytes floor (%s %s = %s MB ÷ %s GB/s copy bandwidth): weights "
-        "read at %.0f %% "
-        "of copy bandwidth; no tensor roof measured, so a compute-bound step shows only as a high "
-        "×",
-        x, fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name,
+        "bound: %.2f × the weight-bytes floor (%s: %s %s = %s MB ÷ %s GB/s copy bandwidth): "
+        "weights read at %.0f %% of copy bandwidth; no tensor roof measured, so a compute-bound "
+        "step shows only as a high ×",
+        x, step_what(p), fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name,
         fmt_sig3(mb, sizeof mb, p->floor_bytes / 1e6), fmt_sig3(bw, sizeof bw, p->device.copy_gbps),
         100.0 * safe_div(1.0, x));
 }
 
 static void line_top_kinds(const struct profile *p, struct summary *s)
 {
+    if (!timestamped(p)) return; /* no per-kind times */
     char buf[320];
     size_t used = 0;
     int n = 0;
