@@ -232,6 +232,21 @@ static void test_crossover(void)
     fclose(f);
     T_CHECK(strstr(buf, "| 64 | wide | 1000 |") && strstr(buf, "|---:|"), "crossover markdown\n%s", buf);
     free(buf);
+    /* --units: auto by the slowest step (4000 µs: µs), ms on demand */
+    f = open_memstream(&buf, &len);
+    report_crossover_in(f, rows, 4, false, UNITS_AUTO);
+    report_crossover_in(f, rows, 4, true, UNITS_MS);
+    fclose(f);
+    T_CHECK(strstr(buf, "    step µs ") && strstr(buf, "| width | plan | step ms | ± | busy ms |") &&
+                strstr(buf, "| 64 | wide | 1.00 | ± 0.0100 "),
+            "crossover units\n%s", buf);
+    free(buf);
+    rows[2].step_us.v = 4e4; /* auto at a 40 ms step: ms */
+    f = open_memstream(&buf, &len);
+    report_crossover_in(f, rows, 4, false, UNITS_AUTO);
+    fclose(f);
+    T_CHECK(strstr(buf, "    step ms ") && strstr(buf, "    40.0 "), "crossover auto ms\n%s", buf);
+    free(buf);
 }
 
 /* Rows of one width whose plans ran the same kernels are marked, and no winner is named between

@@ -211,7 +211,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             profile_free(&p);
         }
     *n_rows = n;
-    report_crossover(stdout, rows, n, o->markdown);
+    report_crossover_in(stdout, rows, n, o->markdown, o->units);
     if (n_ok == 0 && first_st) {
         *e = first;
         return first_st;

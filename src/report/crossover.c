@@ -89,16 +89,30 @@ void crossover_same_kernels(const struct crossover_row *rows, int i, char *buf, 
 
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown)
 {
+    report_crossover_in(out, rows, n, markdown, UNITS_US);
+}
+
+void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, bool markdown,
+                         enum report_units units)
+{
+    double slowest = 0; /* auto: one unit for the table, by its slowest step */
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok) slowest = MAX(slowest, rows[i].step_us.v);
+    struct unit un = unit_for(units, slowest);
+    const struct unit *u = &un;
+    char hs[32], hb[32];
+    snprintf(hs, sizeof hs, "step %s", u->name);
+    snprintf(hb, sizeof hb, "busy %s", u->name);
     if (markdown)
-        fprintf(out, "### plan crossover\n\n| width | plan | step µs | ± | busy µs | tok/s | × "
+        fprintf(out, "### plan crossover\n\n| width | plan | %s | ± | %s | tok/s | × "
                      "floor | faster | kernels |\n"
-                     "|---:|---|---:|---|---:|---:|---:|---|---|\n");
+                     "|---:|---|---:|---|---:|---:|---:|---|---|\n", hs, hb);
     else
         fprintf(out,
                 "-- plan crossover (step: gap probe's 1× wall, no timestamps, median ± its standard error; "
                 "busy: kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
                 "  %5s  %-13s %10s %-18s %10s %12s %8s  %s\n",
-                "width", "plan", "step µs", "±", "busy µs", "tok/s", "× floor", "faster plan");
+                "width", "plan", hs, "±", hb, "tok/s", "× floor", "faster plan");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
         char faster[96], st[32], er[64], bz[32], fl[32], same[64];
@@ -114,9 +128,9 @@ void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool m
             continue;
         }
         snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
-        fmt_us(st, sizeof st, r->step_us.v);
-        fmt_err(er, sizeof er, NULL, r->step_us);
-        const char *busy = r->busy_us > 0 ? fmt_us(bz, sizeof bz, r->busy_us) : "n/a";
+        fmt_t(st, sizeof st, u, r->step_us.v, -1);
+        fmt_err(er, sizeof er, u, r->step_us);
+        const char *busy = r->busy_us > 0 ? fmt_t(bz, sizeof bz, u, r->busy_us, -1) : "n/a";
         const char *flr = r->floor_us > 0 ? fl : "n/a";
         if (markdown)
             fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r->cols, r->plan, st, er,

@@ -420,6 +420,9 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p);
 /* The summary table: width, plan, step, busy, tok/s, × floor, and per width the faster plan
  * (or "within noise" when the two steps are). */
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown);
+/* The same in a --units unit (report_crossover: µs; auto: by the table's slowest step). */
+void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, bool markdown,
+                         enum report_units units);
 
 /* --csv (export.c says the layout): each table appended to out (a memory stream: ftell says whether
  * a blank line must separate it from the one before). */

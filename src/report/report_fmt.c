@@ -181,16 +181,19 @@ const char *fmt_err(char *buf, size_t size, const struct unit *un, struct est x)
     return buf;
 }
 
-struct unit unit_of(enum report_units u, const struct profile *p)
+struct unit unit_for(enum report_units u, double step_us)
 {
     static const struct unit us = {1, "µs"}, ms = {1e3, "ms"}, s = {1e6, "s"};
     if (u == UNITS_US) return us;
     if (u == UNITS_MS) return ms;
     if (u == UNITS_S) return s;
-    double step = p->device.has_timestamps && p->busy_us.n_reps
-                      ? p->busy_us.median + p->head_us.median
-                      : p->wall_us.median;
-    return step < 1e4 ? us : step < 1e7 ? ms : s;
+    return step_us < 1e4 ? us : step_us < 1e7 ? ms : s;
+}
+
+struct unit unit_of(enum report_units u, const struct profile *p)
+{
+    bool ts = p->device.has_timestamps && p->busy_us.n_reps;
+    return unit_for(u, ts ? p->busy_us.median + p->head_us.median : p->wall_us.median);
 }
 
 const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int dec)

@@ -15,7 +15,9 @@ struct unit {
     double per_us;    /* 1, 1e3 or 1e6 */
     const char *name; /* "µs", "ms", "s" */
 };
-/* u resolved for p (auto: by the step's kernel time, or its wall without timestamps). */
+/* u resolved for a step of step_us (auto: µs under 10 ms, ms under 10 s, else s), and for p (its
+ * kernel time, or its wall without timestamps). */
+struct unit unit_for(enum report_units u, double step_us);
 struct unit unit_of(enum report_units u, const struct profile *p);
 /* A time in unit u (NULL: µs): in µs exactly as printf "%.*f" with dec decimals (dec < 0: fmt_us),
  * so a µs report reads as before; in ms and s three significant digits (fmt_sig3). */
