@@ -335,6 +335,15 @@ cli_test(cli_no_guess_far_flag cli 2 "unknown argument --bogus (see --help)" --m
 cli_test(cli_model_text_file cli 2 "not a safetensors file: header length" --model ${CMAKE_SOURCE_DIR}/CMakeLists.txt --full)
 cli_test(cli_model_text_file_expected cli 2 "expected a checkpoint folder, .safetensors, .gguf or a built-in name" --model ${CMAKE_SOURCE_DIR}/CMakeLists.txt --full)
 cli_test(cli_plans_names_auto cli 2 "expected plan names auto, batch, wide, spec" --model ${LT} --full --plans fast)
+# --units: a bad or missing unit is exit 2 naming the flag; ms replaces µs and nothing else; --logits on a
+# shard without the head says so on stderr and in the header
+cli_test(cli_units_bad cli 2 "--units xs: expected us, ms, s or auto" --model ${LT} --full --units xs)
+cli_test(cli_units_missing cli 2 "--units (missing): expected us, ms, s or auto" --model ${LT} --full --units)
+cli_test(cli_units_typo cli 2 "did you mean --units?" --model ${LT} --full --unit ms)
+add_test(NAME cli_units_ms COMMAND sh -c "out=$($0 --model ${LT} --full --cols 2 --pos 2 --reps 2 --units ms 2>&1) || exit 1; echo \"$out\"; \
+  echo \"$out\" | grep -q ' ms/step' && echo \"$out\" | grep -q '^-- summary --' && ! echo \"$out\" | grep -q 'µs/step'" ${BIN})
+set_tests_properties(cli_units_ms PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+cli_test(cli_logits_no_head_profile cli-gpu 0 "note: --logits: layers 0:2 end before the model's last layer (6): this shard has no LM head" --model ${LT} --layers 0:2 --cols 2 --pos 2 --reps 1 --logits)
 cli_test(cli_csv_html_same cli 2 "--csv x.out and --html x.out name the same file" --model ${LT} --full --csv x.out --html x.out)
 cli_test(cli_csv_golden cli 2 "--golden and --csv" --model ${LT} --full --golden ${LT}/golden.safetensors --csv x.csv)
 # plan auto: the plan a serving engine runs at that width and weight type (select.h sel_plan_auto)

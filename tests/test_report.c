@@ -232,6 +232,21 @@ static void test_crossover(void)
     fclose(f);
     T_CHECK(strstr(buf, "| 64 | wide | 1000 |") && strstr(buf, "|---:|"), "crossover markdown\n%s", buf);
     free(buf);
+    /* --units: auto by the slowest step (4000 µs: µs), ms on demand */
+    f = open_memstream(&buf, &len);
+    report_crossover_in(f, rows, 4, false, UNITS_AUTO);
+    report_crossover_in(f, rows, 4, true, UNITS_MS);
+    fclose(f);
+    T_CHECK(strstr(buf, "    step µs ") && strstr(buf, "| width | plan | step ms | ± | busy ms |") &&
+                strstr(buf, "| 64 | wide | 1.00 | ± 0.0100 "),
+            "crossover units\n%s", buf);
+    free(buf);
+    rows[2].step_us.v = 4e4; /* auto at a 40 ms step: ms */
+    f = open_memstream(&buf, &len);
+    report_crossover_in(f, rows, 4, false, UNITS_AUTO);
+    fclose(f);
+    T_CHECK(strstr(buf, "    step ms ") && strstr(buf, "    40.0 "), "crossover auto ms\n%s", buf);
+    free(buf);
 }
 
 /* Rows of one width whose plans ran the same kernels are marked, and no winner is named between
@@ -472,8 +487,12 @@ static void test_totals_and_kinds(const struct profile *p)
         T_CHECK(pk->us.n_reps == 5 && NEAR(pk->us.reps[0], rep0), "%s rep0 %g want %g", pk->kind,
                 pk->us.reps[0], rep0);
         bool head = strncmp(pk->kind, "head.", 5) == 0;
-        double whole = head ? p->head_us.median : p->busy_us.median;
+        double whole = 0; /* the stated denominator: the sum of its set's medians */
+        for (int j = 0; j < p->n_kinds; j++)
+            if ((strncmp(p->by_kind[j].kind, "head.", 5) == 0) == head) whole += p->by_kind[j].us.median;
         T_CHECK(NEAR(pk->share, pk->us.median / whole), "%s share %g", pk->kind, pk->share);
+        T_CHECK(NEAR(whole, profile_kinds_sum(p, head)), "%s: profile_kinds_sum %g want %g", pk->kind,
+                profile_kinds_sum(p, head), whole);
         *(head ? &head_share : &layer_share) += pk->share;
         double gbps = bytes ? bytes / (pk->us.median * 1e-6) / 1e9 : 0.0;
         T_CHECK(NEAR(pk->gbps, gbps), "%s gbps %g want %g", pk->kind, pk->gbps, gbps);
@@ -481,8 +500,9 @@ static void test_totals_and_kinds(const struct profile *p)
                 pk->bw_share);
         if (k > 0) T_CHECK(p->by_kind[k - 1].us.median >= pk->us.median, "sorted at %d", k);
     }
-    /* shares of medians: the kinds' medians need not add up to the median of their sum */
-    T_CHECK(fabs(layer_share - 1.0) < 0.02 && fabs(head_share - 1.0) < 0.02, "shares sum %g %g", layer_share,
+    /* shares of the summed medians add up to 100 % in each set (shares of busy's median did not: a
+     * median of per-rep sums is not the sum of the medians) */
+    T_CHECK(fabs(layer_share - 1.0) < 1e-9 && fabs(head_share - 1.0) < 1e-9, "shares sum %.12g %.12g", layer_share,
             head_share);
     T_CHECK(strcmp(p->by_kind[0].kind, "matmul.bf16") == 0, "largest kind %s", p->by_kind[0].kind);
 }
@@ -937,6 +957,183 @@ static void test_tune(struct profile *p, const char *dir)
     p->tune[0] = 0;
 }
 
+/* ------------------------------------------------------------------------------------------------
+ * The summary block, --units, the head's own block, logits on a shard without the head */
+
+static char *render_in(bool md, const struct profile *p, enum report_units u)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    (md ? report_markdown_in : report_text_in)(f, p, u);
+    fclose(f);
+    return buf;
+}
+
+/* The block sits after the header, before the busy line, and states the figures right. */
+static void test_summary(struct profile *p)
+{
+    uint64_t fb = p->floor_bytes;
+    double fu = p->floor_us;
+    p->floor_bytes = profile_floor_bytes(p);
+    p->floor_us = p->floor_bytes / (p->device.copy_gbps * 1e3);
+    char *txt = render(report_text, p);
+    const char *sum = strstr(txt, "-- summary --"), *busy = strstr(txt, "== batch step profile");
+    T_CHECK(sum && busy && strstr(txt, "\nmodel: ") < sum && sum < busy, "summary between header and busy line\n%s", txt);
+    char want[256];
+    double kernels = p->busy_us.median + p->head_us.median;
+    snprintf(want, sizeof want, "  tok/s at 4 cols: %.1f without the LM head, %.1f with it (from kernel time)\n", p->tok_s, 4e6 / kernels);
+    T_CHECK(strstr(txt, want), "tok/s line '%s'\n%s", want, txt);
+    T_CHECK(NEAR(profile_tok_s_head(p), 4e6 / kernels), "tok_s_head %g", profile_tok_s_head(p));
+    snprintf(want, sizeof want, "  bound: %.2f × the weight-bytes floor (", kernels / p->floor_us);
+    T_CHECK(strstr(txt, want), "bound line '%s'\n%s", want, txt);
+    snprintf(want, sizeof want, "  top kinds (shares of the layer kinds' sum): %s %.1f %%", p->by_kind[0].kind,
+             100 * p->by_kind[0].share);
+    T_CHECK(strstr(txt, want), "top kinds '%s'\n%s", want, txt);
+    T_CHECK(strstr(txt, "  action: dead time between dispatches ") && strstr(txt, "fusing dispatches reclaims at most that"),
+            "per-dispatch verdict: the fusion action\n%s", txt);
+    /* the bandwidth action: the kind furthest in time from the copy bandwidth, ceiling time − bytes ÷ bandwidth */
+    const struct prof_kind *mm = &p->by_kind[0];
+    double gain = mm->us.median - (double)mm->bytes / (p->device.copy_gbps * 1e3);
+    T_CHECK(gain >= 100, "synthetic matmul gain %g", gain);
+    snprintf(want, sizeof want, "  action: matmul.bf16 at %.0f %% of copy bandwidth: at most %.0f µs to gain", 100 * mm->bw_share,
+             gain);
+    T_CHECK(strstr(txt, want), "bandwidth action '%s'\n%s", want, txt);
+    free(txt);
+    char *md = render(report_markdown, p);
+    const char *ms = strstr(md, "### summary\n\n- step: GPU busy ");
+    T_CHECK(ms && strstr(md, "| command |") < ms && (!strstr(md, "### gap probe") || ms < strstr(md, "### gap probe")),
+            "markdown summary after the header table\n%s", md);
+    free(md);
+    p->floor_bytes = fb;
+    p->floor_us = fu;
+}
+
+/* Advice only from figures beyond noise: one rep (every error unknown) names no kind; an inconclusive
+ * gap probe gives no fusion advice. */
+static void test_summary_noise(void)
+{
+    struct profile q;
+    synth_profile(&q, 77, 1);
+    char *txt = render(report_text, &q);
+    T_CHECK(strstr(txt, "-- summary --") && !strstr(txt, "of copy bandwidth: at most"),
+            "one rep: no bandwidth action\n%s", txt);
+    free(txt);
+    q.gap_probe.verdict = VERDICT_INCONCLUSIVE;
+    txt = render(report_text, &q);
+    T_CHECK(!strstr(txt, "action: dead time") && strstr(txt, "  no advice on fusion: the gap probe is inconclusive"),
+            "inconclusive: no fusion advice\n%s", txt);
+    free(txt);
+    q.gap_probe.ran = false;
+    txt = render(report_text, &q);
+    T_CHECK(strstr(txt, "  actions: none the figures support beyond noise (--gap-probe"), "no advice at all\n%s", txt);
+    free(txt);
+    /* no timestamps: no per-kind shares to quote, tok/s from the probe's walls (without the head: 1× wall) */
+    q.gap_probe.ran = true;
+    q.device.has_timestamps = false;
+    q.floor_bytes = profile_floor_bytes(&q);
+    q.floor_us = q.floor_bytes / (q.device.copy_gbps * 1e3);
+    txt = render(report_text, &q);
+    char want[160];
+    snprintf(want, sizeof want, "  tok/s at 4 cols: %.1f without the LM head, %.1f with it (from the gap probe's 1× walls)",
+             4e6 / q.gap_probe.wall1_us, 4e6 / q.gap_probe.head_wall1_us);
+    T_CHECK(strstr(txt, want) && !strstr(txt, "top kinds") && strstr(txt, "(the 1× wall, head included: "),
+            "no timestamps: '%s'\n%s", want, txt);
+    free(txt);
+    profile_free(&q);
+}
+
+static void test_units(struct profile *p)
+{
+    enum report_units u = UNITS_AUTO;
+    T_CHECK(report_units_parse("ms", &u) && u == UNITS_MS, "ms");
+    T_CHECK(report_units_parse("s", &u) && u == UNITS_S, "s");
+    T_CHECK(report_units_parse("µs", &u) && u == UNITS_US && report_units_parse("us", &u) && u == UNITS_US, "us");
+    T_CHECK(report_units_parse("auto", &u) && u == UNITS_AUTO, "auto");
+    T_CHECK(!report_units_parse("sec", &u) && !report_units_parse("MS", &u) && !report_units_parse("", &u) &&
+                !report_units_parse(NULL, &u),
+            "bad units accepted");
+    char want[128], v[32];
+    /* µs: the seed's words and numbers as before */
+    char *txt = render_in(false, p, UNITS_US);
+    snprintf(want, sizeof want, "GPU busy %.0f µs/step  wall %.0f µs", p->busy_us.median, p->wall_us.median);
+    T_CHECK(strstr(txt, want), "µs busy line '%s'\n%s", want, txt);
+    free(txt);
+    /* ms: the unit replaces µs and nothing else */
+    txt = render_in(false, p, UNITS_MS);
+    snprintf(want, sizeof want, "GPU busy %s ms/step", fmt_sig3(v, sizeof v, p->busy_us.median / 1e3));
+    T_CHECK(strstr(txt, want) && !strstr(txt, "µs/step") && strstr(txt, "-- by kernel --") && strstr(txt, "-- gap probe") &&
+                strstr(txt, "  marginal pass ") && strstr(txt, "-- top single dispatches --"),
+            "ms report '%s'\n%s", want, txt);
+    T_CHECK(!strstr(strstr(txt, "-- by kernel --"), " µs "), "a µs figure left in the ms tables\n%s", txt);
+    free(txt);
+    char *md = render_in(true, p, UNITS_S);
+    T_CHECK(strstr(md, " s/step (median;") && strstr(md, "| kind | n | total s | share | avg s |"), "markdown in s\n%s", md);
+    free(md);
+    /* auto: by the step's kernel time */
+    double busy = p->busy_us.median;
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt, " µs/step"), "auto below 10 ms: µs");
+    free(txt);
+    p->busy_us.median = 2e4;
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt, "GPU busy 20.0 ms/step"), "auto at 20 ms: ms\n%s", txt);
+    free(txt);
+    p->busy_us.median = 2e7;
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt, "GPU busy 20.0 s/step"), "auto at 20 s: s\n%s", txt);
+    free(txt);
+    p->busy_us.median = busy;
+}
+
+/* The head's kinds in their own block, the layer kinds' shares of their own sum. */
+static void test_head_block(const struct profile *p)
+{
+    char *txt = render(report_text, p);
+    const char *bk = strstr(txt, "-- by kernel --"), *hk = strstr(txt, "-- head kernels"),
+               *top = strstr(txt, "-- top single dispatches --");
+    T_CHECK(bk && hk && top && bk < hk && hk < top, "head block between by kernel and top\n%s", txt);
+    const char *h = bk ? strstr(bk, "  head.") : NULL;
+    T_CHECK(h && h > hk && h < top, "no head kind under -- by kernel --\n%s", txt);
+    T_CHECK(strstr(txt, "share of the layer kinds' sum, ") && strstr(txt, "(share of the head kinds' sum, "),
+            "denominators stated\n%s", txt);
+    free(txt);
+    char *md = render(report_markdown, p);
+    T_CHECK(strstr(md, "### by kernel") < strstr(md, "### LM head kernels"), "markdown head table\n%s", md);
+    free(md);
+}
+
+/* --logits on a shard without the head, --spec off the last stage: the header tells what ran. */
+static void test_logits_no_head(struct profile *p)
+{
+    int b = p->shard.b;
+    p->shard.b = 8;
+    char *txt = render(report_text, p);
+    T_CHECK(strstr(txt, " logits=false slots=") &&
+                strstr(txt, "logits: requested, but this shard (layers 0:8 of 16) has no LM head"),
+            "no-head header\n%s", txt);
+    free(txt);
+    txt = render(report_text_header, p);
+    T_CHECK(strstr(txt, ", logits=false, "), "width-list header\n%s", txt);
+    free(txt);
+    char *md = render(report_markdown, p);
+    T_CHECK(strstr(md, "logits=false; logits requested, but this shard has no LM head"), "markdown no-head\n%s", md);
+    free(md);
+    char plan[16];
+    snprintf(plan, sizeof plan, "%s", p->shape.plan);
+    strcpy(p->shape.plan, "spec");
+    p->shape.draft = 2;
+    txt = render(report_text, p);
+    T_CHECK(!strstr(txt, "gets a logit") && strstr(txt, "no logits here"), "spec off the last stage\n%s", txt);
+    free(txt);
+    p->shard.b = b;
+    txt = render(report_text, p);
+    T_CHECK(strstr(txt, "every column gets a logit") && strstr(txt, " logits=true "), "spec on the last stage\n%s", txt);
+    free(txt);
+    snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan);
+    p->shape.draft = 0;
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
@@ -962,6 +1159,11 @@ int main(int argc, char **argv)
     T_CASE("json", "output", test_json(&p, dir));
     T_CASE("trace", "output", test_trace(&p, dir));
     T_CASE("tune", "output", test_tune(&p, dir));
+    T_CASE("summary", "output", test_summary(&p));
+    T_CASE("summary_noise", "output", test_summary_noise());
+    T_CASE("units", "output", test_units(&p));
+    T_CASE("head_block", "output", test_head_block(&p));
+    T_CASE("logits_no_head", "output", test_logits_no_head(&p));
     profile_free(&p);
     return t_finish();
 }

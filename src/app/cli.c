@@ -71,6 +71,9 @@ void cli_usage(FILE *out)
             "                    text report then goes to stderr); with --compare A --current B,\n"
             "                    the comparison as JSON\n"
             "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
+            "  --units U         time unit of the text and Markdown report and the crossover table: us,\n"
+            "                    ms, s or auto (default: µs below a 10 ms step, ms below 10 s, else s);\n"
+            "                    JSON, CSV and --compare stay in µs\n"
             "  --trace FILE      write a Chrome trace (one slice per dispatch; opens in Perfetto)\n"
             "  --csv FILE        write every table (by kind, top dispatches, crossover, compare) as\n"
             "                    CSV: one file, a first column `table` names each row's table\n"
@@ -215,7 +218,7 @@ static const char *const cli_flags[] = {
     "--logits", "--all-logits", "--spec", "--wide", "--plans", "--reps", "--gap-probe", "--timing",
     "--sample-stride", "--attribution", "--attribution-ops", "--device", "--list-devices", "--list-models",
     "--json", "--markdown", "--trace", "--compare", "--current", "--threshold", "--golden", "--help",
-    "--version", "--verbose", "--csv", "--html"};
+    "--version", "--verbose", "--csv", "--html", "--units"};
 
 /* An argument no flag matches: exit 2, naming the closest flag when one is close. */
 static int unknown_flag(const char *a, struct err *e)
@@ -301,6 +304,9 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
                                : !strcmp(a, "--html")    ? &o->html
                                                          : &o->golden;
             *dst = v;
+        } else if (!strcmp(a, "--units")) {
+            if (!report_units_parse(v, &o->units))
+                return err_set(e, ST_USAGE, "--units %s: expected us, ms, s or auto", v ? v : "(missing)");
         } else if (!strcmp(a, "--threshold")) {
             char *end;
             if (!v) return err_set(e, ST_USAGE, "--threshold needs a percentage");

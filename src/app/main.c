@@ -128,7 +128,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             int st = plan_check(rq.plan, &pe);
             if (!st) st = profile_run(g, &m->model.d, &m->s, w, &rq, &p, &pe);
             if (!st) {
-                if (o->verbose) (o->markdown ? report_markdown : report_text)(stdout, &p);
+                if (o->verbose) (o->markdown ? report_markdown_in : report_text_in)(stdout, &p, o->units);
                 else if (n_ok == 0) (o->markdown ? report_markdown_header : report_text_header)(stdout, &p);
                 crossover_row_from(r, &p);
                 if (csv) csv_profile(csv, &p);
@@ -147,7 +147,7 @@ static int run_crossover(struct gpu *g, const struct loaded *m, const struct dev
             profile_free(&p);
         }
     *n_rows = n;
-    report_crossover(stdout, rows, n, o->markdown);
+    report_crossover_in(stdout, rows, n, o->markdown, o->units);
     if (n_ok == 0 && first_st) {
         *e = first;
         return first_st;
@@ -296,6 +296,9 @@ static int run(const struct options *o, struct err *e)
     if (!st && o->golden) st = golden_validate(o->golden, &m.model.d, &m.s, e);
     if (!st && o->golden && o->shape_set)
         fprintf(stderr, "note: --golden runs the golden's own shapes; --cols, --slots, --pos and --logits are ignored\n");
+    if (!st && o->logits && !m.s.last && !o->golden && !o->load_only)
+        fprintf(stderr, "note: --logits: layers %d:%d end before the model's last layer (%d): this shard has no LM "
+                "head, so no logits are computed (the report's header says so)\n", m.s.a, m.s.b, m.model.d.n_layers);
     if (!st && o->json) st = outfile_check("--json", o->json, e);
     if (!st && o->trace) st = outfile_check("--trace", o->trace, e);
     if (!st && o->csv) st = outfile_check("--csv", o->csv, e);
@@ -320,7 +323,7 @@ static int run(const struct options *o, struct err *e)
         struct profile_request rq = app_request(o, o->cols, o->plans[0], &m.model.d);
         note_wide_as_batch(o, rq.plan, rq.cols, &m.model.d);
         st = profile_run(&g, &m.model.d, &m.s, &w, &rq, &p, e);
-        if (!st) (o->markdown ? report_markdown : report_text)(report_out, &p);
+        if (!st) (o->markdown ? report_markdown_in : report_text_in)(report_out, &p, o->units);
         if (!st && x.csv) csv_profile(x.csv, &p);
         if (!st && o->json) st = report_json_write(o->json, &p, e);
         if (!st && o->trace) st = trace_write(o->trace, &p, o->reps - 1, e);

@@ -102,7 +102,7 @@ static int profile_split(struct gpu *g, const struct app_model *m, const struct 
                 sp->how, i, sp->k, s->a, s->b);
         int st = profile_shard(g, m, o, s->a, s->b, rq, &s->p, e);
         if (st) return st;
-        (o->markdown ? report_markdown : report_text)(out, &s->p);
+        (o->markdown ? report_markdown_in : report_text_in)(out, &s->p, o->units);
         pipeline_stage_times(s);
     }
     return ST_OK;

@@ -622,7 +622,7 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
 }
 
 /* A product set up on an f16 copy keeps the tags of its weights: kind "...gemm[_swiglu].q4_0" and
- * their bytes (the step's weight-bytes floor counts each weight once, report.c). */
+ * their bytes (the step's weight-bytes floor counts each weight once, figures.c). */
 static void gemm_retag(struct gemm_call *c, const struct gpu_weight *w, const struct gpu_weight *w3)
 {
     char *dot = strrchr(c->kind, '.');

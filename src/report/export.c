@@ -8,7 +8,8 @@
  *   dispatch   every dispatch, with its rank by median time (rank 1 = the top single dispatch)
  *   crossover  one row per width × plan of a width list
  *   compare    one row per kind both runs have, then the totals (medians, µs/step)
- * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, shares 0..1.
+ * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, shares 0..1
+ * (by_kind: of the layer kinds' summed medians, head kinds of the head kinds').
  * Text fields are quoted when they hold a comma, a quote or a newline (RFC 4180). */
 #include "outfile.h"
 #include "profile.h"

@@ -8,6 +8,7 @@
  * decomposition, the crossover chart of a width list and the comparison. Each kind keeps one
  * colour in every chart. Hovering a mark shows its figures (SVG <title>). */
 #include "profile.h"
+#include "report_fmt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -148,11 +149,15 @@ static void summary(FILE *out, const struct profile *p)
             hus(a, sizeof a, p->wall_us.median));
     fprintf(out, "<div class=\"card\"><b>%.0f</b><span>tok/s/stage at this width</span></div>\n",
             p->tok_s);
+    if (profile_tok_s_head(p) > 0)
+        fprintf(out, "<div class=\"card\"><b>%.0f</b><span>tok/s/stage with the LM head</span></div>\n",
+                profile_tok_s_head(p));
     if (p->floor_us > 0) {
-        double step = p->busy_us.n_reps ? p->busy_us.median : p->wall_us.median;
+        /* the floor counts the head's weights when it ran: set it against busy + head */
+        double step = p->busy_us.n_reps ? p->busy_us.median + p->head_us.median : p->wall_us.median;
         fprintf(out,
                 "<div class=\"card\"><b>× %.2f</b><span>%s ÷ weight-bytes floor %s</span></div>\n",
-                div0(step, p->floor_us), p->busy_us.n_reps ? "busy" : "wall",
+                div0(step, p->floor_us), p->busy_us.n_reps ? (p->head_us.n_reps ? "busy + head" : "busy") : "wall",
                 hus(a, sizeof a, p->floor_us));
     }
     if (p->device.copy_gbps > 0)
@@ -162,12 +167,21 @@ static void summary(FILE *out, const struct profile *p)
     if (p->gap_probe.ran)
         fprintf(out, "<div class=\"card\"><b>%s</b><span>gap-probe verdict</span></div>\n",
                 verdict_name(p->gap_probe.verdict));
-    fputs("</div>\n<p class=\"note\">command: <code>", out);
+    struct summary sm; /* the text report's summary lines: the bound, the top kinds, the actions */
+    struct unit u = unit_of(UNITS_AUTO, p);
+    summary_lines(p, &u, &sm);
+    fputs("</div>\n<ul class=\"note\">\n", out);
+    for (int i = 2; i < sm.n; i++) { /* the step and tok/s are the cards above */
+        fputs("<li>", out);
+        esc(out, sm.line[i]);
+        fputs("</li>\n", out);
+    }
+    fputs("</ul>\n<p class=\"note\">command: <code>", out);
     esc(out, p->args);
     fputs("</code></p>\n", out);
 }
 
-/* The layer kinds as one bar of their shares of GPU busy, with a legend (head kinds apart). */
+/* The layer kinds as one bar of their shares of the layer kinds' sum, with a legend (head kinds apart). */
 static void kinds_bar(FILE *out, const struct profile *p)
 {
     fputs("<h2 id=\"kinds\">Where GPU busy goes, by kind</h2>\n", out);
@@ -176,9 +190,7 @@ static void kinds_bar(FILE *out, const struct profile *p)
             "<svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
             "aria-label=\"stacked bar of kinds\">\n",
             W, H, W, H);
-    double x = 0, total = 0;
-    for (int k = 0; k < p->n_kinds; k++)
-        if (!prof_kind_is_head(p->by_kind[k].kind)) total += p->by_kind[k].us.median;
+    double x = 0, total = profile_kinds_sum(p, false);
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         if (prof_kind_is_head(pk->kind)) continue;
@@ -186,7 +198,7 @@ static void kinds_bar(FILE *out, const struct profile *p)
         fprintf(out, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>",
                 x, w, H, kind_colour(p, pk->kind));
         esc(out, pk->kind);
-        fprintf(out, ": %.1f µs, %.1f %% of busy</title></rect>\n", pk->us.median, 100 * pk->share);
+        fprintf(out, ": %.1f µs, %.1f %% of the layer kinds' sum</title></rect>\n", pk->us.median, 100 * pk->share);
         x += w;
     }
     fputs("</svg>\n<div class=\"legend\">\n", out);

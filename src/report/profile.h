@@ -49,6 +49,7 @@ struct est {
 struct est est_median(const struct timing *t); /* {median, standard error of the median} */
 struct est est_sub(struct est a, struct est b);
 struct est est_exact(double v); /* u = 0 */
+struct est est_scale(struct est a, double k); /* k·v, error scaled by |k| */
 bool est_within_noise(struct est x);
 /* The reps at which x's error, measured at n reps and shrinking as 1/√n, falls to |size| / k: where a
  * figure of that size leaves the noise (the advice of an inconclusive verdict). Above n, at most
@@ -86,7 +87,8 @@ struct prof_kind {
     char kind[40];
     int n;            /* dispatches of this kind per step */
     struct timing us; /* per rep: sum of its dispatches' times in that rep */
-    double share;     /* of busy (layer kinds) or of the head's sum (kinds starting "head.") */
+    double share;     /* of the sum of its group's medians: the layer kinds' (so the layer kinds'
+                         shares add up to 100 %), or the head kinds' (kinds starting "head.") */
     double gbps;      /* (bytes + kv_bytes) / median time; 0 for kinds that read neither */
     double bw_share;  /* gbps / device copy_gbps (0 when either is unknown) */
     uint64_t bytes;   /* weight bytes all its dispatches read per step */
@@ -95,7 +97,7 @@ struct prof_kind {
 
 /* --attribution: one row per kind (or per kind and op): the in-place cost of its dispatches
  * without timestamps, measured as the step with those dispatches run one extra time (into scratch
- * copies of their outputs) minus the plain step, per rep (profiler.c says how). */
+ * copies of their outputs) minus the plain step, per rep (attribution.c says how). */
 struct prof_attrib {
     char kind[40];
     char op[40];       /* "" when grouped by kind only */
@@ -261,9 +263,16 @@ bool prof_kind_is_head(const char *kind);
 void profile_totals(struct profile *p);
 
 /* Groups dispatches by kind into p->by_kind (replacing any previous table): per-kind timing per
- * rep, share (head kinds: of the head's sum), GB/s, share of copy bandwidth; sorted by total time
- * descending. Also sets tok_s. */
+ * rep, share (of the layer kinds' summed medians; head kinds: of the head kinds'), GB/s, share of
+ * copy bandwidth; sorted by total time descending. Also sets tok_s. */
 void profile_by_kind(struct profile *p);
+/* The denominator of the by-kind shares: the sum of the medians of the layer kinds (head false) or
+ * of the head kinds (head true). Not GPU busy's median: a median of per-rep sums is not the sum of
+ * the per-kind medians, so shares of busy did not add up to 100 %. */
+double profile_kinds_sum(const struct profile *p, bool head);
+/* tok/s at this width counting the LM head that ran: cols·1e6 / (busy + head) medians, or from the
+ * gap probe's 1× wall with the head when there are no timestamps (0: unknown, or no head ran). */
+double profile_tok_s_head(const struct profile *p);
 
 /* The gap-probe arithmetic of DESIGN.md on timings (median both sides, errors from the reps);
  * sets g->ran and copies the probe's walls into g (freed by gap_probe_free / profile_free). */
@@ -294,8 +303,19 @@ const char *fmt_sig3(char *buf, size_t size, double v);
  * matrix products are the batch plan's. */
 const char *report_plan_line(char *buf, size_t size, const struct profile *p);
 
-/* Reports. The text keeps the seed's headings word for word. */
+/* --units: the time unit of the text and Markdown profile reports (JSON, CSV stay in µs). auto:
+ * µs for steps under 10 ms, ms under 10 s, else s (one unit for the whole report, so its columns
+ * compare). */
+enum report_units { UNITS_AUTO, UNITS_US, UNITS_MS, UNITS_S };
+/* "auto", "us", "ms", "s" (also "µs") into *u; false for anything else. */
+bool report_units_parse(const char *s, enum report_units *u);
+
+/* Reports. The text keeps the seed's headings word for word (in µs; another unit replaces "µs"
+ * and nothing else). Both start with the summary block (summary.c) after the header. report_text
+ * and report_markdown are the _in forms with UNITS_AUTO. */
 void report_text(FILE *out, const struct profile *p);
+void report_text_in(FILE *out, const struct profile *p, enum report_units u);
+void report_markdown_in(FILE *out, const struct profile *p, enum report_units u);
 /* Only the header (device, model, shard): a width list prints it once above its table. */
 void report_text_header(FILE *out, const struct profile *p);
 void report_markdown_header(FILE *out, const struct profile *p);
@@ -401,6 +421,9 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p);
 /* The summary table: width, plan, step, busy, tok/s, × floor, and per width the faster plan
  * (or "within noise" when the two steps are). */
 void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown);
+/* The same in a --units unit (report_crossover: µs; auto: by the table's slowest step). */
+void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, bool markdown,
+                         enum report_units units);
 
 /* --csv (export.c says the layout): each table appended to out (a memory stream: ftell says whether
  * a blank line must separate it from the one before). */

@@ -1,0 +1,143 @@
+/* crossover.c - the crossover table of a width list or --plans: one row per width × plan and the
+ * faster plan per width. */
+#include "profile.h"
+#include "report_fmt.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* FNV-1a over one dispatch's kernel variant: its pipeline (its kind when the file names none) and
+ * its specialisation constants. */
+static uint64_t sig_add(uint64_t h, const struct prof_dispatch *d)
+{
+    const char *name = d->pipeline[0] ? d->pipeline : d->kind;
+    for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+    h = (h ^ 0xff) * 0x100000001b3ull;
+    for (int i = 0; i < d->n_spec; i++) h = (h ^ d->spec[i]) * 0x100000001b3ull;
+    return h;
+}
+
+void crossover_row_from(struct crossover_row *row, const struct profile *p)
+{
+    const struct gap_probe *g = &p->gap_probe;
+    row->cols = p->shape.cols;
+    snprintf(row->plan, sizeof row->plan, "%s%s", p->shape.plan_auto ? "auto -> " : "", p->shape.plan);
+    row->kernels_sig = row->matrix_sig = 0xcbf29ce484222325ull;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        row->kernels_sig = sig_add(row->kernels_sig, &p->dispatches[i]);
+        if (p->dispatches[i].bytes) row->matrix_sig = sig_add(row->matrix_sig, &p->dispatches[i]);
+    }
+    if (p->n_dispatches == 0) row->kernels_sig = row->matrix_sig = 0; /* unknown: matches nothing */
+    row->ok = true;
+    if (g->ran)
+        row->step_us = g->n_reps ? est_median(g->head ? &g->hw1 : &g->w1)
+                                 : est_exact(g->head ? g->head_wall1_us : g->wall1_us);
+    else
+        row->step_us = est_median(&p->wall_us);
+    row->busy_us = p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
+    row->tok_s = safe_div(p->shape.cols * 1e6, row->step_us.v);
+    row->floor_us = p->floor_us;
+}
+
+/* On the first row of a width: the plan with the smallest step there, and whether the runner-up
+ * is within noise of it; "" on the other rows. */
+static void faster_plan(const struct crossover_row *rows, int n, int i, char *buf, size_t size)
+{
+    const struct crossover_row *best = NULL, *second = NULL;
+    buf[0] = 0;
+    for (int j = 0; j < i; j++)
+        if (rows[j].cols == rows[i].cols) return;
+    for (int j = 0; j < n; j++) {
+        if (rows[j].cols != rows[i].cols || !rows[j].ok) continue;
+        if (!best || rows[j].step_us.v < best->step_us.v) {
+            second = best;
+            best = &rows[j];
+        } else if (!second || rows[j].step_us.v < second->step_us.v) {
+            second = &rows[j];
+        }
+    }
+    if (!best) return;
+    /* a plan that ran the very kernels of another is no choice: say so instead of naming a winner */
+    for (int j = 0; j < n; j++)
+        if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && best->kernels_sig &&
+            rows[j].kernels_sig == best->kernels_sig) {
+            bool before = &rows[j] < best;
+            snprintf(buf, size, "none: %s and %s ran the same kernels", before ? rows[j].plan : best->plan,
+                     before ? best->plan : rows[j].plan);
+            return;
+        }
+    if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
+        snprintf(buf, size, "%s (within noise of %s)", best->plan, second->plan);
+    else
+        snprintf(buf, size, "%s", best->plan);
+}
+
+void crossover_same_kernels(const struct crossover_row *rows, int i, char *buf, size_t size)
+{
+    buf[0] = 0;
+    if (!rows[i].ok) return;
+    for (int j = 0; j < i; j++) {
+        if (rows[j].cols != rows[i].cols || !rows[j].ok || !rows[i].kernels_sig) continue;
+        if (rows[j].kernels_sig == rows[i].kernels_sig) {
+            snprintf(buf, size, "same kernels as %s", rows[j].plan);
+            return;
+        }
+        if (rows[j].matrix_sig == rows[i].matrix_sig) snprintf(buf, size, "same matrix kernels as %s", rows[j].plan);
+    }
+}
+
+void report_crossover(FILE *out, const struct crossover_row *rows, int n, bool markdown)
+{
+    report_crossover_in(out, rows, n, markdown, UNITS_US);
+}
+
+void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, bool markdown,
+                         enum report_units units)
+{
+    double slowest = 0; /* auto: one unit for the table, by its slowest step */
+    for (int i = 0; i < n; i++)
+        if (rows[i].ok) slowest = MAX(slowest, rows[i].step_us.v);
+    struct unit un = unit_for(units, slowest);
+    const struct unit *u = &un;
+    char hs[32], hb[32];
+    snprintf(hs, sizeof hs, "step %s", u->name);
+    snprintf(hb, sizeof hb, "busy %s", u->name);
+    if (markdown)
+        fprintf(out, "### plan crossover\n\n| width | plan | %s | ± | %s | tok/s | × "
+                     "floor | faster | kernels |\n"
+                     "|---:|---|---:|---|---:|---:|---:|---|---|\n", hs, hb);
+    else
+        fprintf(out,
+                "-- plan crossover (step: gap probe's 1× wall, no timestamps, median ± its standard error; "
+                "busy: kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
+                "  %5s  %-13s %10s %-18s %10s %12s %8s  %s\n",
+                "width", "plan", hs, "±", hb, "tok/s", "× floor", "faster plan");
+    for (int i = 0; i < n; i++) {
+        const struct crossover_row *r = &rows[i];
+        char faster[96], st[32], er[64], bz[32], fl[32], same[64];
+        faster_plan(rows, n, i, faster, sizeof faster);
+        crossover_same_kernels(rows, i, same, sizeof same);
+        if (!r->ok) {
+            if (markdown)
+                fprintf(out, "| %d | %s | failed: %s | | | | | %s | |\n", r->cols, r->plan, r->why,
+                        faster);
+            else
+                fprintf(out, "  %5d  %-13s failed: %s%s%s\n", r->cols, r->plan, r->why,
+                        faster[0] ? "  faster: " : "", faster);
+            continue;
+        }
+        snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
+        fmt_t(st, sizeof st, u, r->step_us.v, -1);
+        fmt_err(er, sizeof er, u, r->step_us);
+        const char *busy = r->busy_us > 0 ? fmt_t(bz, sizeof bz, u, r->busy_us, -1) : "n/a";
+        const char *flr = r->floor_us > 0 ? fl : "n/a";
+        if (markdown)
+            fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster, same);
+        else
+            fprintf(out, "  %5d  %-13s %10s %-18s %10s %12.0f %8s  %s%s%s\n", r->cols, r->plan, st, er,
+                    busy, r->tok_s, flr, faster, faster[0] && same[0] ? "  " : "", same[0] ? same : "");
+    }
+    if (markdown) fprintf(out, "\n");
+}
