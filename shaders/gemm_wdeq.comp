@@ -1,5 +1,5 @@
 #version 460
-// gemm_wdeq.comp - Q4_0 weights widened into an f16 copy for the wide plan's gemm (kernels.c
+// gemm_wdeq.comp - Q4_0 weights widened into an f16 copy for the wide plan's gemm (gemm.c
 // gemm_wdeq): from K_GEMM_WDEQ_COLS columns a Q4_0 product is this dispatch and gemm.comp's F16
 // product on the copy, so each 32-block is dequantized once a step instead of once per column tile
 // (bench/33). q·d (exact in f32) is rounded to f16 to nearest: the rounding gemm.comp's Q4_0 tile
@@ -16,7 +16,7 @@
 #include "wslot.glsl"
 
 layout(local_size_x = 64) in;
-layout(constant_id = 0) const uint BPT = 1; // blocks a lane, loads issued together (kernels.c)
+layout(constant_id = 0) const uint BPT = 1; // blocks a lane, loads issued together (gemm.c; select.c sel_gemm_wdeq_bpt)
 
 layout(push_constant) uniform Push {
     uint64_t w[4];   // quant bytes

@@ -8,7 +8,7 @@
 //  - SPLIT=0 (the FMA twin): x' as f32 (vec4).
 // The workgroup of column c also writes 0 to y[i][c][0 .. rows[i]) for each y[i] != 0 (a split-k
 // product adds its partial sums into y, so y starts at 0 unless the product accumulates): one prep
-// serves up to 4 products of the same x (kernels.c gemm_multi), zeroing the outputs of all of them.
+// serves up to 4 products of the same x (gemm.c k_gemm_multi), zeroing the outputs of all of them.
 // x f32 [cols][k], k a multiple of 4; g [k] F32/F16/BF16. Grid: one workgroup per column.
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "kern_common.glsl"

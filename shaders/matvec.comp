@@ -1,5 +1,5 @@
 #version 460
-// matvec.comp - a matrix-vector product for 1 .. 16 columns (kernels.c matvec_serves picks the shapes):
+// matvec.comp - a matrix-vector product for 1 .. 16 columns (select.c matvec_serves picks the shapes):
 // y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights W_0..W_2 of the same type and k,
 // stacked as one matrix of rows_end[2] rows (q/k/v as one product: one dispatch, one barrier), each
 // writing its own y_s [COLS][rows_s]. x' = x or its RMSNorm g ⊙ x / rms(x) (fused input norm).

@@ -1,5 +1,5 @@
 // mv_common.glsl - what the matrix-vector family (matvec.comp, qmv.comp, xmv.comp) shares: the push
-// block (kernels.c struct push_matvec, field for field), the matrices a row reads, where a stacked
+// block (matmul.c struct push_matvec, field for field), the matrices a row reads, where a stacked
 // row's weight and output are, and the output store. Include after kern_common.glsl with WTYPE and
 // SWIGLU defined; FADD (xmv.comp) may be defined too.
 #ifndef MV_COMMON_GLSL

@@ -1,10 +1,10 @@
 #version 460
-// qmv.comp - the quantized (Q4_0, Q8_0) matrix-vector product for 1 .. 8 columns (kernels.c
+// qmv.comp - the quantized (Q4_0, Q8_0) matrix-vector product for 1 .. 8 columns (select.c
 // qmv_serves picks the shapes): y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights
 // W_0..W_2 of the same type and k stacked as one matrix of rows_end[2] rows (q/k/v as one
 // product), each writing its own y_s [COLS][rows_s]; x' = x or its RMSNorm g ⊙ x / rms(x).
 // SWIGLU: one weight, W_1 is the up weight of the same shape, y = silu(W_0 x')·(W_1 x').
-// Push block: mv_common.glsl's (kernels.c struct push_matvec).
+// Push block: mv_common.glsl's (matmul.c struct push_matvec).
 //
 // Why not matvec.comp (bench/12): there a lane reads x from memory 16 bytes at a time for the 32
 // (Q4_0) or 16 (Q8_0) elements of its weight slot, the lanes' reads 128 (64) bytes apart, so each

@@ -1,16 +1,16 @@
 #version 460
-// xmv.comp - the matrix-vector product of few columns with x held in registers (kernels.c
+// xmv.comp - the matrix-vector product of few columns with x held in registers (matmul.c
 // k_xmv_serves picks the shapes): y_s[c][n] (+)= Σ_k W_s[n][k]·x'[c][k] for up to three weights
 // W_0..W_2 of the same type and k stacked as one matrix of rows_end[2] rows (q/k/v as one product),
 // each writing its own y_s [COLS][rows_s]; x' = x or its RMSNorm g ⊙ x / rms(x). SWIGLU: W_1 is
 // the up weight, y = silu(W_0 x')·(W_1 x').
-// Push block: mv_common.glsl's (kernels.c struct push_matvec).
+// Push block: mv_common.glsl's (matmul.c struct push_matvec).
 //
 // Why (bench/22): at one column every weight element meets one x element, so a kernel that reads x
 // for each weight slot moves 2x (BF16) to 8x (Q4_0) the weight bytes again through L1 or shared
 // memory (matvec.comp, qmv.comp: Q4_0 at 0.3-0.9 TB/s). Measured, that traffic was not the whole
 // bound: this kernel wins for Q8_0/Q4_0 with k <= 4096 (Q4_0 SwiGLU 1.2 TB/s against 0.86), not for
-// BF16 or long k, where kernels.c keeps the others. Here
+// BF16 or long k, where select.c keeps the others. Here
 // a lane owns the same k positions in every row: the 16-byte weight slots kg·SPL·SG + j·SG + lane
 // (j < SPL) of each row, so a subgroup load is SG·16 contiguous bytes of a row; the x' elements of
 // those slots (SPL·G floats a column) are read once into registers and serve every row the lane
@@ -25,7 +25,7 @@
 // shared memory after a second barrier. Grid: x = ceil(rows_end[2] / ((NSG/KSG)·RB·NB)), y = the
 // k splits.
 //
-// Split k (grid y > 1, FADD variants only; kernels.c xmv_ksplits: long k, no norm, y += result, not
+// Split k (grid y > 1, FADD variants only; select.c sel_xmv_ksplits: long k, no norm, y += result, not
 // SwiGLU): workgroup row z takes k in [z·k/y, (z+1)·k/y) (a multiple of G and of 4) as if it were
 // the whole k, stages only that x, and adds its sums into y by float atomic add (y holds the start).
 #extension GL_EXT_control_flow_attributes : require

@@ -4,7 +4,7 @@
 # kernel flags type" a line). Checks, over ROOT/src and ROOT/bench C files:
 #  1. every name a gpu_pipeline call names as a literal ("embed", wide ? "a" : "b") is in the table;
 #  2. every name of the table is requested: the name itself as a literal, or (a composed name, as
-#     kernels.c builds "gemm" "_swiglu" "_fadd" "_bf16") its kernel as a literal or the head of a
+#     gemm.c builds "gemm" "_swiglu" "_fadd" "_bf16") its kernel as a literal or the head of a
 #     format ("matmul%s_%s") and each of its flags as a literal "_flag".
 set -u
 root=$1 names=$2

@@ -347,7 +347,7 @@ enum winit_mode {
 int k_winit(struct gpu *g, struct plan *p, const struct gpu_weight *w, uint32_t seed, uint32_t tensor,
             enum winit_mode mode, float a, float b, struct err *e);
 
-/* ---- Gated DeltaNet (Qwen3.5; kernels_deltanet.c). One state entry of a DeltaNet layer, f32:
+/* ---- Gated DeltaNet (Qwen3.5; deltanet.c). One state entry of a DeltaNet layer, f32:
  * [nv][dk][dv] delta-rule state S, then the conv window [K-1][C] (the last K-1 pre-conv qkv rows,
  * oldest first), C = 2·nk·dk + nv·dv channels; entries follow each other at k_dn_state_bytes, n_snap
  * a slot (struct k_state). Both kernels read entry cur of each slot; batch and wide plans write the

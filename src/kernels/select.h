@@ -1,7 +1,7 @@
 /* select.h - kernel choice as data: for a matrix product, an attention or a conv of a given shape,
  * weight type, plan kind and device (struct sel), which kernel serves it, with which spec
  * constants and grid. Vulkan-free, so tests/test_select.c checks the rules without a GPU;
- * kernels.c only executes the choice (pipelines, push constants, dispatches).
+ * the kernels' host files (matmul.c, gemm.c, conv.c, attention.c) only execute the choice (pipelines, push constants, dispatches).
  *
  * Every rule in select.c carries one line of why and the bench/ note that measured it. The run's
  * --tune overrides (tune.h) are an input: each replaces one automatic choice. */

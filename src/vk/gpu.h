@@ -99,11 +99,11 @@ struct gpu {
     uint64_t allocated[2]; /* bytes handed out, per enum gpu_mem */
 
     struct gpu_buf staging; /* reusable upload/readback staging buffer */
-    struct gpu_buf gemm_x;  /* the wide plan's prepared activations (kernels.c dev_scratch); size 0: none yet */
-    struct gpu_buf gemm_w;  /* the wide plan's f16 copies of Q4_0 weights (kernels.c gemm_wdeq): two halves,
+    struct gpu_buf gemm_x;  /* the wide plan's prepared activations (gemm.c k_dev_scratch); size 0: none yet */
+    struct gpu_buf gemm_w;  /* the wide plan's f16 copies of Q4_0 weights (gemm.c gemm_wdeq): two halves,
                              * taken in turn (gemm_w_half: the next); size 0: none yet */
     int gemm_w_half;
-    struct gpu_buf attn_part; /* attn_kv.comp's key splits' partial outputs (kernels.c attention_decode) */
+    struct gpu_buf attn_part; /* attn_kv.comp's key splits' partial outputs (attention.c attention_decode) */
     uint32_t scratch_gen;   /* bumped whenever gemm_x, gemm_w or attn_part is (re)allocated (engine.c builds again) */
 
     struct gpu_pipeline pipelines[GPU_MAX_PIPELINES];

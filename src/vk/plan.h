@@ -64,7 +64,7 @@ void dispatch_outputs(struct dispatch *d, int n, ...);
 /* Moves the plan's last dispatch back to just after the last earlier dispatch whose push holds an
  * address in [lo, hi) (to the start when none does), so that it may run beside the dispatches it
  * passes. Only for a dispatch that reads nothing a plan dispatch writes and writes only [lo, hi)
- * (kernels.c: the widening of Q4_0 weights into their f16 copy); whether a barrier must separate
+ * (gemm.c: the widening of Q4_0 weights into their f16 copy); whether a barrier must separate
  * it from its neighbours is decided at recording as for any dispatch (plan_barriers). */
 void plan_hoist_last(struct plan *p, uint64_t lo, uint64_t hi);
 void plan_free(struct plan *p);

@@ -1,4 +1,4 @@
-/* kernels_deltanet.c - host side of the Gated DeltaNet kernels (Qwen3.5): the conv with its
+/* deltanet.c - host side of the Gated DeltaNet kernels (Qwen3.5): the conv with its
  * window, the gated delta rule, the gated output norm. Push structs mirror the shaders' blocks. */
 #include <stddef.h>
 #include <math.h>

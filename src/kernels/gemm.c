@@ -1,0 +1,299 @@
+/* gemm.c - host side of the wide plan's tiled matrix product (gemm.comp, gemm_xprep.comp) and of
+ * Q4_0 products through an f16 copy (gemm_wdeq.comp). */
+#include "kernels_priv.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- gemm: the wide plan's tiled matrix product (gemm.comp; its header says why this shape) */
+
+struct push_gemm {
+    struct push_matmul m; /* as matmul.comp's block (gain not read: gemm_xprep applies the norm) */
+    uint32_t cols, kper;  /* kper: k per split when the grid's z > 1 */
+};
+_Static_assert(sizeof(struct push_gemm) == 88, "push_gemm layout");
+
+#define GEMM_PREP_MAX_Y K_MULTI_MAX /* outputs one prep zeroes (gemm_xprep.comp's y[4]) */
+
+struct push_gemm_xprep {
+    uint64_t x, xo, gain;
+    uint64_t y[GEMM_PREP_MAX_Y]; /* zeroed [cols][rows[i]] where not 0 */
+    uint32_t k, gdtype;
+    float eps;
+    uint32_t plus1;
+    uint32_t rows[GEMM_PREP_MAX_Y];
+};
+_Static_assert(sizeof(struct push_gemm_xprep) == 88, "push_gemm_xprep layout");
+
+/* One product of the gemm with its geometry chosen (gemm_setup), appended by gemm_append once its
+ * prepared activations are known: products of one input share one prep (gemm_prep). */
+struct gemm_call {
+    const struct gpu_pipeline *pipe;
+    struct push_gemm pc; /* pc.m.x: set by gemm_append */
+    uint32_t groups[3];  /* column tiles, row tiles, k splits */
+    char kind[40];
+    uint64_t bytes;
+    bool zero_y; /* split sums into a y that does not accumulate: y must start at 0 */
+    bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
+};
+
+/* A device-wide scratch buffer of at least `bytes` (struct gpu gemm_x: the gemm's prepared
+ * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp; attn_part:
+ * attn_kv.comp's split outputs): one per device, shared by every dispatch that needs it. gemm_x is
+ * no plan buffer, so recording puts barriers on both sides of a prep (plan_barriers); gemm_w's
+ * halves are (engine.c), so a widening and the products around it are ordered by the data they
+ * share. When a plan needs more a larger one is made; the old one stays (plans built before keep
+ * its address) until gpu_close frees all. */
+int k_dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
+{
+    if (b->size < bytes) {
+        uint64_t size = MAX(bytes, 2 * b->size);
+        int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, b, e);
+        if (rc) return rc;
+        g->scratch_gen++;
+    }
+    *addr = b->addr;
+    return ST_OK;
+}
+
+/* The tiles, splits and pipeline of one product (sel_gemm; appends nothing). */
+static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
+                      bool accumulate, bool plain_x, const char *op, const char *kind_prefix, struct gemm_call *c,
+                      struct err *e)
+{
+    bool swiglu = w3 != NULL;
+    struct sel s = k_sel_of(g, NULL);
+    struct sel_weight sw = k_sel_w(w);
+    struct sel_gemm sg;
+    int rc = sel_gemm(&s, &sw, swiglu, cols, accumulate, plain_x, op, &sg, e);
+    if (rc) return rc;
+    char name[40];
+    snprintf(name, sizeof name, "%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
+             k_kind_dtype(w->dtype));
+    snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
+             k_kind_dtype(w->dtype));
+    c->zero_y = sg.zero_y;
+    c->xraw = sg.xraw;
+    if ((rc = gpu_pipeline(g, name, sg.spec, SEL_GEMM_SPECS, &c->pipe, e))) return rc;
+    c->pc = (struct push_gemm){k_matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
+    memcpy(c->groups, sg.groups, sizeof c->groups);
+    c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
+    return ST_OK;
+}
+
+/* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp): from K_GEMM_WDEQ_COLS columns a Q4_0
+ * product is one widening of its weights into an f16 copy (the rounding gemm.comp's Q4_0 tile does
+ * once a column tile) and the F16 product on it, the widening beside the previous product
+ * (gemm_wdeq below; when: select.c sel_gemm_wdeq_serves). */
+
+struct push_gemm_wdeq {
+    uint64_t w[4], sc[4], out[4]; /* gemm_wdeq.comp: w, sc, dst */
+    uint32_t start[5], pad;
+};
+_Static_assert(sizeof(struct push_gemm_wdeq) == 120, "push_gemm_wdeq layout");
+
+int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t out[],
+                int layer, const char *op, const char *kind_prefix, struct err *e)
+{
+    CHECK(n >= 1 && n <= 4);
+    struct push_gemm_wdeq pc;
+    memset(&pc, 0, sizeof pc);
+    uint64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        if (w[i]->dtype != DT_Q4_0 || w[i]->k % 32 || w[i]->rows < 1 || out[i] % 16)
+            return err_set(e, ST_USAGE,
+                           "gemm %s: widening needs a Q4_0 weight with k a multiple of 32 and a 16-byte "
+                           "aligned copy (got %s [%lld, %lld])",
+                           op, dtype_name(w[i]->dtype), (long long)w[i]->rows, (long long)w[i]->k);
+        uint64_t blocks = (uint64_t)w[i]->rows * (uint64_t)(w[i]->k / 32);
+        if (pc.start[i] + blocks > UINT32_MAX)
+            return err_set(e, ST_USAGE, "gemm %s: %llu blocks to widen, too many", op,
+                           (unsigned long long)blocks);
+        pc.w[i] = w[i]->addr;
+        pc.sc[i] = k_scale_addr(w[i]);
+        pc.out[i] = out[i];
+        pc.start[i + 1] = pc.start[i] + (uint32_t)blocks;
+        bytes += w[i]->bytes;
+    }
+    for (int i = n + 1; i < 5; i++) pc.start[i] = pc.start[n];
+    const struct gpu_pipeline *pp;
+    struct sel s = k_sel_of(g, p);
+    uint32_t bpt = sel_gemm_wdeq_bpt(&s);
+    int rc = gpu_pipeline(g, "gemm_wdeq", &bpt, 1, &pp, e);
+    if (rc) return rc;
+    uint32_t groups = k_div_up(pc.start[4], 64 * bpt), gx = MIN(groups, (uint32_t)MAX_GROUPS), gy = k_div_up(groups, gx);
+    char kind[40];
+    snprintf(kind, sizeof kind, "%sgemm_wdeq.q4_0", kind_prefix ? kind_prefix : "");
+    struct dispatch *d = k_add(p, pp, &pc, sizeof pc, gx, gy, kind, layer, op, bytes);
+    d->bytes_again = true; /* the products on the copies carry the same weights' bytes */
+    size_t at[4];
+    for (int i = 0; i < 4; i++) at[i] = offsetof(struct push_gemm_wdeq, out) + 8 * (size_t)i;
+    dispatch_outputs(d, n, at[0], at[1], at[2], at[3]);
+    return ST_OK;
+}
+
+/* Bytes of one half of gemm_w (256-aligned). */
+static uint64_t gemm_w_half_bytes(const struct gpu *g) { return g->gemm_w.size / 2 / 256 * 256; }
+
+int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS])
+{
+    uint64_t half = gemm_w_half_bytes(g);
+    if (!half) return 0;
+    for (int i = 0; i < 2; i++) {
+        lo[i] = g->gemm_w.addr + (uint64_t)i * half;
+        hi[i] = lo[i] + half;
+    }
+    return 2;
+}
+
+/* The f16 copies of the weights w[0..n) that sel_gemm_wdeq_serves takes at `cols` columns (f[i] = *w[i]
+ * for the others), and the widening of those into them (one dispatch). The copies go into one half
+ * of the device's gemm_w buffer, the halves taken in turn, and the widening is moved back to just
+ * after the last dispatch that reads a copy (plan_hoist_last): the previous such product, whose
+ * copy is in the other half, so that the two run side by side where the engine lets the barriers
+ * follow the data (engine.c makes the halves plan buffers). wide[i]: whether w[i] goes through its
+ * copy. */
+static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], int cols,
+                     struct gpu_weight f[], bool wide[], int layer, const char *op, const char *kind_prefix,
+                     struct err *e)
+{
+    uint64_t need = 0, at[4] = {0}, base;
+    const struct gpu_weight *q[4];
+    uint64_t out[4];
+    int nq = 0;
+    CHECK(n <= 4);
+    for (int i = 0; i < n; i++) {
+        f[i] = *w[i];
+        struct sel s = k_sel_of(g, p);
+        struct sel_weight sw = k_sel_w(w[i]);
+        wide[i] = sel_gemm_wdeq_serves(&s, cols, &sw);
+        if (!wide[i]) continue;
+        at[i] = need;
+        need += (2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k + 255) / 256 * 256;
+    }
+    if (!need) return ST_OK;
+    if (g->gemm_w.size / 2 < need) g->gemm_w_half = 0;
+    int rc = k_dev_scratch(g, &g->gemm_w, 2 * need, &base, e);
+    if (rc) return rc;
+    uint64_t half = gemm_w_half_bytes(g);
+    base += g->gemm_w_half * half;
+    g->gemm_w_half ^= 1;
+    for (int i = 0; i < n; i++) {
+        if (!wide[i]) continue;
+        uint64_t bytes = 2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k;
+        f[i] = (struct gpu_weight){base + at[i], DT_F16, w[i]->rows, w[i]->k, bytes};
+        q[nq] = w[i];
+        out[nq++] = f[i].addr;
+    }
+    rc = k_gemm_wdeq(g, p, nq, q, out, layer, op, kind_prefix, e);
+    if (!rc) plan_hoist_last(p, g->gemm_w.addr, g->gemm_w.addr + 2 * half);
+    return rc;
+}
+
+/* A product set up on an f16 copy keeps the tags of its weights: kind "...gemm[_swiglu].q4_0" and
+ * their bytes (the step's weight-bytes floor counts each weight once, figures.c). */
+static void gemm_retag(struct gemm_call *c, const struct gpu_weight *w, const struct gpu_weight *w3)
+{
+    char *dot = strrchr(c->kind, '.');
+    if (dot) snprintf(dot + 1, sizeof c->kind - (size_t)(dot + 1 - c->kind), "%s", k_kind_dtype(w->dtype));
+    c->bytes = w->bytes + (w3 ? w3->bytes : 0);
+}
+
+/* The activations of n products of one input x [cols][k], prepared once (gemm_xprep.comp: norm
+ * applied, f16 hi/lo split for cooperative matrices), and the outputs of those with split sums
+ * zeroed, in one dispatch (kind "<kind_prefix>gemm_xprep", 0 weight bytes): *xg is what the gemms
+ * read. None is needed by the FMA twin when there is no norm and nothing to zero (*xg = x). */
+static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, uint64_t x, int64_t k, int cols,
+                     int n, const struct gemm_call *calls, int layer, const char *op, const char *kind_prefix,
+                     uint64_t *xg, struct err *e)
+{
+    bool has_norm = norm && norm->w, zero = false, raw = true;
+    for (int i = 0; i < n; i++) {
+        zero = zero || calls[i].zero_y;
+        raw = raw && calls[i].xraw;
+    }
+    *xg = x;
+    if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
+    CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
+    int rc = k_dev_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
+    if (rc) return rc;
+    const struct gpu_pipeline *pp;
+    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    struct push_gemm_xprep xp = {.x = x,
+                                 .xo = *xg,
+                                 .gain = has_norm ? norm->w->addr : 0,
+                                 .k = (uint32_t)k,
+                                 .gdtype = has_norm ? (uint32_t)norm->w->dtype : 0,
+                                 .eps = has_norm ? norm->eps : 0,
+                                 .plus1 = has_norm && norm->plus1};
+    size_t out[1 + GEMM_PREP_MAX_Y] = {offsetof(struct push_gemm_xprep, xo)};
+    int n_out = 1;
+    for (int i = 0; i < n; i++) {
+        if (!calls[i].zero_y) continue;
+        xp.y[i] = calls[i].pc.m.y;
+        xp.rows[i] = calls[i].pc.m.rows;
+        out[n_out++] = offsetof(struct push_gemm_xprep, y) + 8 * (size_t)i;
+    }
+    char pkind[40];
+    snprintf(pkind, sizeof pkind, "%sgemm_xprep", kind_prefix ? kind_prefix : "");
+    struct dispatch *d = k_add(p, pp, &xp, sizeof xp, (uint32_t)cols, 1, pkind, layer, op, 0);
+    dispatch_outputs(d, n_out, out[0], out[1], out[2], out[3], out[4]);
+    return ST_OK;
+}
+
+static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, int layer, const char *op)
+{
+    struct push_gemm pc = c->pc;
+    pc.m.x = xg;
+    struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
+    dispatch_tag(d, c->kind, layer, op, c->bytes);
+    dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
+}
+
+/* One product through the gemm: its prep (when needed), then the product. */
+int k_gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,
+               const struct k_norm *norm, uint64_t x, uint64_t y, int cols, bool accumulate, int layer,
+               const char *op, const char *kind_prefix, struct err *e)
+{
+    struct gemm_call c;
+    uint64_t xg;
+    const struct gpu_weight *ws[2] = {w, w3};
+    struct gpu_weight f[2];
+    bool wide[2] = {false, false};
+    int rc = gemm_wdeq(g, p, w3 ? 2 : 1, ws, cols, f, wide, layer, op, kind_prefix, e);
+    if (!rc)
+        rc = gemm_setup(g, &f[0], w3 ? &f[1] : NULL, y, cols, accumulate, !(norm && norm->w), op, kind_prefix, &c,
+                        e);
+    if (rc) return rc;
+    if (wide[0]) gemm_retag(&c, w, w3);
+    rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
+    if (rc) return rc;
+    gemm_append(p, &c, xg, layer, op);
+    return ST_OK;
+}
+
+/* n products of one input through the gemm (k_matmul_multi in a wide plan): one prep serves them
+ * all (and zeroes every split output), then the n products, which write distinct outputs and so
+ * run with no barrier between them (plan_barriers). Weights share k. */
+int k_gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
+                 const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
+                 const char *fused_op, struct err *e)
+{
+    struct gemm_call c[GEMM_PREP_MAX_Y];
+    struct gpu_weight f[GEMM_PREP_MAX_Y];
+    bool wide[GEMM_PREP_MAX_Y];
+    uint64_t xg;
+    CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
+    int rc = gemm_wdeq(g, p, n, w, cols, f, wide, layer, fused_op, "", e);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) {
+        rc = gemm_setup(g, &f[i], NULL, y[i], cols, false, !(norm && norm->w), ops[i], "", &c[i], e);
+        if (rc) return rc;
+        if (wide[i]) gemm_retag(&c[i], w[i], NULL);
+    }
+    rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) gemm_append(p, &c[i], xg, layer, ops[i]);
+    return ST_OK;
+}
