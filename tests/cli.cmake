@@ -370,3 +370,8 @@ set_tests_properties(cli_html_chromium PROPERTIES LABELS cli-gpu TIMEOUT 900 SKI
 # golden mode keeps the batch plan by default (DESIGN.md), --plans auto included: goldens check
 # shapes, not a width
 cli_test(cli_golden_default_batch golden 0 "layers 0:6, batch plan" --model ${LT} --full --plans auto --golden ${LT}/golden.safetensors)
+
+# the README's example report still matches the report's format (tools/readme_example.sh: headings
+# in order, every line's label; figures and noise-dependent lines aside)
+add_test(NAME readme_example COMMAND bash ${CMAKE_SOURCE_DIR}/tools/readme_example.sh ${BIN} --check)
+set_tests_properties(readme_example PROPERTIES LABELS cli-gpu TIMEOUT 900 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
