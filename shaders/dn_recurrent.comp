@@ -1,7 +1,7 @@
 #version 460
 // dn_recurrent.comp - the gated delta rule in recurrent form over the columns of one step, with
 // the per-token preparation fused in. For each run (one slot's columns, in order), value head
-// vh and token t (MODELS.md, Qwen3.5 Gated DeltaNet, steps 3-5):
+// vh and token t (docs/models.md, Qwen3.5 Gated DeltaNet, steps 3-5):
 //   kh = vh / (nv/nk) (HF grouped heads) or vh % nk (GGUF tiled heads, flag TILED)
 //   q = l2norm(q[kh]) · scale,  k = l2norm(k[kh])       (x / sqrt(Σx² + 1e-6))
 //   β = σ(b[vh]),  g = A[vh] · softplus(a[vh] + dt[vh]),  A = −exp(A_log) (or ssm_a, flag NEG_A)

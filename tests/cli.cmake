@@ -53,7 +53,7 @@ cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
 cli_test(cli_cols_list_garbage cli 2 "--cols 1,,4" --model ${LT} --full --cols 1,,4)
 cli_test(cli_cols_list_json cli 2 "--json takes one width" --model ${LT} --full --cols 1,4 --json x.json)
-# --golden runs the golden's own shapes: the step-shape flags are ignored (DESIGN.md), with a note,
+# --golden runs the golden's own shapes: the step-shape flags are ignored (docs/design.md), with a note,
 # even where they would be refused without it (--slots 3 divides no width here, a list of widths)
 cli_test(cli_golden_ignores_shape golden 0 "--cols, --slots, --pos and --logits are ignored" --model ${LT} --full --golden ${LT}/golden.safetensors --cols 1,16 --slots 3 --pos 5 --logits)
 cli_test(cli_plans_unknown cli 2 "--plans batch,fast" --model ${LT} --full --plans batch,fast)
@@ -367,7 +367,7 @@ set_tests_properties(cli_width_list cli_width_list_verbose PROPERTIES LABELS cli
 # --html in headless Chromium (skipped without chromium) and --csv's sections
 add_test(NAME cli_html_chromium COMMAND sh ${CMAKE_SOURCE_DIR}/tests/html_check.sh ${BIN} ${FIXTURES})
 set_tests_properties(cli_html_chromium PROPERTIES LABELS cli-gpu TIMEOUT 900 SKIP_RETURN_CODE 77 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
-# golden mode keeps the batch plan by default (DESIGN.md), --plans auto included: goldens check
+# golden mode keeps the batch plan by default (docs/design.md), --plans auto included: goldens check
 # shapes, not a width
 cli_test(cli_golden_default_batch golden 0 "layers 0:6, batch plan" --model ${LT} --full --plans auto --golden ${LT}/golden.safetensors)
 

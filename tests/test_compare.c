@@ -223,7 +223,7 @@ static void test_bad_input(void)
     profile_free(&a);
 }
 
-/* DESIGN.md / issue 13: a verdict needs the change beyond the threshold AND beyond the noise. */
+/* docs/design.md / issue 13: a verdict needs the change beyond the threshold AND beyond the noise. */
 static void test_noise_aware(void)
 {
     struct profile base, cur;

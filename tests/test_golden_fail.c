@@ -57,7 +57,7 @@ static void one_logit_changed(const char *fx, const char *model)
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
-    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    const char *fx = argc > 1 ? argv[1] : "tests/fixtures";
     T_CASE("lfm2", "", one_logit_changed(fx, "lfm2-tiny"));
     T_CASE("qwen35", "", one_logit_changed(fx, "qwen35-tiny"));
     T_CASE("glm_ocr", "", one_logit_changed(fx, "glm-ocr-tiny"));

@@ -1796,7 +1796,7 @@ static void test_dn_conv_step(void)
     free_weight(&w);
 }
 
-/* The delta rule of one value head over one run, in double (MODELS.md, Gated DeltaNet 3-5). */
+/* The delta rule of one value head over one run, in double (docs/models.md, Gated DeltaNet 3-5). */
 static void dn_ref_head(const struct k_dn_geom *dn, const float *qkv, const float *b, const float *a, double dt,
                         double A, const struct run_meta *run, int vh, double *S, double *o)
 {

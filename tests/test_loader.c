@@ -73,7 +73,7 @@ static void check_shape(const struct model_source *s, const char *name, enum dty
             (long long)d2);
 }
 
-/* ---- element decoding, written from the format rules (FORMATS.md), not from the loader ----------
+/* ---- element decoding, written from the format rules (docs/formats.md), not from the loader ----------
  */
 
 static float half_at(const uint8_t *p)
@@ -547,7 +547,7 @@ static void test_golden(const char *file, int hidden, int vocab)
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
-    fixtures = argc > 1 ? argv[1] : "../shared/fixtures";
+    fixtures = argc > 1 ? argv[1] : "tests/fixtures";
     T_CASE("lfm2_safetensors", "lfm2", test_lfm2_safetensors());
     T_CASE("lfm2_gguf_f16", "lfm2 gguf", test_lfm2_gguf("lfm2-tiny/model-f16.gguf", DT_F16));
     T_CASE("lfm2_gguf_q8_0", "lfm2 gguf", test_lfm2_gguf("lfm2-tiny/model-q8_0.gguf", DT_Q8_0));

@@ -268,7 +268,7 @@ static void case_wide(void)
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
-    fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    fx = argc > 1 ? argv[1] : "tests/fixtures";
     const char *dir = t_tmpdir();
     snprintf(a_json, sizeof a_json, "%s/a.json", dir);
     snprintf(b_json, sizeof b_json, "%s/b.json", dir);

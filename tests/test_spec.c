@@ -181,7 +181,7 @@ static void run_model(const char *fx, const char *model)
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
-    const char *fx = argc > 1 ? argv[1] : "../shared/fixtures";
+    const char *fx = argc > 1 ? argv[1] : "tests/fixtures";
     int st = gpu_open(&g, -1, &e);
     T_CHECK(st == ST_OK, "gpu_open: %s", e.msg);
     if (st) return t_finish();

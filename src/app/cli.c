@@ -340,7 +340,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     }
     if (o->all_logits) o->logits = true;
     if (o->logits) o->shape_set = true;
-    if (o->golden) { /* the golden's own shapes run: the step-shape flags are ignored (DESIGN.md) */
+    if (o->golden) { /* the golden's own shapes run: the step-shape flags are ignored (docs/design.md) */
         o->n_cols = 1;
         o->slots = 0;
     }
@@ -348,7 +348,7 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
     if (o->plans_set && (o->wide || o->spec))
         return err_set(e, ST_USAGE, "--plans and %s: give the plans in --plans only", o->wide ? "--wide" : "--spec");
     if (!o->plans_set) {
-        /* golden mode runs the batch plan unless --wide / --spec asks (DESIGN.md); a profile runs auto */
+        /* golden mode runs the batch plan unless --wide / --spec asks (docs/design.md); a profile runs auto */
         o->plans[0] = o->wide ? PLAN_WIDE : o->spec ? PLAN_SPEC : o->golden ? PLAN_BATCH : CLI_PLAN_AUTO;
         o->n_plans = 1;
     }

@@ -1,4 +1,4 @@
-/* cli.h - the command line (DESIGN.md, Command line). Parsing only checks what can be checked
+/* cli.h - the command line (docs/design.md, Command line). Parsing only checks what can be checked
  * without the model; range checks against the model happen when the shard is bound. */
 #ifndef LFM2_CLI_H
 #define LFM2_CLI_H

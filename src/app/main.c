@@ -1,5 +1,5 @@
 /* main.c - lfm2-profile-stage: args -> model source -> description -> shard -> upload -> plan ->
- * executor -> report (DESIGN.md, Data flow). Only this file turns a status into an exit code. */
+ * executor -> report (docs/design.md, Data flow). Only this file turns a status into an exit code. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* Status codes double as the tool's exit codes (DESIGN.md, Command line). */
+/* Status codes double as the tool's exit codes (docs/design.md, Command line). */
 enum status {
     ST_OK = 0,
     ST_RUNTIME = 1,    /* device, memory, driver failure */

@@ -95,7 +95,7 @@ void engine_free(struct engine *en);
 /* Zeroes the recurrent state of every slot and points slot i's block-table row at its own blocks. */
 int engine_reset(struct engine *en, struct err *e);
 
-/* ---- Speculative steps (DESIGN.md "Engine semantics": the spec plan)
+/* ---- Speculative steps (docs/design.md "Engine semantics": the spec plan)
  *
  * A spec step (shape.plan == PLAN_SPEC) lays its columns out as the prefill shape: run r holds a
  * draft of K <= max_draft tokens of one slot, column i following column i-1 and column 0 the

@@ -94,7 +94,7 @@ static void as_matrix(const struct shard_tensor *t, int64_t *rows, int64_t *k)
     for (int i = 0; i + 1 < t->n_dims; i++) *rows *= t->shape[i];
 }
 
-/* The built-in init rule of a tensor as a winit draw (DESIGN.md, Built-in models). */
+/* The built-in init rule of a tensor as a winit draw (docs/design.md, Built-in models). */
 static void init_rule(const struct shard_tensor *t, int64_t k, enum winit_mode *mode, float *a, float *b)
 {
     switch (t->init) {

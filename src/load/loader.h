@@ -1,7 +1,7 @@
 /* loader.h - model files over mmap: safetensors (one file or a sharded index), GGUF v2/v3,
  * config.json. Whatever the format, a file's tensors come out as one list of tensor views.
  *
- * Every check of FORMATS.md happens at open; a malformed file is ST_USAGE with a message naming
+ * Every check of docs/formats.md happens at open; a malformed file is ST_USAGE with a message naming
  * the file (and tensor or key) and what was expected. Nothing is copied: views point into the
  * mappings, which live until source_close. */
 #ifndef LFM2_LOADER_H

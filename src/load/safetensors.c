@@ -2,7 +2,7 @@
  *
  * Layout: u64 LE header length N, N bytes of UTF-8 JSON {name: {dtype, shape, data_offsets:
  * [begin, end)}, "__metadata__": {str: str}}, then the data; offsets count from byte 8 + N. Every
- * check of FORMATS.md is made here, before any view is handed out. */
+ * check of docs/formats.md is made here, before any view is handed out. */
 #include "loader_priv.h"
 
 #include "input.h"

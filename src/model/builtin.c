@@ -1,8 +1,8 @@
-/* builtin.c - the built-in models: the real shapes of MODELS.md, weights made on the GPU.
+/* builtin.c - the built-in models: the real shapes of docs/models.md, weights made on the GPU.
  *
  * Storage types: matrices (2-D, embedding and untied head included) take the --dtype; 1-D tensors
  * (every norm gain, dt_bias, A_log) and conv kernels stay F32, as real GGUFs keep them. Init rules
- * (DESIGN.md): matrices N(0, 1/fan_in) with fan_in = the last dim (3 for the LFM2 conv kernel, 4
+ * (docs/design.md): matrices N(0, 1/fan_in) with fan_in = the last dim (3 for the LFM2 conv kernel, 4
  * for the DeltaNet conv), embeddings N(0, 1), gains 1 + 0.1 N, zero-centred gains (Qwen3.5, which
  * built-ins describe in HF layout, norm_plus1) 0.1 N, A_log = log U(1,16), dt_bias = U(-1,1). */
 #include "model_family.h"

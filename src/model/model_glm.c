@@ -1,5 +1,5 @@
 /* model_glm.c - GLM-OCR text decoder: attention layers with four plain RMSNorms, fused gate_up
- * FFN, interleaved RoPE, untied head (MODELS.md). The vision tower (model.visual.*) and the MTP
+ * FFN, interleaved RoPE, untied head (docs/models.md). The vision tower (model.visual.*) and the MTP
  * layer (index n_layers) are not part of it and are never bound. No GGUF form. */
 #include "model_family.h"
 

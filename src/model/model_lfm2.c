@@ -1,4 +1,4 @@
-/* model_lfm2.c - LFM2 / LFM2.5: short-conv and attention layers, tied head (MODELS.md). */
+/* model_lfm2.c - LFM2 / LFM2.5: short-conv and attention layers, tied head (docs/models.md). */
 #include "model_family.h"
 
 #include <math.h>

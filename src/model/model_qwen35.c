@@ -1,4 +1,4 @@
-/* model_qwen35.c - Qwen3.5 dense hybrid: Gated DeltaNet and gated attention layers (MODELS.md).
+/* model_qwen35.c - Qwen3.5 dense hybrid: Gated DeltaNet and gated attention layers (docs/models.md).
  * HF files keep zero-centred norm gains (applied as 1 + w) and A_log; GGUF files (arch qwen35)
  * store 1 + w, ssm_a = -exp(A_log) and tiled value heads, which norm_plus1 / dn_gguf_layout say. */
 #include "model_family.h"

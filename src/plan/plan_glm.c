@@ -1,4 +1,4 @@
-/* plan_glm.c - the GLM-OCR text decoder plan (MODELS.md, GLM-OCR):
+/* plan_glm.c - the GLM-OCR text decoder plan (docs/models.md, GLM-OCR):
  *
  *   h = embed[token]                                              (first stage only)
  *   per layer:  h += rms(attn(rms(h, attn_norm)), post_attn_norm)

@@ -1,4 +1,4 @@
-/* plan_lfm2.c - the LFM2 plan (MODELS.md, LFM2), the same for every plan kind (the kernel helpers
+/* plan_lfm2.c - the LFM2 plan (docs/models.md, LFM2), the same for every plan kind (the kernel helpers
  * pick their implementation by p->kind: matrix-vector or tiled, serial or parallel short conv):
  *
  *   h = embed[token]                                   (first stage only)
@@ -7,7 +7,7 @@
  *               h += w2(silu(w1 x) ⊙ w3 x), x = rms(h, ffn_norm)
  *   head:       logits = rms(h[need_logit], output_norm) · embedᵀ   (its own plan)
  *
- * Fusions (DESIGN.md, Speed rules): every RMSNorm rides in the projection that reads it, every
+ * Fusions (docs/design.md, Speed rules): every RMSNorm rides in the projection that reads it, every
  * residual add in the epilogue of the projection that ends the block, SwiGLU in one pass over
  * w1 and w3. In the batch plan a conv layer is 5 dispatches and an attention layer 6 (q/k/v
  * stacked); at decode 4 and 5: the short conv rides in in_proj's epilogue (k_conv_step) and the

@@ -1,4 +1,4 @@
-/* plan_qwen35.c - the Qwen3.5 batch plan (MODELS.md, Qwen3.5 dense hybrid):
+/* plan_qwen35.c - the Qwen3.5 batch plan (docs/models.md, Qwen3.5 dense hybrid):
  *
  *   h = embed[token]                                     (first stage only)
  *   per layer:  x = rms1p(h, input_layernorm)

@@ -270,7 +270,7 @@ static void golden_check(FILE *out, const struct golden *gd, const float *res, c
 /* Draft length of the spec check: m = min(8, T - k) tokens after k = T/2 committed ones. */
 static int golden_draft(int T) { return MIN(8, T - T / 2); }
 
-/* The spec plan's check (DESIGN.md "Golden verify mode", Plans): every sequence commits its first
+/* The spec plan's check (docs/design.md "Golden verify mode", Plans): every sequence commits its first
  * k = T/2 tokens in decode steps, verifies a draft of m tokens (the golden's own continuation) in
  * one spec step, compared at k..k+m-1 ("spec"); accepts j = m/2, so its state must become snapshot
  * j, and decodes k+j..T-1 from there, compared ("rollback"). */
@@ -298,7 +298,7 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
 {
     struct golden gd;
     int st = golden_open(&gd, path, d, s, e);
-    if (!st) /* the report's header line (DESIGN.md: stdout starts with the device and driver) */
+    if (!st) /* the report's header line (docs/design.md: stdout starts with the device and driver) */
         fprintf(out, "lfm2-profile-stage %s  device: %s  driver: %s  golden %s: %d sequences of %d tokens, layers %d:%d, "
                      "%s plan\n", LFM2_VERSION, g->props.deviceName, g->driver_name, path, gd.S, gd.T, s->a, s->b,
                 plan_kind_name(plan));

@@ -1,4 +1,4 @@
-/* golden.h - golden verify mode (DESIGN.md "Golden verify mode"): runs a golden file's S
+/* golden.h - golden verify mode (docs/design.md "Golden verify mode"): runs a golden file's S
  * sequences of T tokens through the loaded shard in the decode, prefill and mixed shapes and
  * compares hidden.b (or the logits when the shard ends at N) with the reference; with --spec, the
  * speculative verify, commit and rollback instead. */

@@ -1,4 +1,4 @@
-/* profiler.c - the profiled step (DESIGN.md "Engine semantics", "Profiling contract"): warm-up,
+/* profiler.c - the profiled step (docs/design.md "Engine semantics", "Profiling contract"): warm-up,
  * per-dispatch timestamps (full or sampled) and the gap probe; attribution.c runs the attribution mode. */
 #include "profiler.h"
 #include "profile_step.h"

@@ -1,4 +1,4 @@
-/* compare.c - a run against a saved baseline (DESIGN.md "JSON and compare").
+/* compare.c - a run against a saved baseline (docs/design.md "JSON and compare").
  *
  * Statistic: the median of each timing (robust to one slow rep), with the error of the
  * difference of two medians from the reps' MADs (struct est). Two runs are comparable only

@@ -1,5 +1,5 @@
-/* json_read.c - a profile read back from the JSON json_write.c writes (DESIGN.md "JSON and compare";
- * json_write.c lists the fields beyond it). The reader needs only the DESIGN.md fields and is strict
+/* json_read.c - a profile read back from the JSON json_write.c writes (docs/design.md "JSON and compare";
+ * json_write.c lists the fields beyond it). The reader needs only the docs/design.md fields and is strict
  * about the rest: types, unique keys, bounded counts. */
 #include "profile.h"
 

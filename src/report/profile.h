@@ -1,6 +1,6 @@
 /* profile.h - what one profiling run measured, and everything done with it after the timings exist:
  * per-kind aggregation, gap-probe arithmetic, the text / Markdown report, JSON (write and read
- * back), the Chrome trace and the comparison of two runs (DESIGN.md "Profiling contract",
+ * back), the Chrome trace and the comparison of two runs (docs/design.md "Profiling contract",
  * "JSON and compare").
  *
  * Units: every time is in microseconds (µs) per step, every bandwidth in GB/s (1e9 bytes/s),
@@ -274,7 +274,7 @@ double profile_kinds_sum(const struct profile *p, bool head);
  * gap probe's 1× wall with the head when there are no timestamps (0: unknown, or no head ran). */
 double profile_tok_s_head(const struct profile *p);
 
-/* The gap-probe arithmetic of DESIGN.md on timings (median both sides, errors from the reps);
+/* The gap-probe arithmetic of docs/design.md on timings (median both sides, errors from the reps);
  * sets g->ran and copies the probe's walls into g (freed by gap_probe_free / profile_free). */
 void gap_probe_compute_reps(struct gap_probe *g, const struct gap_probe_in *in);
 void gap_probe_free(struct gap_probe *g);
@@ -321,7 +321,7 @@ void report_text_header(FILE *out, const struct profile *p);
 void report_markdown_header(FILE *out, const struct profile *p);
 void report_markdown(FILE *out, const struct profile *p);
 
-/* JSON (schema: DESIGN.md "JSON and compare"). write: ST_RUNTIME when the file cannot be written.
+/* JSON (schema: docs/design.md "JSON and compare"). write: ST_RUNTIME when the file cannot be written.
  * read: fills *p (caller frees with profile_free); ST_USAGE naming the file and the field when the
  * file is missing, not JSON, or lacks a field. */
 int report_json_write(const char *path, const struct profile *p, struct err *e);

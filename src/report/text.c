@@ -1,4 +1,4 @@
-/* text.c - the text report (the seed's headings word for word, DESIGN.md "Profiling contract"). */
+/* text.c - the text report (the seed's headings word for word, docs/design.md "Profiling contract"). */
 #include "profile.h"
 #include "report_fmt.h"
 

@@ -2,7 +2,7 @@
 #ifndef LFM2_PLAN_KIND_H
 #define LFM2_PLAN_KIND_H
 
-/* Which engine a plan is built for (DESIGN.md, Engine semantics). Kernel helpers read the plan's
+/* Which engine a plan is built for (docs/design.md, Engine semantics). Kernel helpers read the plan's
  * kind to pick their implementation, so a family's plan builder is the same for every kind. */
 enum plan_kind {
     PLAN_BATCH, /* matrix-vector kernels serving every column in one read of each weight */
