@@ -3,9 +3,11 @@
 #   run command: for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig; bash bench/h200.sh all
 # with carry [".gl", "build"]. Fixtures are read from tests/fixtures (tracked, so they travel).
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
-# wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34 chain; batch plan (8): batch_floor batch_final qmv;
-# Qwen3.5 (9): qwen qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm;
-# tensor cores at the Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON).
+# wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
+# qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
+# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON). The sections that measured
+# switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
+# `git show 873fff1:bench/h200.sh`.
 set -u
 B=${BIN:-build/lfm2-profile-stage}
 O=${OUT:-bench/out}
@@ -149,14 +151,10 @@ wide() { # issue 8 targets: LFM2-1.2B full with the head, step time = gap-probe 
     done
 }
 
-wide_kinds() { # the wide plan's own kernels at a 512-token prefill, per attention tile width
-    for bq in auto 32 16; do
-        echo "== prefill 512 bf16 wide, attention tile $bq"
-        if [ $bq = auto ]; then unset LFM2_ATTN_BQ; else export LFM2_ATTN_BQ=$bq; fi
-        "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 --wide |
-            grep -E "GPU busy|attn|shortconv|matmul|gemm"
-    done
-    unset LFM2_ATTN_BQ
+wide_kinds() { # the wide plan's own kernels at a 512-token prefill, then the batch plan's
+    echo "== prefill 512 bf16 wide"
+    "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 --wide |
+        grep -E "GPU busy|attn|shortconv|matmul|gemm"
     echo "== prefill 512 bf16 batch"
     "$B" --model lfm2-1.2b --full --cols 512 --slots 1 --pos 0 --logits --reps 3 | grep -E "GPU busy|attn|shortconv"
 }
@@ -213,41 +211,17 @@ narrow34() { # bench/34: the 33-64 column rule for single products (128x64 2x2 t
     # then the sweep bench/34 run 9 could not run (Q4_0 tiles and splits at 16 and 32 columns).
     local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} c t k
     for c in 48 64; do
-        echo "== bf16 $c: the rule / the old one"; "$G" bf16 $c 10; LFM2_GEMM_TILE=128x64x32:4x1 "$G" bf16 $c 10
-        for t in q4_0 q8_0; do echo "== $t $c: the rule / the old one"; "$G" $t $c 10; LFM2_GEMM_TILE=64x64x64:2x2 "$G" $t $c 10; done
+        echo "== bf16 $c: the rule / the old one"; "$G" bf16 $c 10; "$G" bf16 $c 10 --tune gemm_tile=128x64x32:4x1
+        for t in q4_0 q8_0; do echo "== $t $c: the rule / the old one"; "$G" $t $c 10; "$G" $t $c 10 --tune gemm_tile=64x64x64:2x2; done
     done
     for c in 16 32; do
         echo "== q4_0 $c default"; "$G" q4_0 $c 10 | grep -E "^  (gemm|sum)"
         for t in 64x16x32:4x1 128x16x64:4x1 32x16x64:2x1 128x32x32:4x1 64x32x64:2x2; do for k in 0 8 16; do
-            echo "== q4_0 $c TILE $t SPLITK $k"; LFM2_GEMM_TILE=$t LFM2_GEMM_SPLITK=$k "$G" q4_0 $c 10 | grep -E "^  (gemm|sum)"
+            echo "== q4_0 $c TILE $t SPLITK $k"; "$G" q4_0 $c 10 --tune gemm_tile=$t$([ $k = 0 ] || echo ,gemm_splitk=$k) | grep -E "^  (gemm|sum)"
         done; done
     done
 }
 
-chain() { # bench/26, bench/29: each row's step with barriers and with no barriers at all
-    # (LFM2_BENCH_NO_BARRIERS: wrong results, timing only; what any overlap of dependent dispatches
-    # could win at most: the serial chain's cost). (bench/28-29's chained dispatches, flag waits in
-    # place of barriers, measured slower everywhere and were removed.) MODEL=... for another model
-    # (default lfm2-1.2b; a checkpoint path keeps its own types: the dtype column then only names the row).
-    local m=${MODEL:-lfm2-1.2b} J="$O/chain.json" row dt args w1 w0 df
-    printf '%-5s %-30s %10s %12s %8s\n' dtype step "wall µs" "no barriers" "none"
-    for row in "bf16 --cols 1" "q4_0 --cols 1" "bf16 --cols 4" "q4_0 --cols 4" "bf16 --cols 16" \
-        "bf16 --cols 16 --wide" "q4_0 --cols 16 --wide" "bf16 --cols 64 --wide" "bf16 --cols 512 --slots 1 --wide"; do
-        set -- $row
-        dt=$1; shift; args="$*"; df="--dtype $dt"; [ -e "$m" ] && df=
-        "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1 ||
-            { echo "$dt $args: failed"; continue; }
-        w1=$(json_num "$J" lm_head wall1_us)
-        LFM2_BENCH_NO_BARRIERS=1 "$B" --model "$m" --full $df $args --pos 64 --logits --gap-probe --reps 5 \
-            --json "$J" >/dev/null 2>&1 || { echo "$dt $args (no barriers): failed"; continue; }
-        w0=$(json_num "$J" lm_head wall1_us)
-        awk -v dt=$dt -v a="$args" -v w1="$w1" -v w0="$w0" \
-            'BEGIN { printf "%-5s %-30s %10.0f %12.0f %7.0f%%\n", dt, a, w1, w0, 100 * (w0 - w1) / w1 }'
-    done
-    # the mechanism alone (bench/29): µs a dependent dispatch with a barrier / with none
-    local G=${GEMM_BENCH:-$(dirname "$B")/gemm_bench} a
-    for a in "256 1" "256 1024"; do echo "\$ gemm_bench chain $a"; "$G" chain $a; done
-}
 
 goldens_of() { # DIR SPLIT N: the four formats, whole and split at layer SPLIT of N
     local d=$1 k=$2 n=$3 m
@@ -333,16 +307,9 @@ qwen_wide() {
         set -- $m
         for L in "--layers 0:2" "--layers 2:4"; do run --model "$1" $L --golden "$Q/$2.safetensors"; done
     done
-    echo "== dn.chunk with tiles of 32 state columns (fits 48 KiB of shared memory, not lavapipe's 32)"
-    LFM2_DN_CHUNK_TV=32 run --model "$Q" --full --wide --golden "$Q/golden-long.safetensors"
     run --model qwen3.5-2b --full --wide --cols 64 --pos 64 --logits --gap-probe --json "$O/qwen2b_w64.json"
     run --model qwen3.5-2b --full --wide --cols 512 --slots 1 --pos 64 --logits --gap-probe --json "$O/qwen2b_wp512.json"
     run --model qwen3.5-2b --full --cols 512 --slots 1 --pos 64 --logits --gap-probe --reps 3 --json "$O/qwen2b_bp512.json"
-    for v in "LFM2_DN_CHUNK_TV=32" "LFM2_DN_CHUNK_TV=8" "LFM2_DN_CHUNK_MIN=65535"; do
-        echo "== prefill 512 wide, $v"
-        env $v "$B" --model qwen3.5-2b --full --wide --cols 512 --slots 1 --pos 64 --logits --reps 5 |
-            grep -E "GPU busy|dn\.|attn|head\.|gemm"
-    done
 }
 
 glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then the built-in
@@ -362,71 +329,6 @@ glm() { # issue 12: GLM-OCR text decoder goldens (tests/fixtures, tracked), then
 # Issue 8 item 3 (bench/12): the batch plan at 1..16 columns, LFM2-1.2B full with the head. One
 # line a run: tag, step wall = gap-probe wall 1x with the head (no timestamps, min of 10), layer
 # busy and head busy (timestamp sums, medians). Env knobs (tuning.h) give the before/after pairs.
-bf_step() { # TAG DTYPE COLS [ENV=VALUE...]
-    local tag=$1 dt=$2 c=$3 J="$O/bf_$1.json"
-    shift 3
-    if env "$@" "$B" --model lfm2-1.2b --full --dtype $dt --cols $c --pos 64 --logits --gap-probe --reps 3 \
-        --json "$J" >"$O/bf_$tag.txt" 2>&1; then
-        printf '%-22s %-5s %3s %9.0f %9.0f %8.0f  %s\n' "$tag" $dt $c "$(json_num "$J" lm_head wall1_us)" \
-            "$(json_num "$J" busy_us median)" "$(json_num "$J" head_us median)" "$*"
-    else
-        echo "$tag $dt $c: failed"; tail -n 3 "$O/bf_$tag.txt"
-    fi
-}
-batch_floor() {
-    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
-    for dt in bf16 q4_0 q8_0; do
-        bf_step new_${dt}_1 $dt 1
-        bf_step old_${dt}_1 $dt 1 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
-    done
-    for dt in bf16 q4_0; do
-        bf_step split_${dt}_1 $dt 1 LFM2_QKV_SPLIT=1
-        bf_step splitfull_${dt}_1 $dt 1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
-        for rt in 1 2 4; do bf_step rt${rt}_${dt}_1 $dt 1 LFM2_MATVEC_RT=$rt; done
-    done
-    for dt in bf16 q4_0 q8_0; do
-        bf_step new_${dt}_8 $dt 8
-        bf_step old_${dt}_8 $dt 8 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
-        bf_step new_${dt}_16 $dt 16
-        bf_step full_${dt}_16 $dt 16 LFM2_FULL_BARRIERS=1
-        bf_step mv16_${dt}_16 $dt 16 LFM2_MATVEC_COLS=16
-    done
-}
-batch_final() { # the defaults after bench/12 against the code before it (the three knobs off), and
-    # matvec's Q types by words (LFM2_MATVEC_WORDS), most wanted first
-    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
-    for dt in q4_0 bf16 q8_0; do
-        bf_step new_${dt}_1 $dt 1
-        bf_step old_${dt}_1 $dt 1 LFM2_MATVEC_OFF=1 LFM2_QKV_SPLIT=1 LFM2_FULL_BARRIERS=1
-    done
-    for dt in q4_0 q8_0; do
-        bf_step words_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1
-        bf_step wordsall_${dt}_8 $dt 8 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
-    done
-    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_8 $dt 8; done
-    for dt in q4_0 q8_0; do
-        bf_step wordsall_${dt}_1 $dt 1 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
-        bf_step wordsall_${dt}_16 $dt 16 LFM2_MATVEC_WORDS=1 LFM2_MATVEC_COLS=16
-    done
-    for dt in bf16 q4_0 q8_0; do bf_step new_${dt}_16 $dt 16; done
-}
-qmv() { # bench/16: qmv.comp (Q4_0/Q8_0, x staged in shared memory) against bench/12's selection
-    # (LFM2_QMV_OFF=1), 1..8 columns; then its rows a subgroup and its x chunk forced. The JSONs
-    # ($O/bf_*.json) give the per-op table.
-    printf '%-22s %-5s %3s %9s %9s %8s  %s\n' tag dtype col "wall µs" "busy µs" "head µs" env
-    for dt in q4_0 q8_0; do
-        for c in 1 2 4 8; do
-            bf_step new_${dt}_$c $dt $c
-            bf_step old_${dt}_$c $dt $c LFM2_QMV_OFF=1
-        done
-    done
-    bf_step new_bf16_1 bf16 1
-    for c in 1 8; do
-        for rt in 1 2 4; do bf_step rt${rt}_q4_0_$c q4_0 $c LFM2_QMV_RT=$rt; done
-        bf_step kc1024_q4_0_$c q4_0 $c LFM2_QMV_KC=1024
-        bf_step u4_q4_0_$c q4_0 $c LFM2_QMV_U=4
-    done
-}
 cm2() { # bench/39: the VK_NV_cooperative_matrix2 gemm. Its test runs without the validation layer
     # (Debian 12's predates the extension, so under it the device is opened without coopmat2); the
     # v1 gemm's kernel tests again with coopmat2 enabled beside VK_NV_cooperative_matrix; the bench.
