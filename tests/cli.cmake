@@ -375,3 +375,5 @@ cli_test(cli_golden_default_batch golden 0 "layers 0:6, batch plan" --model ${LT
 # in order, every line's label; figures and noise-dependent lines aside)
 add_test(NAME readme_example COMMAND bash ${CMAKE_SOURCE_DIR}/tools/readme_example.sh ${BIN} --check)
 set_tests_properties(readme_example PROPERTIES LABELS cli-gpu TIMEOUT 900 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# a run under a test hook says so in its header (and its JSON: test_hooks)
+cli_test_env(cli_test_hooks_recorded cli-gpu 0 "test hooks: LFM2_TEST_SLOW=matmul*=2 (a test run" "LFM2_TEST_SLOW=matmul*=2" --model ${LT} --layers 0:2 --cols 2 --pos 3 --reps 1)

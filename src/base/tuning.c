@@ -67,3 +67,18 @@ int tuning_test_slow(const char *kind)
     }
     return 1;
 }
+
+void tuning_describe(char *buf, size_t n)
+{
+    static const char *const hooks[] = {"LFM2_TEST_NO_COOPMAT", "LFM2_TEST_NO_TIMESTAMPS", "LFM2_TEST_DROP_LAST_DISPATCH",
+                                        "LFM2_TEST_SKIP_SNAPSHOT", "LFM2_TEST_SLOW"};
+    size_t used = 0;
+    if (n) buf[0] = 0;
+    for (size_t i = 0; i < sizeof hooks / sizeof hooks[0]; i++) {
+        const char *v = getenv(hooks[i]);
+        if (!v) continue;
+        int w = snprintf(buf + used, n - used, "%s%s%s%s", used ? "," : "", hooks[i], *v ? "=" : "", v);
+        if (w < 0 || (size_t)w >= n - used) break;
+        used += (size_t)w;
+    }
+}

@@ -20,6 +20,7 @@
 #define LFM2_TUNING_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct tuning {
     bool test_no_coopmat;
@@ -32,6 +33,10 @@ struct tuning {
 
 /* The environment's switches, read on the first call. */
 const struct tuning *tuning(void);
+
+/* The test hooks set in the environment, as "NAME=value,NAME" ("" when none): a run under one is
+ * a test run, and its report and JSON say so (test_hooks). */
+void tuning_describe(char *buf, size_t n);
 
 /* LFM2_TEST_SLOW: how many times the test hook records each dispatch of `kind` (1: not slowed). */
 int tuning_test_slow(const char *kind);

@@ -9,6 +9,7 @@
 
 #include "progress.h"
 #include "select.h"
+#include "tuning.h"
 
 /* Seeded N(0,1) values for hidden_in of a stage that does not start at layer 0 (never zeros). */
 static void fill_hidden(float *h, size_t n, uint64_t *state)
@@ -128,6 +129,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     snprintf(p->version, sizeof p->version, "%s", LFM2_VERSION);
     snprintf(p->args, sizeof p->args, "%s", rq->argline ? rq->argline : "");
     tune_format(&g->tune, p->tune, sizeof p->tune);
+    tuning_describe(p->test_hooks, sizeof p->test_hooks);
     snprintf(p->device.name, sizeof p->device.name, "%s", g->props.deviceName);
     snprintf(p->device.driver, sizeof p->device.driver, "%.127s", g->driver_name);
     uint32_t v = g->props.apiVersion;

@@ -387,6 +387,9 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (strcmp(base->tune, cur->tune) != 0)
         fprintf(out, "WARNING: tune differs: base '%s', current '%s' (--tune: other kernel choices)\n",
                 base->tune[0] ? base->tune : "default", cur->tune[0] ? cur->tune : "default");
+    if (strcmp(base->test_hooks, cur->test_hooks) != 0)
+        fprintf(out, "WARNING: test hooks differ: base '%s', current '%s' (LFM2_TEST_*: a test run)\n",
+                base->test_hooks[0] ? base->test_hooks : "none", cur->test_hooks[0] ? cur->test_hooks : "none");
     /* the runs' own copy-bandwidth measurement: a device that itself ran slower (a shared machine,
      * other clocks) slows every row alike, and no rule over one run's reps can tell that apart */
     double bw_change = base->device.copy_gbps > 0 && cur->device.copy_gbps > 0

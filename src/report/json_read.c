@@ -282,6 +282,9 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     get_str(r, root, "", "version", p->version, sizeof p->version);
     get_str(r, root, "", "args", p->args, sizeof p->args);
     read_tune(r, root, p->tune, sizeof p->tune);
+    const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "test_hooks"); /* optional: added later */
+    if (hooks && !cJSON_IsString(hooks)) bad(r, "", "test_hooks", "a string");
+    snprintf(p->test_hooks, sizeof p->test_hooks, "%s", cJSON_IsString(hooks) ? hooks->valuestring : "");
 
     const cJSON *o = get_obj(r, root, "", "device");
     get_str(r, o, "device", "name", p->device.name, sizeof p->device.name);

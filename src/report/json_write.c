@@ -219,6 +219,7 @@ static cJSON *profile_json(const struct profile *p)
     cJSON_AddStringToObject(root, "version", p->version);
     cJSON_AddStringToObject(root, "args", p->args);
     add_tune(root, p->tune);
+    cJSON_AddStringToObject(root, "test_hooks", p->test_hooks);
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "name", p->device.name);

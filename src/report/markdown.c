@@ -16,6 +16,7 @@ static void md_header(FILE *out, const struct profile *p, const struct unit *u)
     fprintf(out, "| | |\n|---|---|\n");
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
     if (p->tune[0]) fprintf(out, "| tune | `%s` (kernel-choice overrides, not the defaults) |\n", p->tune);
+    if (p->test_hooks[0]) fprintf(out, "| test hooks | `%s` (a test run: not the product's figures) |\n", p->test_hooks);
     if (d->has_timestamps)
         fprintf(out, "| timestamps | period %.3f ns, %u valid bits; timing %s |\n",
                 d->timestamp_period_ns, d->timestamp_valid_bits, timing_mode_name(p->timing));

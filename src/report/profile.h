@@ -229,6 +229,7 @@ struct profile {
     char version[32];
     char args[2048]; /* the command line, space-joined */
     char tune[512];  /* the run's --tune overrides as key=value,... (tune.h tune_format; "" none) */
+    char test_hooks[256]; /* LFM2_TEST_* hooks set for the run (tuning.h tuning_describe; "" none) */
     struct prof_device device;
     struct prof_model model;
     struct {

@@ -13,6 +13,7 @@ static void text_header(FILE *out, const struct profile *p)
     fprintf(out, "%s %s  device: %s  driver: %s  api: %s\n", p->tool, p->version, d->name,
             d->driver, d->api);
     if (p->tune[0]) fprintf(out, "tune: %s (kernel-choice overrides, not the defaults)\n", p->tune);
+    if (p->test_hooks[0]) fprintf(out, "test hooks: %s (a test run: not the product's figures)\n", p->test_hooks);
     if (d->has_timestamps)
         fprintf(out, "timestamps: period %.3f ns, %u valid bits", d->timestamp_period_ns,
                 d->timestamp_valid_bits);
