@@ -34,14 +34,21 @@ int main(void)
     T_CHECK(g.n_blocks > blocks, "new blocks made: %d -> %d", blocks, g.n_blocks);
     g.gemm_x = big; /* as a kernel's scratch grown after the mark */
     uint32_t gen = g.scratch_gen;
+    int made = g.n_blocks;
+    uint64_t big_addr = big.addr;
     gpu_release(&g, &m);
-    T_CHECK(g.n_blocks == blocks, "blocks back to %d: %d", blocks, g.n_blocks);
+    /* the blocks made since the mark stay, empty, for the next allocations (not freed) */
+    T_CHECK(g.n_blocks == made, "blocks kept: %d, want %d", g.n_blocks, made);
+    for (int i = blocks; i < g.n_blocks; i++) T_CHECK(g.blocks[i].used == 0, "block %d emptied", i);
     T_CHECK(g.allocated[GPU_MEM_DEVICE] == dev, "allocated back to %llu: %llu", (unsigned long long)dev,
             (unsigned long long)g.allocated[GPU_MEM_DEVICE]);
     T_CHECK(g.gemm_x.addr == sc.addr && g.gemm_x.size == sc.size && g.scratch_gen != gen, "scratch back to the mark's");
     /* the released range is handed out again, and works */
     T_CHECK(!gpu_alloc(&g, 4 * MiB, GPU_MEM_DEVICE, &again, &e) && again.addr == first_addr,
             "the first range after the mark again");
+    struct gpu_buf big3;
+    T_CHECK(!gpu_alloc(&g, huge, GPU_MEM_DEVICE, &big3, &e) && big3.addr == big_addr && g.n_blocks == made,
+            "a block kept from before the release serves the same request again, no new block");
     uint32_t *h = malloc(4 * MiB), *back = malloc(4 * MiB);
     for (uint32_t i = 0; i < MiB; i++) h[i] = i * 2654435761u;
     T_CHECK(!gpu_upload(&g, &again, 0, h, 4 * MiB, &e) && !gpu_download(&g, &again, 0, back, 4 * MiB, &e) &&
@@ -50,7 +57,7 @@ int main(void)
     free(back);
     double bps = 0;
     T_CHECK(!gpu_copy_bandwidth_d2h(&g, 2, &bps, &e) && bps > 0, "device -> host bandwidth: %g (%s)", bps, e.msg);
-    T_CHECK(g.n_blocks == blocks, "the probe leaves no block: %d", g.n_blocks);
+    T_CHECK(g.n_blocks == made, "the probe leaves no block: %d", g.n_blocks);
     T_CHECK(!gpu_close(&g, &e), "close (validation): %s", e.msg);
     return t_finish();
 }

@@ -139,9 +139,10 @@ int gpu_close(struct gpu *g, struct err *e);
 /* Allocates `size` bytes (256-aligned). Out of memory is an error that says how much was asked
  * and how much is free. */
 int gpu_alloc(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_buf *out, struct err *e);
-/* A mark of what is allocated now, and the release back to it: every block made since is destroyed
- * and the blocks that existed get their fill level back, so one process can profile shard after
- * shard (--stages) without holding them all. The kernels' scratch (gemm_x, gemm_w, attn_part)
+/* A mark of what is allocated now, and the release back to it: the blocks that existed get their
+ * fill level back and every block made since is kept empty for the next allocations (not freed:
+ * memory freed and allocated again stage after stage measured slower kernels), so one process can
+ * profile shard after shard (--stages) with the memory of its largest. The kernels' scratch (gemm_x, gemm_w, attn_part)
  * returns to what it was at the mark. Nothing may be in flight, and no buffer handed out after the
  * mark may be used again. */
 struct gpu_mark {
