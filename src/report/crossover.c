@@ -40,34 +40,54 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
     row->floor_us = p->floor_us;
 }
 
+/* The first row of rows[i]'s width that ran the very kernels rows[i] ran (rows[i] itself when none). */
+static const struct crossover_row *kernels_rep(const struct crossover_row *rows, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (rows[j].cols == rows[i].cols && rows[j].ok && rows[i].kernels_sig &&
+            rows[j].kernels_sig == rows[i].kernels_sig)
+            return &rows[j];
+    return &rows[i];
+}
+
 /* On the first row of a width: the plan with the smallest step there, and whether the runner-up
- * is within noise of it; "" on the other rows. */
+ * is within noise of it; "" on the other rows. Plans that ran the very same kernels are one choice
+ * (the first of them stands for it): with one choice left there is no winner to name. */
 static void faster_plan(const struct crossover_row *rows, int n, int i, char *buf, size_t size)
 {
-    const struct crossover_row *best = NULL, *second = NULL;
+    const struct crossover_row *best = NULL, *second = NULL, *twin = NULL;
     buf[0] = 0;
     for (int j = 0; j < i; j++)
         if (rows[j].cols == rows[i].cols) return;
+    struct est best_us = {0}, second_us = {0};
     for (int j = 0; j < n; j++) {
         if (rows[j].cols != rows[i].cols || !rows[j].ok) continue;
-        if (!best || rows[j].step_us.v < best->step_us.v) {
+        if (kernels_rep(rows, j) != &rows[j]) {
+            twin = &rows[j];
+            continue;
+        }
+        struct est us = rows[j].step_us; /* the choice's step: its fastest row */
+        for (int k = j + 1; k < n; k++)
+            if (rows[k].cols == rows[j].cols && rows[k].ok && kernels_rep(rows, k) == &rows[j] &&
+                rows[k].step_us.v < us.v)
+                us = rows[k].step_us;
+        if (!best || us.v < best_us.v) {
             second = best;
+            second_us = best_us;
             best = &rows[j];
-        } else if (!second || rows[j].step_us.v < second->step_us.v) {
+            best_us = us;
+        } else if (!second || us.v < second_us.v) {
             second = &rows[j];
+            second_us = us;
         }
     }
     if (!best) return;
-    /* a plan that ran the very kernels of another is no choice: say so instead of naming a winner */
-    for (int j = 0; j < n; j++)
-        if (&rows[j] != best && rows[j].cols == best->cols && rows[j].ok && best->kernels_sig &&
-            rows[j].kernels_sig == best->kernels_sig) {
-            bool before = &rows[j] < best;
-            snprintf(buf, size, "none: %s and %s ran the same kernels", before ? rows[j].plan : best->plan,
-                     before ? best->plan : rows[j].plan);
-            return;
-        }
-    if (second && est_within_noise(est_sub(second->step_us, best->step_us)))
+    if (!second && twin) {
+        snprintf(buf, size, "none: %s and %s ran the same kernels", kernels_rep(rows, (int)(twin - rows))->plan,
+                 twin->plan);
+        return;
+    }
+    if (second && est_within_noise(est_sub(second_us, best_us)))
         snprintf(buf, size, "%s (within noise of %s)", best->plan, second->plan);
     else
         snprintf(buf, size, "%s", best->plan);
