@@ -160,8 +160,8 @@ static void test_identity(void)
             out);
     T_CHECK(!strstr(out, "the plan differs"), "the same plan: no note\n%s", out);
     T_CHECK(!strstr(out, "kernel variant"), "the same variants: no note\n%s", out);
-    free(out);
     T_CHECK(!strstr(out, "tune differs"), "the same tune: no warning\n%s", out);
+    free(out);
     /* runs under different --tune overrides: compared, with a warning naming both */
     snprintf(cur.tune, sizeof cur.tune, "xmv_cols=4");
     st = compare_files(&base, &cur, 10.0, &out, &e);
