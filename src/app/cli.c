@@ -67,7 +67,7 @@ void cli_usage(FILE *out)
             "  --list-devices    list Vulkan devices and exit\n"
             "  --list-models     list built-in models and exit\n"
             "output:\n"
-            "  --json FILE       write the profile as JSON (schema in README); - is stdout (the\n"
+            "  --json FILE       write the profile as JSON (fields: docs/json.md); - is stdout (the\n"
             "                    text report then goes to stderr); with --compare A --current B,\n"
             "                    the comparison as JSON\n"
             "  --markdown        print the tables as Markdown (comparisons and crossover too)\n"
