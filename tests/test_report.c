@@ -285,6 +285,13 @@ static void test_crossover_same_kernels(void)
     fclose(f);
     T_CHECK(strstr(out, "none: batch and wide ran the same kernels"), "one choice\n%s", out);
     free(out);
+    /* three plans, one choice */
+    rows[2].kernels_sig = rows[0].kernels_sig;
+    f = open_memstream(&out, &len);
+    report_crossover(f, rows, 3, false);
+    fclose(f);
+    T_CHECK(strstr(out, "none: every plan ran the same kernels"), "three plans, one choice\n%s", out);
+    free(out);
     p.shape.plan_auto = true;
     p.shape.gemm_min_cols = 6;
     snprintf(p.shape.plan, sizeof p.shape.plan, "batch");

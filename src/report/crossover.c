@@ -83,8 +83,12 @@ static void faster_plan(const struct crossover_row *rows, int n, int i, char *bu
     }
     if (!best) return;
     if (!second && twin) {
-        snprintf(buf, size, "none: %s and %s ran the same kernels", kernels_rep(rows, (int)(twin - rows))->plan,
-                 twin->plan);
+        int twins = 0;
+        for (int j = 0; j < n; j++) twins += rows[j].cols == rows[i].cols && rows[j].ok && &rows[j] != best;
+        if (twins > 1)
+            snprintf(buf, size, "none: every plan ran the same kernels");
+        else
+            snprintf(buf, size, "none: %s and %s ran the same kernels", best->plan, twin->plan);
         return;
     }
     if (second && est_within_noise(est_sub(second_us, best_us)))
