@@ -14,6 +14,8 @@
 // memory, VkPhysicalDeviceCooperativeMatrix2PropertiesNV), so there is no hand-written staging, no
 // barrier and no register copy here. Out-of-range rows, columns and k read as 0 (clamp mode
 // Constant, clamp value 0) and out-of-range outputs are not written, so any rows, cols and k work.
+// Interior tiles (the whole tile inside the matrices, k a multiple of BK·UNROLL) load through
+// unclamped layouts, UNROLL k steps an iteration; the edge tiles take the clamped loop.
 // x is [cols][k] row-major, i.e. the B matrix (k × cols) column-major: it is read through a
 // transposing tensor view, and y is written through the same view.
 // Decode functions (block loads) widen what is not f16 as it is loaded:
@@ -162,42 +164,98 @@ float16_t decode_x_lo(const in F32Elem e, const in uint32_t block[2], const in u
 }
 
 #define CLAMP gl_CooperativeMatrixClampModeConstantNV
-// the weight tile of this step of the weight at base into the A matrix a
+// One k step's loads and products, written once for the two layout kinds (the clamped edge tiles,
+// the unclamped interior): SW, SX are this step's weight and x slices, K0 its first k.
+// the weight tile of the weight at base into the A matrix a
 #if WTYPE == DT_F16
-#define LOAD_W(a, base) coopMatLoadTensorNV(a, F16Buf(base).v, 0, sw)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, F16Buf(base).v, 0, SW)
 #elif WTYPE == DT_BF16
-#define LOAD_W(a, base) coopMatLoadTensorNV(a, U16Buf(base).v, 0, sw, decode_bf16)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U16Buf(base).v, 0, SW, decode_bf16)
 #elif WTYPE == DT_Q4_0
-#define LOAD_W(a, base) coopMatLoadTensorNV(a, U8Buf(base).v, 0, sw, decode_q4_0)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8Buf(base).v, 0, SW, decode_q4_0)
 #else
-#define LOAD_W(a, base) coopMatLoadTensorNV(a, U8Buf(base).v, 0, sw, decode_q8_0)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8Buf(base).v, 0, SW, decode_q8_0)
 #endif
-// x's parts of this k step into the B matrix b (sx: x's slice; lp, pv: the prepared layout)
+// x's parts of this k step into the B matrix b
 #if XF16
-#define LOAD_X(b) coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sx, tr)
+#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, SX, tr)
 #elif XPREP
-#define LOAD_X_PART(b, at) \
-    coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sliceTensorLayoutNV(lp, c0, BN, k0 / 4u, BK / 4u, at, 4u), pv)
-#define LOAD_X_HI(b) LOAD_X_PART(b, 0)
-#define LOAD_X_LO(b) LOAD_X_PART(b, 4)
+#define LOAD_X_PART(b, K0, at) \
+    coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sliceTensorLayoutNV(lp, c0, BN, (K0) / 4u, BK / 4u, at, 4u), pv)
+#define LOAD_X_HI(b, SX, K0) LOAD_X_PART(b, K0, 0)
+#define LOAD_X_LO(b, SX, K0) LOAD_X_PART(b, K0, 4)
 #elif XSPLIT
-#define LOAD_X_HI(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_hi)
-#define LOAD_X_LO(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x_lo)
+#define LOAD_X_HI(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x_hi)
+#define LOAD_X_LO(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x_lo)
 #else
-#define LOAD_X(b) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, sx, tr, decode_x)
+#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x)
+#endif
+// w (and w3): Q8_0's exact modes first add w_lo·x_hi, then load w_hi
+#if WSPLIT
+#define STEP_W(SW, SX, K0)                                                                         \
+    coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, SW, decode_q8_0_lo);                                   \
+    LOAD_X_HI(b, SX, K0);                                                                          \
+    acc = coopMatMulAdd(a, b, acc);                                                                \
+    coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, SW, decode_q8_0_hi);
+#elif SWIGLU
+#define STEP_W(SW, SX, K0)                                                                         \
+    LOAD_W(a, p.w, SW);                                                                            \
+    LOAD_W(a3, p.w3, SW);
+#else
+#define STEP_W(SW, SX, K0) LOAD_W(a, p.w, SW);
+#endif
+#if SWIGLU
+#define MULADD                                                                                     \
+    acc = coopMatMulAdd(a, b, acc);                                                                \
+    acc3 = coopMatMulAdd(a3, b, acc3);
+#else
+#define MULADD acc = coopMatMulAdd(a, b, acc);
+#endif
+// x: the exact modes add w·x_lo, then w·x_hi
+#if XPARTS
+#define STEP_X(SX, K0)                                                                             \
+    LOAD_X_LO(b, SX, K0);                                                                          \
+    MULADD                                                                                         \
+    LOAD_X_HI(b, SX, K0);                                                                          \
+    MULADD
+#else
+#define STEP_X(SX, K0)                                                                             \
+    LOAD_X(b, SX, K0);                                                                             \
+    MULADD
+#endif
+#define STEP(LW, LX, K0)                                                                           \
+    {                                                                                              \
+        coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a;                            \
+        A3_DECL                                                                                    \
+        coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> b;                            \
+        STEP_W(sliceTensorLayoutNV(LW, n0, BM, K0, BK), sliceTensorLayoutNV(LX, c0, BN, K0, BK), K0) \
+        STEP_X(sliceTensorLayoutNV(LX, c0, BN, K0, BK), K0)                                        \
+    }
+#if SWIGLU
+#define A3_DECL coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a3;
+#else
+#define A3_DECL
 #endif
 #define ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+// k steps an iteration of the interior tiles' loop (loads of the next steps can be issued while
+// the products of the earlier ones run)
+const uint UNROLL = 4u;
 
 void main()
 {
     uint n0 = gl_WorkGroupID.y * BM, c0 = gl_WorkGroupID.x * BN;
     tensorLayoutNV<2, CLAMP> lw = createTensorLayoutNV(2, CLAMP);
+    tensorLayoutNV<2> uw = createTensorLayoutNV(2); // unclamped: interior tiles
 #if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
     lw = setTensorLayoutBlockSizeNV(lw, 1, 32); // before the dimensions: strides count blocks
+    uw = setTensorLayoutBlockSizeNV(uw, 1, 32);
 #endif
     lw = setTensorLayoutDimensionNV(lw, p.rows, p.k);
+    uw = setTensorLayoutDimensionNV(uw, p.rows, p.k);
     tensorLayoutNV<2, CLAMP> lx = createTensorLayoutNV(2, CLAMP);
     lx = setTensorLayoutDimensionNV(lx, p.cols, p.k);
+    tensorLayoutNV<2> ux = createTensorLayoutNV(2);
+    ux = setTensorLayoutDimensionNV(ux, p.cols, p.k);
     tensorLayoutNV<2, CLAMP> ly = createTensorLayoutNV(2, CLAMP);
     ly = setTensorLayoutDimensionNV(ly, p.cols, p.rows);
     tensorViewNV<2, false, 1, 0> tr = createTensorViewNV(2, false, 1, 0); // (row, col) <-> (col, row)
@@ -215,37 +273,14 @@ void main()
     if (p.accumulate != 0u) // the residual: the sums start from y
         coopMatLoadTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #endif
-    for (uint k0 = 0u; k0 < p.k; k0 += BK) {
-        coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a;
-        coopmat<float16_t, gl_ScopeWorkgroup, BK, BN, gl_MatrixUseB> b;
-        tensorLayoutNV<2, CLAMP> sw = sliceTensorLayoutNV(lw, n0, BM, k0, BK);
-        tensorLayoutNV<2, CLAMP> sx = sliceTensorLayoutNV(lx, c0, BN, k0, BK);
-#if WSPLIT
-        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_lo);
-        LOAD_X_HI(b);
-        acc = coopMatMulAdd(a, b, acc); // w_lo·x_hi
-        coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, sw, decode_q8_0_hi);
-#else
-        LOAD_W(a, p.w);
-#endif
-#if SWIGLU
-        coopmat<float16_t, gl_ScopeWorkgroup, BM, BK, gl_MatrixUseA> a3;
-        LOAD_W(a3, p.w3);
-#endif
-#if XPARTS
-        LOAD_X_LO(b);
-        acc = coopMatMulAdd(a, b, acc); // w·x_lo
-#if SWIGLU
-        acc3 = coopMatMulAdd(a3, b, acc3);
-#endif
-        LOAD_X_HI(b);
-#else
-        LOAD_X(b);
-#endif
-        acc = coopMatMulAdd(a, b, acc);
-#if SWIGLU
-        acc3 = coopMatMulAdd(a3, b, acc3);
-#endif
+    // The tile and every k step inside the matrices: unclamped loads, UNROLL steps an iteration
+    // (uniform across the workgroup: it depends on the workgroup's tile only).
+    bool interior = n0 + BM <= p.rows && c0 + BN <= p.cols && p.k % (BK * UNROLL) == 0u;
+    if (interior) {
+        for (uint k0 = 0u; k0 < p.k; k0 += BK * UNROLL)
+            [[unroll]] for (uint j = 0u; j < UNROLL; j++) STEP(uw, ux, k0 + j * BK)
+    } else {
+        for (uint k0 = 0u; k0 < p.k; k0 += BK) STEP(lw, lx, k0)
     }
 #if SWIGLU
     coopMatPerElementNV(acc, acc, swiglu, acc3);
