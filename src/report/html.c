@@ -3,8 +3,9 @@
  * Everything is inline: one <style> block and SVG charts drawn here in C; no script, no font, no
  * request to the network, so the page opens anywhere (a CI artifact, a mail attachment) and a
  * headless browser renders it with no console error (tests/html_check.sh). Sections: summary, a
- * stacked bar of the kinds (share of GPU busy), the bandwidth roofline (each weight-reading
- * kind's GB/s against the measured copy bandwidth), the step's dispatch timeline, the gap-probe
+ * stacked bar of the kinds (share of GPU busy), the roofline (each weight-reading kind's GB/s
+ * against the measured copy bandwidth, and each kind's FLOP/s against its arithmetic intensity
+ * under the measured copy bandwidth and arithmetic roof), the step's dispatch timeline, the gap-probe
  * decomposition, the crossover chart of a width list and the comparison. Each kind keeps one
  * colour in every chart. Hovering a mark shows its figures (SVG <title>). */
 #include "profile.h"
@@ -152,18 +153,21 @@ static void summary(FILE *out, const struct profile *p)
     if (profile_tok_s_head(p) > 0)
         fprintf(out, "<div class=\"card\"><b>%.0f</b><span>tok/s/stage with the LM head</span></div>\n",
                 profile_tok_s_head(p));
-    if (p->floor_us > 0) {
-        /* the floor counts the head's weights when it ran: set it against busy + head */
-        double step = p->busy_us.n_reps ? p->busy_us.median + p->head_us.median : p->wall_us.median;
-        fprintf(out,
-                "<div class=\"card\"><b>× %.2f</b><span>%s ÷ weight-bytes floor %s</span></div>\n",
-                div0(step, p->floor_us), p->busy_us.n_reps ? (p->head_us.n_reps ? "busy + head" : "busy") : "wall",
-                hus(a, sizeof a, p->floor_us));
-    }
+    /* the bound that applies (the summary's): the floor counts the head's weights when it ran, and
+     * the step is busy + head then */
+    struct bound bd = profile_bound(p, summary_step_us(p));
+    if (bd.kind != BOUND_UNKNOWN)
+        fprintf(out, "<div class=\"card\"><b>× %.2f</b><span>step ÷ %s %s (%s-bound)</span></div>\n", bd.x,
+                bd.kind == BOUND_COMPUTE ? "tensor roof" : "weight-bytes floor",
+                hus(a, sizeof a, bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us), bound_kind_name(bd.kind));
     if (p->device.copy_gbps > 0)
         fprintf(out,
                 "<div class=\"card\"><b>%s GB/s</b><span>measured copy bandwidth</span></div>\n",
                 fmt_sig3(a, sizeof a, p->device.copy_gbps));
+    if (p->device.roof_tflops > 0)
+        fprintf(out, "<div class=\"card\"><b>%s</b><span>measured %s roof (%s)</span></div>\n",
+                fmt_flop_rate(a, sizeof a, p->device.roof_tflops),
+                strcmp(p->device.roof_path, "f32 FMA") == 0 ? "FMA" : "tensor", p->device.roof_path);
     if (p->gap_probe.ran)
         fprintf(out, "<div class=\"card\"><b>%s</b><span>gap-probe verdict</span></div>\n",
                 verdict_name(p->gap_probe.verdict));
@@ -215,9 +219,8 @@ static void kinds_bar(FILE *out, const struct profile *p)
 }
 
 /* Each weight-reading kind's achieved GB/s against the copy bandwidth (the memory roof). */
-static void roofline(FILE *out, const struct profile *p)
+static void roofline_bandwidth(FILE *out, const struct profile *p)
 {
-    fputs("<h2 id=\"roofline\">Roofline: achieved bandwidth per kind</h2>\n", out);
     int n = 0;
     double top = p->device.copy_gbps;
     for (int k = 0; k < p->n_kinds; k++)
@@ -265,11 +268,142 @@ static void roofline(FILE *out, const struct profile *p)
             x, x, H - 14, x, H - 2, fmt_sig3(g, sizeof g, p->device.copy_gbps));
     }
     fputs("</svg>\n<p class=\"note\">GB/s = (weight + KV bytes read) ÷ median time; the dashed "
-          "line is the "
-          "device-to-device copy kernel measured at start (read + write). FLOP/s against a tensor "
-          "roof: this "
-          "profile records no FLOP counts, so that axis is not drawn.</p>\n",
+          "line is the device-to-device copy kernel measured at start (read + write).</p>\n",
           out);
+}
+
+/* A kind on the FLOP/s roofline: it counts FLOPs and reads bytes. */
+static bool on_roofline(const struct prof_kind *pk)
+{
+    return pk->flops > 0 && pk->bytes + pk->kv_bytes > 0 && pk->tflops > 0;
+}
+
+/* log10 scale of [lo, hi] onto [a, b] pixels */
+struct logax {
+    double lo, hi, a, b;
+};
+static double logax_at(const struct logax *x, double v)
+{
+    return x->a + (x->b - x->a) * (log10(v) - log10(x->lo)) / (log10(x->hi) - log10(x->lo));
+}
+
+/* Decades of [lo, hi] as grid lines and labels (vertical: along y, labelled as FLOP/s). */
+static void logax_grid(FILE *out, const struct logax *ax, bool vertical, double from, double to)
+{
+    for (double d = pow(10, ceil(log10(ax->lo))); d <= ax->hi * 1.0001; d *= 10) {
+        double at = logax_at(ax, d);
+        char lab[48];
+        if (vertical)
+            fmt_flop_rate(lab, sizeof lab, d * 1e-12);
+        else
+            fmt_sig3(lab, sizeof lab, d);
+        if (vertical)
+            fprintf(out,
+                    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                    from, to, at, at, from - 4, at + 4, lab);
+        else
+            fprintf(out,
+                    "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                    at, at, from, to, at, to + 14, lab);
+    }
+}
+
+/* Each kind's achieved FLOP/s against its arithmetic intensity (FLOPs per byte read), log-log,
+ * under the two measured roofs: the copy bandwidth's slope (bytes/s × FLOP/byte) and the
+ * arithmetic roof's flat line; they meet at the device's balance. */
+static void roofline_flops(FILE *out, const struct profile *p)
+{
+    const struct prof_device *dv = &p->device;
+    double imin = INFINITY, imax = 0, rmin = INFINITY, rmax = 0; /* FLOP/byte, FLOP/s */
+    int n = 0;
+    for (int k = 0; k < p->n_kinds; k++) {
+        const struct prof_kind *pk = &p->by_kind[k];
+        if (!on_roofline(pk)) continue;
+        double in = (double)pk->flops / (double)(pk->bytes + pk->kv_bytes), f = pk->tflops * 1e12;
+        imin = fmin(imin, in);
+        imax = fmax(imax, in);
+        rmin = fmin(rmin, f);
+        rmax = fmax(rmax, f);
+        n++;
+    }
+    if (n == 0) {
+        fputs("<p class=\"note\">FLOP/s: no kind here both counts FLOPs and reads bytes</p>\n", out);
+        return;
+    }
+    double roof = dv->roof_tflops * 1e12, bw = dv->copy_gbps * 1e9, balance = div0(roof, bw);
+    if (balance > 0) {
+        imin = fmin(imin, balance);
+        imax = fmax(imax, balance);
+    }
+    if (roof > 0) rmax = fmax(rmax, roof);
+    const double W = 1060, H = 360, L = 90, T = 12, B = H - 40, R = W - 60;
+    struct logax x = {pow(10, floor(log10(imin / 2))), pow(10, ceil(log10(imax * 2))), L, R};
+    struct logax y = {pow(10, floor(log10(rmin / 2))), pow(10, ceil(log10(rmax * 2))), B, T};
+    fprintf(out,
+            "<svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+            "aria-label=\"FLOP/s roofline\">\n",
+            W, H, W, H);
+    logax_grid(out, &x, false, T, B);
+    logax_grid(out, &y, true, L, R);
+    fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">FLOP per byte read</text>\n", (L + R) / 2,
+            H - 4);
+    fprintf(out, "<text x=\"14\" y=\"%.0f\" transform=\"rotate(-90 14 %.0f)\" text-anchor=\"middle\">"
+                 "achieved FLOP/s</text>\n",
+            (T + B) / 2, (T + B) / 2);
+    char a[32], b[32];
+    if (bw > 0) { /* the bandwidth's slope up to the roof (or the chart's top) */
+        double x1 = x.lo, x2 = fmin(x.hi, roof > 0 ? balance : y.hi / bw);
+        double y1 = fmax(bw * x1, y.lo);
+        x1 = y1 / bw;
+        fprintf(out,
+                "<line class=\"bw-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "
+                "stroke-dasharray=\"4 3\"><title>copy bandwidth %s GB/s</title></line>\n",
+                logax_at(&x, x1), logax_at(&y, y1), logax_at(&x, x2), logax_at(&y, fmin(bw * x2, y.hi)),
+                fmt_sig3(a, sizeof a, dv->copy_gbps));
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">copy %s GB/s</text>\n", logax_at(&x, x1) + 4,
+                logax_at(&y, y1) - 6, a);
+    }
+    if (roof > 0) {
+        double x1 = bw > 0 ? balance : x.lo, yr = logax_at(&y, roof);
+        fprintf(out,
+                "<line class=\"tensor-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#06c\" "
+                "stroke-width=\"2\"><title>%s</title></line>\n",
+                logax_at(&x, x1), yr, R, yr, fmt_roof(b, sizeof b, dv));
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#06c\" text-anchor=\"end\">roof %s ", R, yr - 6,
+                fmt_flop_rate(a, sizeof a, dv->roof_tflops));
+        esc(out, dv->roof_path);
+        fputs("</text>\n", out);
+    }
+    for (int k = 0; k < p->n_kinds; k++) {
+        const struct prof_kind *pk = &p->by_kind[k];
+        if (!on_roofline(pk)) continue;
+        double in = (double)pk->flops / (double)(pk->bytes + pk->kv_bytes);
+        double cx = logax_at(&x, in), cy = logax_at(&y, pk->tflops * 1e12);
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>", cx, cy,
+                kind_colour(p, pk->kind));
+        esc(out, pk->kind);
+        fprintf(out, ": %s at %s FLOP/byte", fmt_flop_rate(a, sizeof a, pk->tflops), fmt_sig3(b, sizeof b, in));
+        if (roof > 0) fprintf(out, " = %.1f %% of the roof", 100 * pk->roof_share);
+        fprintf(out, "</title></circle><text x=\"%.1f\" y=\"%.1f\">", cx + 8, cy + 4);
+        esc(out, pk->kind);
+        fputs("</text>\n", out);
+    }
+    fputs("</svg>\n<p class=\"note\">FLOP/s = a kind's useful FLOPs ÷ median time (products 2·rows·k·cols, "
+          "attention's QK and PV, convolutions); FLOP per byte = those FLOPs ÷ (weight + KV bytes read). "
+          "The solid line is the arithmetic roof measured at start on registers (the units the wide plan's "
+          "gemm multiplies on), the dashed slope the copy bandwidth; a kind left of their meeting point "
+          "is bound by memory, right of it by arithmetic.</p>\n",
+          out);
+}
+
+/* The roofline: achieved GB/s against the copy bandwidth, and FLOP/s against the arithmetic roof. */
+static void roofline(FILE *out, const struct profile *p)
+{
+    fputs("<h2 id=\"roofline\">Roofline: achieved bandwidth and FLOP/s per kind</h2>\n", out);
+    roofline_bandwidth(out, p);
+    roofline_flops(out, p);
 }
 
 /* The step's dispatches on their timestamps (the rep the executor kept), one lane per plan. */
@@ -490,7 +624,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
             (L + W - R) / 2, H - 2);
     }
     fputs("<table><tr><th>width</th><th>plan</th><th>step</th><th>±</th><th>tok/s</th><th>× "
-          "floor</th>"
+          "floor/roof</th>"
           "<th>note</th></tr>\n",
           out);
     for (int i = 0; i < n; i++) {
@@ -509,7 +643,8 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                 "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.0f</td><td "
                 "class=\"n\">",
                 hus(a, sizeof a, r->step_us.v), hus(b, sizeof b, r->step_us.u), r->tok_s);
-        if (r->floor_us > 0) fprintf(out, "%.2f", div0(r->step_us.v, r->floor_us));
+        if (r->bound == BOUND_COMPUTE) fprintf(out, "%.2f roof", div0(r->step_us.v, r->roof_us));
+        else if (r->bound == BOUND_MEMORY) fprintf(out, "%.2f floor", div0(r->step_us.v, r->floor_us));
         fputs("</td><td>", out);
         esc(out, same);
         fputs("</td></tr>\n", out);
