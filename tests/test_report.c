@@ -325,7 +325,7 @@ static void test_csv_html(void)
     fclose(f);
     T_CHECK(!strncmp(out, "table,cols,plan,kind,", 21) && strstr(out, "\n\ntable,cols,plan,rank,") &&
                 strstr(out, "\nby_kind,4,batch,") && strstr(out, "\ndispatch,4,batch,1,") &&
-                strstr(out, "\n\ntable,cols,plan,step_us") && strstr(out, "\ncrossover,8,wide,,,,,,,\"failed, \"\"badly\"\"\"\n") &&
+                strstr(out, "\n\ntable,cols,plan,step_us") && strstr(out, "\ncrossover,8,wide,,,,,,,\"failed, \"\"badly\"\"\",,\n") &&
                 strstr(out, "\n\ntable,kind,base_us") && strstr(out, "\ncompare,TOTAL (GPU busy),"),
             "csv\n%s", out);
     free(out);

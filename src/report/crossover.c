@@ -38,18 +38,17 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
     row->busy_us = p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
     row->tok_s = safe_div(p->shape.cols * 1e6, row->step_us.v);
     row->floor_us = p->floor_us;
-    struct bound bd = profile_bound(p, row->step_us.v);
-    row->roof_us = bd.roof_us;
-    row->bound = bd.kind;
+    row->roof_us = profile_bound(p, row->step_us.v).roof_us;
 }
 
 /* The "× floor/roof" cell: the step over the bound that applies, and which ("2.46 floor",
  * "1.31 roof"); "n/a" when neither is known. */
 static const char *bound_cell(char *buf, size_t size, const struct crossover_row *r)
 {
-    if (r->bound == BOUND_COMPUTE)
+    enum bound_kind b = bound_pick(r->floor_us, r->roof_us);
+    if (b == BOUND_COMPUTE)
         snprintf(buf, size, "%.2f roof", safe_div(r->step_us.v, r->roof_us));
-    else if (r->bound == BOUND_MEMORY)
+    else if (b == BOUND_MEMORY)
         snprintf(buf, size, "%.2f floor", safe_div(r->step_us.v, r->floor_us));
     else
         snprintf(buf, size, "n/a");

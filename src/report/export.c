@@ -167,7 +167,7 @@ void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
         csv_str(out, r->ok ? "" : r->why);
         fputc(',', out);
         if (r->ok && r->roof_us > 0) csv_num(out, r->step_us.v / r->roof_us);
-        fprintf(out, ",%s\n", r->ok ? bound_kind_name(r->bound) : "");
+        fprintf(out, ",%s\n", r->ok ? bound_kind_name(bound_pick(r->floor_us, r->roof_us)) : "");
     }
 }
 

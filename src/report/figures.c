@@ -345,6 +345,14 @@ const char *bound_kind_name(enum bound_kind k)
     return k == BOUND_MEMORY ? "memory" : k == BOUND_COMPUTE ? "compute" : "unknown";
 }
 
+/* the larger of the two lower bounds applies: compute when flops ÷ roof > bytes ÷ bandwidth, i.e.
+ * when the intensity passes the balance */
+enum bound_kind bound_pick(double floor_us, double roof_us)
+{
+    if (roof_us > 0 && roof_us > floor_us) return BOUND_COMPUTE;
+    return floor_us > 0 ? BOUND_MEMORY : BOUND_UNKNOWN;
+}
+
 struct bound bound_of(uint64_t flops, uint64_t bytes, double copy_gbps, double roof_tflops, double step_us)
 {
     struct bound b = {BOUND_UNKNOWN, 0, 0, 0, 0, 0};
@@ -352,10 +360,7 @@ struct bound bound_of(uint64_t flops, uint64_t bytes, double copy_gbps, double r
     if (flops > 0 && roof_tflops > 0) b.roof_us = (double)flops / (roof_tflops * 1e6);
     if (bytes > 0) b.intensity = (double)flops / (double)bytes;
     if (copy_gbps > 0) b.balance = roof_tflops * 1e3 / copy_gbps;
-    /* the larger of the two lower bounds applies: compute when flops ÷ roof > bytes ÷ bandwidth,
-     * i.e. when the intensity passes the balance */
-    if (b.roof_us > b.floor_us) b.kind = BOUND_COMPUTE;
-    else if (b.floor_us > 0) b.kind = BOUND_MEMORY;
+    b.kind = bound_pick(b.floor_us, b.roof_us);
     b.x = safe_div(step_us, b.kind == BOUND_COMPUTE ? b.roof_us : b.floor_us);
     return b;
 }

@@ -314,6 +314,9 @@ void profile_flops(const struct profile *p, uint64_t *flops, uint64_t *exec);
  * bytes/s), memory-bound otherwise; unknown with neither figure. */
 enum bound_kind { BOUND_UNKNOWN, BOUND_MEMORY, BOUND_COMPUTE };
 const char *bound_kind_name(enum bound_kind k); /* "memory", "compute", "unknown" */
+/* Which bound applies given the two lower bounds (µs, 0: unknown): compute when roof_us passes
+ * floor_us, memory when only the floor is known or it is the larger. */
+enum bound_kind bound_pick(double floor_us, double roof_us);
 struct bound {
     enum bound_kind kind;
     double intensity; /* FLOPs ÷ weight bytes, FLOP/byte (0: no bytes) */
@@ -446,8 +449,8 @@ struct crossover_row {
     double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */
     double tok_s;       /* cols · 1e6 / step */
     double floor_us;    /* weights ÷ measured copy bandwidth */
-    double roof_us;     /* useful FLOPs ÷ measured arithmetic roof (0: either unknown) */
-    enum bound_kind bound; /* which of the two applies (profile_bound of step_us) */
+    double roof_us;     /* useful FLOPs ÷ measured arithmetic roof (0: either unknown); the larger
+                           of floor_us and roof_us is the bound that applies (bound_pick) */
     uint64_t kernels_sig; /* hash of every dispatch's kernel variant (pipeline and constants) in step
                              order; 0: unknown (no dispatches), matches no other row */
     uint64_t matrix_sig;  /* the same over the dispatches that read weights (the matrix products) */
