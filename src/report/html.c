@@ -154,7 +154,7 @@ static void summary(FILE *out, const struct profile *p)
                 profile_tok_s_head(p));
     /* the bound that applies (the summary's): the floor counts the head's weights when it ran, and
      * the step is busy + head then */
-    struct bound bd = profile_bound(p, summary_step_us(p));
+    struct bound bd = profile_bound(p, profile_step_us(p));
     if (bd.kind != BOUND_UNKNOWN)
         fprintf(out, "<div class=\"card\"><b>× %.2f</b><span>step ÷ %s %s (%s-bound)</span></div>\n", bd.x,
                 bd.kind == BOUND_COMPUTE ? "tensor roof" : "weight-bytes floor",

@@ -187,7 +187,7 @@ static void add_bound(cJSON *root, const struct profile *p)
     profile_flops(p, &flops, &exec);
     add_num(root, "flops", (double)flops);
     add_num(root, "flops_exec", (double)exec);
-    struct bound bd = profile_bound(p, summary_step_us(p));
+    struct bound bd = profile_bound(p, profile_step_us(p));
     cJSON *o = cJSON_AddObjectToObject(root, "bound");
     cJSON_AddStringToObject(o, "kind", bound_kind_name(bd.kind));
     add_num(o, "x", bd.x);
@@ -195,7 +195,7 @@ static void add_bound(cJSON *root, const struct profile *p)
     add_num(o, "balance", bd.balance);
     add_num(o, "floor_us", bd.floor_us);
     add_num(o, "roof_us", bd.roof_us);
-    add_num(o, "step_us", summary_step_us(p));
+    add_num(o, "step_us", profile_step_us(p));
 }
 
 static cJSON *kind_json(const struct prof_kind *k)

@@ -330,6 +330,10 @@ struct bound {
 struct bound bound_of(uint64_t flops, uint64_t bytes, double copy_gbps, double roof_tflops, double step_us);
 /* The same for a profile's step (its floor_bytes and FLOPs) of step_us. */
 struct bound profile_bound(const struct profile *p, double step_us);
+/* The step's time as the summary states it and sets against its bound (µs; summary.c): kernel sums
+ * with timestamps (layers + head), else the gap probe's 1× wall (with the head when it ran), else
+ * the profiled wall. */
+double profile_step_us(const struct profile *p);
 
 /* --attribution arithmetic: per row its differential (median ± error), its timestamp figure from
  * the dispatches, the inflation flag, then the sum and the closure against `marginal`. */

@@ -67,8 +67,6 @@ struct summary {
     int n;
 };
 void summary_lines(const struct profile *p, const struct unit *u, struct summary *s);
-/* The step's time as the summary states it (µs): kernel sums with timestamps (layers + head), else
- * the gap probe's 1× wall (with the head when it ran), else the profiled wall. */
-double summary_step_us(const struct profile *p);
+
 
 #endif

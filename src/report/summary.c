@@ -33,7 +33,7 @@ static bool timestamped(const struct profile *p)
 
 /* The step's time as the summary states it: kernel sums with timestamps (layers + head), else the
  * uninstrumented 1× wall of the gap probe (with the head when it ran), else the profiled wall. */
-double summary_step_us(const struct profile *p)
+double profile_step_us(const struct profile *p)
 {
     const struct gap_probe *g = &p->gap_probe;
     if (timestamped(p)) return p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
@@ -95,7 +95,7 @@ static void line_tok_s(const struct profile *p, struct summary *s)
 static void line_bound(const struct profile *p, const struct unit *u, struct summary *s)
 {
     char t[32], a[32], b[32], c[32];
-    struct bound bd = profile_bound(p, summary_step_us(p));
+    struct bound bd = profile_bound(p, profile_step_us(p));
     const struct prof_device *dv = &p->device;
     if (bd.kind == BOUND_UNKNOWN) {
         add(s, "bound: no weight-bytes floor (%s)", dv->copy_gbps > 0 ? "no weight bytes recorded" : "copy bandwidth not measured");
@@ -203,7 +203,7 @@ static bool action_kind_bound(const struct profile *p, const struct unit *u, str
             best_gain = gain;
         }
     }
-    if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * summary_step_us(p)) return false;
+    if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * profile_step_us(p)) return false;
     char a[32], b[32], c[32];
     bool compute = best_bd.kind == BOUND_COMPUTE;
     add(s, "action: %s at %.0f %% of %s: at most %s %s to gain (%s %s now, %s %s at %s)", best->kind,
