@@ -2,15 +2,18 @@
  *
  * Every timing is {mean, median, min, p10, p90, mad, median_err, reps: [...]}. Field names are a
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
- * docs/design.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[] {start_us, kv_bytes}, by_kind[]
- * {bytes, kv_bytes, bw_share, share_of (the sum the share is of: layer_kinds_sum or head_kinds_sum,
+ * docs/design.md: device {has_timestamps, copy_gbps, roof_tflops, roof_path}, tok_s, dispatches[]
+ * {start_us, kv_bytes, flops, flops_exec}, by_kind[] {bytes, kv_bytes, bw_share, flops, flops_exec,
+ * tflops, roof_share, share_of (the sum the share is of: layer_kinds_sum or head_kinds_sum,
  * the summed medians of that group's kinds)}, tok_s_head (tok/s counting the LM head that ran, 0:
  * none), gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
  * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers (the walls' plan;
  * optional on read), chained (always null: chained dispatches, a bench/28-29 experiment, were
  * removed; files of that time may hold an object, read as ignored)}, lm_head (null when the head
  * was not probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
- * attribution (null unless --attribution). The reader needs only the docs/design.md fields. */
+ * flops, flops_exec, bound {kind, x, intensity, balance, floor_us, roof_us, step_us} (derived: not
+ * read back), attribution (null unless --attribution). The reader needs only the docs/design.md
+ * fields. */
 #include "profile.h"
 
 #include "outfile.h"
