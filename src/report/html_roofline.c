@@ -118,7 +118,8 @@ static void roofline_flops(FILE *out, const struct profile *p)
         n++;
     }
     if (n == 0) {
-        fputs("<p class=\"note\">FLOP/s: no kind here both counts FLOPs and reads bytes</p>\n", out);
+        fputs("<p class=\"note\">FLOP/s: no kind here both counts FLOPs and reads bytes</p>\n",
+              out);
         return;
     }
     double roof = dv->roof_tflops * 1e12, bw = dv->copy_gbps * 1e9, balance = html_div0(roof, bw);
@@ -136,10 +137,11 @@ static void roofline_flops(FILE *out, const struct profile *p)
             W, H, W, H);
     logax_grid(out, &x, false, T, B);
     logax_grid(out, &y, true, L, R);
-    fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">FLOP per byte read</text>\n", (L + R) / 2,
-            H - 4);
-    fprintf(out, "<text x=\"14\" y=\"%.0f\" transform=\"rotate(-90 14 %.0f)\" text-anchor=\"middle\">"
-                 "achieved FLOP/s</text>\n",
+    fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">FLOP per byte read</text>\n",
+            (L + R) / 2, H - 4);
+    fprintf(out,
+            "<text x=\"14\" y=\"%.0f\" transform=\"rotate(-90 14 %.0f)\" text-anchor=\"middle\">"
+            "achieved FLOP/s</text>\n",
             (T + B) / 2, (T + B) / 2);
     char a[32], b[32];
     if (bw > 0) { /* the bandwidth's slope up to the roof (or the chart's top) */
@@ -147,21 +149,23 @@ static void roofline_flops(FILE *out, const struct profile *p)
         double y1 = fmax(bw * x1, y.lo);
         x1 = y1 / bw;
         fprintf(out,
-                "<line class=\"bw-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c00\" "
+                "<line class=\"bw-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#c00\" "
                 "stroke-dasharray=\"4 3\"><title>copy bandwidth %s GB/s</title></line>\n",
-                logax_at(&x, x1), logax_at(&y, y1), logax_at(&x, x2), logax_at(&y, fmin(bw * x2, y.hi)),
-                fmt_sig3(a, sizeof a, dv->copy_gbps));
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">copy %s GB/s</text>\n", logax_at(&x, x1) + 4,
-                logax_at(&y, y1) - 6, a);
+                logax_at(&x, x1), logax_at(&y, y1), logax_at(&x, x2),
+                logax_at(&y, fmin(bw * x2, y.hi)), fmt_sig3(a, sizeof a, dv->copy_gbps));
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#c00\">copy %s GB/s</text>\n",
+                logax_at(&x, x1) + 4, logax_at(&y, y1) - 6, a);
     }
     if (roof > 0) {
         double x1 = bw > 0 ? balance : x.lo, yr = logax_at(&y, roof);
         fprintf(out,
-                "<line class=\"tensor-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#06c\" "
+                "<line class=\"tensor-roof\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                "stroke=\"#06c\" "
                 "stroke-width=\"2\"><title>%s</title></line>\n",
                 logax_at(&x, x1), yr, R, yr, fmt_roof(b, sizeof b, dv));
-        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#06c\" text-anchor=\"end\">roof %s ", R, yr - 6,
-                fmt_flop_rate(a, sizeof a, dv->roof_tflops));
+        fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#06c\" text-anchor=\"end\">roof %s ", R,
+                yr - 6, fmt_flop_rate(a, sizeof a, dv->roof_tflops));
         html_esc(out, dv->roof_path);
         fputs("</text>\n", out);
     }
@@ -173,25 +177,30 @@ static void roofline_flops(FILE *out, const struct profile *p)
         fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"6\" fill=\"%s\"><title>", cx, cy,
                 html_kind_colour(p, pk->kind));
         html_esc(out, pk->kind);
-        fprintf(out, ": %s at %s FLOP/byte", fmt_flop_rate(a, sizeof a, pk->tflops), fmt_sig3(b, sizeof b, in));
+        fprintf(out, ": %s at %s FLOP/byte", fmt_flop_rate(a, sizeof a, pk->tflops),
+                fmt_sig3(b, sizeof b, in));
         if (roof > 0) fprintf(out, " = %.1f %% of the roof", 100 * pk->roof_share);
         fprintf(out, "</title></circle><text x=\"%.1f\" y=\"%.1f\">", cx + 8, cy + 4);
         html_esc(out, pk->kind);
         fputs("</text>\n", out);
     }
-    fputs("</svg>\n<p class=\"note\">FLOP/s = a kind's useful FLOPs ÷ median time (products 2·rows·k·cols, "
-          "attention's QK and PV, convolutions); FLOP per byte = those FLOPs ÷ (weight + KV bytes read). "
-          "The solid line is the arithmetic roof measured at start on registers (the units the wide plan's "
-          "gemm multiplies on), the dashed slope the copy bandwidth; a kind left of their meeting point "
+    fputs("</svg>\n<p class=\"note\">FLOP/s = a kind's useful FLOPs ÷ median time (products "
+          "2·rows·k·cols, "
+          "attention's QK and PV, convolutions); FLOP per byte = those FLOPs ÷ (weight + KV bytes "
+          "read). "
+          "The solid line is the arithmetic roof measured at start on registers (the units the "
+          "wide plan's "
+          "gemm multiplies on), the dashed slope the copy bandwidth; a kind left of their meeting "
+          "point "
           "is bound by memory, right of it by arithmetic.</p>\n",
           out);
 }
 
-/* The roofline: achieved GB/s against the copy bandwidth, and FLOP/s against the arithmetic roof. */
+/* The roofline: achieved GB/s against the copy bandwidth, and FLOP/s against the arithmetic roof.
+ */
 void html_roofline(FILE *out, const struct profile *p)
 {
     fputs("<h2 id=\"roofline\">Roofline: achieved bandwidth and FLOP/s per kind</h2>\n", out);
     roofline_bandwidth(out, p);
     roofline_flops(out, p);
 }
-

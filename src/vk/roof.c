@@ -8,7 +8,7 @@
  * performs (the kernels' headers give the formula). */
 struct roof_kernel {
     const char *pipeline;
-    const char *path;   /* what the report names */
+    const char *path; /* what the report names */
     uint32_t groups, iters;
     double group_round_flops;
 };
@@ -20,8 +20,10 @@ static struct roof_kernel roof_kernel(const struct gpu *g)
 {
     bool cpu = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (g->gemm_coopmat)
-        return (struct roof_kernel){"coopmat_roof", "NV coopmat f16", 4096, 1024, 4.0 * 8 * 2 * 16 * 16 * 16};
-    return (struct roof_kernel){"fma_roof", "f32 FMA", cpu ? 64 : 4096, cpu ? 256 : 1024, 128.0 * 8 * 4 * 2};
+        return (struct roof_kernel){"coopmat_roof", "NV coopmat f16", 4096, 1024,
+                                    4.0 * 8 * 2 * 16 * 16 * 16};
+    return (struct roof_kernel){"fma_roof", "f32 FMA", cpu ? 64 : 4096, cpu ? 256 : 1024,
+                                128.0 * 8 * 4 * 2};
 }
 
 int gpu_tensor_roof(struct gpu *g, double *flops_per_s, const char **path, struct err *e)
@@ -51,7 +53,8 @@ int gpu_tensor_roof(struct gpu *g, double *flops_per_s, const char **path, struc
     }
     vk_block_destroy(g, &out);
     if (st) return err_wrap(e, st, "tensor roof");
-    if (best <= 0) return err_set(e, ST_RUNTIME, "tensor roof: %s took no measurable time", k.pipeline);
+    if (best <= 0)
+        return err_set(e, ST_RUNTIME, "tensor roof: %s took no measurable time", k.pipeline);
     g->tensor_roof = (double)k.groups * k.iters * k.group_round_flops / best;
     *flops_per_s = g->tensor_roof;
     return ST_OK;
