@@ -1107,10 +1107,10 @@ static void test_summary_roof(void)
     T_CHECK(bd.kind == BOUND_COMPUTE && bd.x > 1, "compute-bound at 8 TFLOP/s: %s × %g", bound_kind_name(bd.kind), bd.x);
     txt = render(report_text, &q);
     char want[160];
-    snprintf(want, sizeof want, "  bound: %.2f × the tensor roof (", bd.x);
+    snprintf(want, sizeof want, "  bound: %.2f × the FMA roof (", bd.x);
     T_CHECK(strstr(txt, want) && strstr(txt, "  why compute-bound: ") && strstr(txt, "above the device's balance of ") &&
                 strstr(txt, "roof: FMA roof 8.00 TFLOP/s (f32 FMA: no cooperative matrices)") &&
-                strstr(txt, "the gemm executes ") && strstr(txt, "of the tensor roof: at most "),
+                strstr(txt, "the gemm executes ") && strstr(txt, "of the FMA roof: at most "),
             "compute-bound summary '%s'\n%s", want, txt);
     free(txt);
     profile_free(&q);

@@ -157,16 +157,16 @@ static void summary(FILE *out, const struct profile *p)
     struct bound bd = profile_bound(p, profile_step_us(p));
     if (bd.kind != BOUND_UNKNOWN)
         fprintf(out, "<div class=\"card\"><b>× %.2f</b><span>step ÷ %s %s (%s-bound)</span></div>\n", bd.x,
-                bd.kind == BOUND_COMPUTE ? "tensor roof" : "weight-bytes floor",
+                bd.kind == BOUND_COMPUTE ? roof_name(&p->device) : "weight-bytes floor",
                 hus(a, sizeof a, bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us), bound_kind_name(bd.kind));
     if (p->device.copy_gbps > 0)
         fprintf(out,
                 "<div class=\"card\"><b>%s GB/s</b><span>measured copy bandwidth</span></div>\n",
                 fmt_sig3(a, sizeof a, p->device.copy_gbps));
     if (p->device.roof_tflops > 0)
-        fprintf(out, "<div class=\"card\"><b>%s</b><span>measured %s roof (%s)</span></div>\n",
+        fprintf(out, "<div class=\"card\"><b>%s</b><span>measured %s (%s)</span></div>\n",
                 fmt_flop_rate(a, sizeof a, p->device.roof_tflops),
-                strcmp(p->device.roof_path, "f32 FMA") == 0 ? "FMA" : "tensor", p->device.roof_path);
+                roof_name(&p->device), p->device.roof_path);
     if (p->gap_probe.ran)
         fprintf(out, "<div class=\"card\"><b>%s</b><span>gap-probe verdict</span></div>\n",
                 verdict_name(p->gap_probe.verdict));

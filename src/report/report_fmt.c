@@ -196,12 +196,17 @@ struct unit unit_of(enum report_units u, const struct profile *p)
     return unit_for(u, ts ? p->busy_us.median + p->head_us.median : p->wall_us.median);
 }
 
+const char *roof_name(const struct prof_device *d)
+{
+    return strcmp(d->roof_path, "f32 FMA") == 0 ? "FMA roof" : "tensor roof";
+}
+
 const char *fmt_roof(char *buf, size_t size, const struct prof_device *d)
 {
     char r[32];
     if (d->roof_tflops <= 0)
         snprintf(buf, size, "arithmetic roof not measured");
-    else if (strcmp(d->roof_path, "f32 FMA") == 0)
+    else if (strcmp(roof_name(d), "FMA roof") == 0)
         snprintf(buf, size, "FMA roof %s (f32 FMA: no cooperative matrices)", fmt_flop_rate(r, sizeof r, d->roof_tflops));
     else
         snprintf(buf, size, "tensor roof %s (%s)", fmt_flop_rate(r, sizeof r, d->roof_tflops), d->roof_path);

@@ -91,7 +91,8 @@ static void line_tok_s(const struct profile *p, struct summary *s)
 }
 
 /* The bound that applies (profile_bound): × the weight-bytes floor for a memory-bound step, × the
- * tensor roof for a compute-bound one, and one line of why (intensity against balance). */
+ * tensor roof (the FMA roof on a device without cooperative matrices) for a compute-bound one, and
+ * one line of why (intensity against balance). */
 static void line_bound(const struct profile *p, const struct unit *u, struct summary *s)
 {
     char t[32], a[32], b[32], c[32];
@@ -112,8 +113,8 @@ static void line_bound(const struct profile *p, const struct unit *u, struct sum
         if (exec > flops)
             snprintf(more, sizeof more, "; the gemm executes %.2f× these FLOPs (f16 high and low parts), so its units run at %.0f %% of the roof",
                      (double)exec / (double)flops, 100.0 * safe_div((double)exec / (double)flops, bd.x));
-        add(s, "bound: %.2f × the tensor roof (%s: %s %s = %s ÷ %s %s): useful FLOPs at %.0f %% of the roof%s",
-            bd.x, step_what(p), fmt_t(t, sizeof t, u, bd.roof_us, -1), u->name, fmt_flop(a, sizeof a, (double)flops),
+        add(s, "bound: %.2f × the %s (%s: %s %s = %s ÷ %s %s): useful FLOPs at %.0f %% of the roof%s",
+            bd.x, roof_name(dv), step_what(p), fmt_t(t, sizeof t, u, bd.roof_us, -1), u->name, fmt_flop(a, sizeof a, (double)flops),
             fmt_flop_rate(b, sizeof b, dv->roof_tflops), dv->roof_path, 100.0 * safe_div(1.0, bd.x), more);
     }
     if (bd.roof_us <= 0) {
@@ -206,8 +207,10 @@ static bool action_kind_bound(const struct profile *p, const struct unit *u, str
     if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * profile_step_us(p)) return false;
     char a[32], b[32], c[32];
     bool compute = best_bd.kind == BOUND_COMPUTE;
+    char what[32];
+    snprintf(what, sizeof what, "the %s", roof_name(&p->device));
     add(s, "action: %s at %.0f %% of %s: at most %s %s to gain (%s %s now, %s %s at %s)", best->kind,
-        100.0 * (compute ? best->roof_share : best->bw_share), compute ? "the tensor roof" : "copy bandwidth",
+        100.0 * (compute ? best->roof_share : best->bw_share), compute ? what : "copy bandwidth",
         fmt_t(a, sizeof a, u, best_gain.v, -1), u->name, fmt_t(b, sizeof b, u, best->us.median, -1), u->name,
         fmt_t(c, sizeof c, u, best->us.median - best_gain.v, -1), u->name, compute ? "the roof" : "copy bandwidth");
     return true;
