@@ -33,7 +33,7 @@ for page in list cmp; do
 done
 for want in 'id="kinds"' 'matmul_swiglu.bf16' 'head.matmul.bf16' 'id="roofline"' 'copy ' 'id="timeline"' \
     'aria-label="FLOP/s roofline"' 'class="tensor-roof"' 'class="bw-roof"' 'roof ' 'GFLOP/s f32 FMA' 'FLOP per byte read' \
-    'measured FMA roof (f32 FMA)' 'floor/roof' 'step ÷ FMA roof' \
+    'measured FMA roof (f32 FMA)' 'floor/roof' '(memory-bound)' \
     'id="gap-probe"' 'marginal pass' 'id="crossover"' 'auto -&gt; wide' 'same kernels as batch'; do
     grep -qF -- "$want" "$d/list.html.dom" || fail "list.html: rendered page lacks '$want'"
 done
