@@ -1,8 +1,10 @@
 #version 460
-// coopmat_roof.comp - bench only (bench/gemm_bench.c): the cooperative-matrix rate of the device with
-// no memory traffic. Each subgroup of a 128-thread workgroup runs `iters` rounds of 8 independent
-// 16×16×16 f16 × f16 + f32 products on fragments held in registers, then writes one f32 per
-// invocation (a sum over the 8 results) so that nothing is folded away. FLOP = groups · 4 · iters · 8 · 2·16³.
+// coopmat_roof.comp - the cooperative-matrix rate of the device with no memory traffic: the tensor
+// roof the report measures where the wide plan's gemm runs on cooperative matrices (roof.c
+// gpu_tensor_roof; also bench/gemm_bench.c). Each subgroup (of 32) of a 128-thread workgroup runs
+// `iters` rounds of 8 independent 16×16×16 f16 × f16 + f32 products on fragments held in
+// registers, then writes one f32 per invocation (a sum over the 8 results) so that nothing is
+// folded away. FLOP = groups · 4 · iters · 8 · 2·16³.
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_control_flow_attributes : require

@@ -237,7 +237,7 @@ add_test(NAME cli_compare_trailing COMMAND sh -c "d=$(mktemp -d) && printf '{}{}
 add_test(NAME cli_model_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/m.gguf && timeout 60 ${EXPECT} 2 'not a regular file' $0 --model $d/m.gguf --full --load-only; rc=$?; rm -rf $d; exit $rc" ${BIN})
 set_tests_properties(cli_compare_fifo cli_compare_trailing cli_model_fifo PROPERTIES LABELS cli TIMEOUT 120 ENVIRONMENT "LFM2_VALIDATION=require")
 # --json - writes the JSON to stdout (the text report to stderr) and no file named "-"
-add_test(NAME cli_json_stdout COMMAND sh -c "d=$(mktemp -d) && cd $d && $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json - > out 2> err && ! test -e ./- && grep -q '\"busy_us\"' out && grep -q 'GPU busy' err; rc=$?; cat out err | head -40; rm -rf $d; exit $rc" ${BIN})
+add_test(NAME cli_json_stdout COMMAND sh -c "d=$(mktemp -d) && cd $d && $0 --model ${LT} --layers 0:2 --cols 2 --pos 4 --reps 1 --json - > out 2> err && ! test -e ./- && grep -q '\"busy_us\"' out && grep -Eq '\"roof_path\":[[:space:]]*\"f32 FMA\"' out && grep -q '\"flops_exec\"' out && grep -q 'GPU busy' err; rc=$?; cat out err | head -40; rm -rf $d; exit $rc" ${BIN})
 set_tests_properties(cli_json_stdout PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # out of device memory: exit 1 naming the buffer, the size asked, what is free and the heap
 cli_test(cli_out_of_device_memory cli-gpu 1 "buffer: out of device memory: asked" --model lfm2-350m --layers 2:3 --cols 4096 --pos 1000000 --reps 1)

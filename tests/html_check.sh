@@ -1,7 +1,9 @@
 #!/bin/sh
 # html_check.sh BIN FIXTURES: --html (and --csv) of a width list with the head and the gap probe,
 # and of a comparison, opened in headless Chromium: the page must render with no console message
-# and show the kinds, the roofline, the timeline, the gap probe, the crossover and the comparison.
+# and show the kinds, the roofline (GB/s bars, and FLOP/s against intensity under the copy
+# bandwidth's slope and the measured roof's line), the timeline, the gap probe, the crossover and
+# the comparison.
 # Exit 77 (ctest: skipped) when chromium is not installed.
 bin=$1; fx=$2
 if ! command -v chromium >/dev/null 2>&1; then
@@ -30,6 +32,8 @@ for page in list cmp; do
     grep -q '</svg>' "$d/$page.html.dom" || fail "$page.html: no chart in the rendered page"
 done
 for want in 'id="kinds"' 'matmul_swiglu.bf16' 'head.matmul.bf16' 'id="roofline"' 'copy ' 'id="timeline"' \
+    'aria-label="FLOP/s roofline"' 'class="tensor-roof"' 'class="bw-roof"' 'roof ' 'GFLOP/s f32 FMA' 'FLOP per byte read' \
+    'measured FMA roof (f32 FMA)' 'floor/roof' '(memory-bound)' \
     'id="gap-probe"' 'marginal pass' 'id="crossover"' 'auto -&gt; wide' 'same kernels as batch'; do
     grep -qF -- "$want" "$d/list.html.dom" || fail "list.html: rendered page lacks '$want'"
 done

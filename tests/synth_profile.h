@@ -114,6 +114,10 @@ static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)
         d->groups[1] = 1 + t_rng_u32(&r) % 16;
         d->groups[2] = 1;
         d->bytes = s->bytes;
+        if (strstr(s->kind, "matmul")) { /* bf16 products of 4 columns: 2·rows·k·4 = 4·bytes */
+            d->flops = 4 * s->bytes;
+            d->flops_exec = prof_kind_is_head(s->kind) ? 2 * d->flops : d->flops;
+        }
         if (i % 3 != 2) { /* a kernel variant on two dispatches of three (none: a file from before) */
             snprintf(d->pipeline, sizeof d->pipeline, "synth_%d", i);
             d->n_spec = 1 + i % PROF_MAX_SPEC;

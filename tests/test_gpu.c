@@ -320,6 +320,21 @@ static void test_bandwidth(struct gpu *g)
     printf("copy bandwidth: %.2f GB/s (read + write)\n", bw * 1e-9);
 }
 
+/* The arithmetic roof: the path the gemm runs on (lavapipe: the FMA twin's), measured once and
+ * kept (the second call returns the very same figure, measuring nothing). */
+static void test_tensor_roof(struct gpu *g)
+{
+    struct err e = {{0}};
+    double a = 0, b = 0;
+    const char *pa = NULL, *pb = NULL;
+    T_CHECK(gpu_tensor_roof(g, &a, &pa, &e) == ST_OK, "%s", e.msg);
+    T_CHECK(a > 0 && pa && !strcmp(pa, g->gemm_coopmat ? "NV coopmat f16" : "f32 FMA"), "roof %g FLOP/s on %s", a,
+            pa ? pa : "(null)");
+    T_CHECK(gpu_tensor_roof(g, &b, &pb, &e) == ST_OK && b == a && pb == pa && g->tensor_roof == a,
+            "the second call keeps the first figure: %g vs %g", b, a);
+    printf("arithmetic roof: %.3g GFLOP/s (%s)\n", a * 1e-9, pa);
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
@@ -343,6 +358,7 @@ int main(int argc, char **argv)
     T_CASE("timestamps", "", test_timestamps(&g));
     T_CASE("errors", "", test_errors(&g));
     T_CASE("bandwidth", "", test_bandwidth(&g));
+    T_CASE("tensor_roof", "", test_tensor_roof(&g));
     st = gpu_close(&g, &e);
     T_CHECK(st == ST_OK, "gpu_close: %s", e.msg);
     return t_finish();

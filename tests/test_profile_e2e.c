@@ -265,6 +265,72 @@ static void case_wide(void)
     T_CHECK(run(args) == 2 && strstr(out, "shape logit_cols differs"), "compare refuses other logit columns\n%s", out);
 }
 
+/* Σ flops of the dispatches of one op in one layer (an op may take several dispatches: passes). */
+static double op_flops(const cJSON *j, int layer, const char *op, const char *field)
+{
+    double sum = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, t_json_at(j, "dispatches"))
+    {
+        if (t_json_at(d, "layer")->valueint == layer && !strcmp(t_json_at(d, "op")->valuestring, op))
+            sum += t_json_at(d, field)->valuedouble;
+    }
+    return sum;
+}
+
+/* FLOP counts and the arithmetic roof in the JSON and the report: lfm2-tiny (hidden 128, ffn 256,
+ * 2 q heads of 64, vocab 1000), exact FLOPs per op for the batch and the wide plan; lavapipe has no
+ * cooperative matrices, so the roof is the FMA twin's and executed FLOPs equal the useful ones. */
+static void case_flops_roof(void)
+{
+    static const struct {
+        const char *plan; /* the shape's flags */
+        int cols;
+        double pairs; /* (column, key) pairs of the step's attention */
+        int logit_cols;
+    } c[] = {
+        {"--cols 4 --pos 5", 4, 4 * 6, 4}, /* decode (auto -> batch): 4 slots of one column at 5, 6 keys each */
+        {"--wide --cols 8 --slots 2 --pos 5", 8, 2 * (4 * 5 + 4 * 5 / 2), 2}, /* prefill: 2 slots of 4 columns from 5 */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(c); i++) {
+        snprintf(args, sizeof args, "--model %s/lfm2-tiny --full %s --reps 1 --logits --json %s", fx, c[i].plan, t_json);
+        T_CHECK(run(args) == 0, "%s profile", c[i].plan);
+        T_CHECK(strstr(out, "roof: FMA roof ") && strstr(out, "(f32 FMA: no cooperative matrices)") &&
+                    strstr(out, "  (FLOPs: ") && strstr(out, "-bound: "),
+                "%s: the report names the roof, the FLOPs and why the bound applies\n%s", c[i].plan, out);
+        cJSON *j = t_json_file(t_json);
+        T_CHECK(j && t_json_at(j, "device.roof_tflops")->valuedouble > 0 &&
+                    !strcmp(t_json_at(j, "device.roof_path")->valuestring, "f32 FMA"),
+                "%s: device.roof_tflops and roof_path", c[i].plan);
+        if (!j) continue;
+        double cols = c[i].cols;
+        T_CHECK(op_flops(j, 0, "ffn_down", "flops") == 2 * 128 * 256 * cols, "%s ffn_down %g", c[i].plan,
+                op_flops(j, 0, "ffn_down", "flops"));
+        T_CHECK(op_flops(j, 0, "ffn_gate_up", "flops") == 4 * 256 * 128 * cols, "%s ffn_gate_up (SwiGLU) %g", c[i].plan,
+                op_flops(j, 0, "ffn_gate_up", "flops"));
+        T_CHECK(op_flops(j, 2, "attn", "flops") == 4 * 2 * 64 * c[i].pairs, "%s attention %g, expected %g", c[i].plan,
+                op_flops(j, 2, "attn", "flops"), 4 * 2 * 64 * c[i].pairs);
+        T_CHECK(op_flops(j, -1, "lm_head", "flops") == 2 * 1000 * 128 * c[i].logit_cols, "%s lm_head %g", c[i].plan,
+                op_flops(j, -1, "lm_head", "flops"));
+        double sum = 0, exec = 0;
+        const cJSON *d;
+        cJSON_ArrayForEach(d, t_json_at(j, "dispatches"))
+        {
+            sum += t_json_at(d, "flops")->valuedouble;
+            exec += t_json_at(d, "flops_exec")->valuedouble;
+        }
+        T_CHECK(sum > 0 && t_json_at(j, "flops")->valuedouble == sum && exec == sum &&
+                    t_json_at(j, "flops_exec")->valuedouble == sum,
+                "%s: the step's FLOPs are its dispatches' (%g), executed = useful without cooperative matrices", c[i].plan,
+                sum);
+        const char *kind = t_json_at(j, "bound.kind")->valuestring;
+        double in = t_json_at(j, "bound.intensity")->valuedouble, bal = t_json_at(j, "bound.balance")->valuedouble;
+        T_CHECK(bal > 0 && !strcmp(kind, in > bal ? "compute" : "memory"), "%s: bound %s at %g FLOP/byte, balance %g",
+                c[i].plan, kind, in, bal);
+        cJSON_Delete(j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     t_init(argc, argv);
@@ -281,5 +347,6 @@ int main(int argc, char **argv)
     T_CASE("crossover", "", case_crossover());
     T_CASE("no_timestamps", "", case_no_timestamps());
     T_CASE("wide", "", case_wide());
+    T_CASE("flops_roof", "", case_flops_roof());
     return t_finish();
 }

@@ -325,7 +325,7 @@ static void test_csv_html(void)
     fclose(f);
     T_CHECK(!strncmp(out, "table,cols,plan,kind,", 21) && strstr(out, "\n\ntable,cols,plan,rank,") &&
                 strstr(out, "\nby_kind,4,batch,") && strstr(out, "\ndispatch,4,batch,1,") &&
-                strstr(out, "\n\ntable,cols,plan,step_us") && strstr(out, "\ncrossover,8,wide,,,,,,,\"failed, \"\"badly\"\"\"\n") &&
+                strstr(out, "\n\ntable,cols,plan,step_us") && strstr(out, "\ncrossover,8,wide,,,,,,,\"failed, \"\"badly\"\"\",,\n") &&
                 strstr(out, "\n\ntable,kind,base_us") && strstr(out, "\ncompare,TOTAL (GPU busy),"),
             "csv\n%s", out);
     free(out);
@@ -677,6 +677,20 @@ static const char *json_fields[] = {
     "device.timestamp_period_ns",
     "device.timestamp_valid_bits",
     "device.copy_gbps",
+    "device.roof_tflops",
+    "device.roof_path",
+    "dispatches[2].flops",
+    "dispatches[2].flops_exec",
+    "by_kind[0].flops",
+    "by_kind[0].flops_exec",
+    "by_kind[0].tflops",
+    "by_kind[0].roof_share",
+    "flops",
+    "flops_exec",
+    "bound.kind",
+    "bound.x",
+    "bound.intensity",
+    "bound.balance",
     "model.family",
     "model.n_layers",
     "model.hidden",
@@ -786,7 +800,8 @@ static void test_json(const struct profile *p, const char *dir)
                 strcmp(q.model.source, p->model.source) == 0,
             "strings");
     T_CHECK(q.device.timestamp_period_ns == p->device.timestamp_period_ns &&
-                q.device.copy_gbps == p->device.copy_gbps && q.device.has_timestamps,
+                q.device.copy_gbps == p->device.copy_gbps && q.device.has_timestamps &&
+                q.device.roof_tflops == p->device.roof_tflops && strcmp(q.device.roof_path, p->device.roof_path) == 0,
             "device numbers");
     T_CHECK(q.model.vocab == p->model.vocab && q.model.hidden == p->model.hidden &&
                 q.shard.b == p->shard.b && q.shape.cols == p->shape.cols && q.shape.logits,
@@ -801,13 +816,16 @@ static void test_json(const struct profile *p, const char *dir)
                     a->layer == b->layer && a->bytes == b->bytes && a->groups[0] == b->groups[0] &&
                     a->groups[1] == b->groups[1] && a->start_us == b->start_us &&
                     timing_eq(&a->us, &b->us) && strcmp(a->pipeline, b->pipeline) == 0 &&
-                    a->n_spec == b->n_spec && memcmp(a->spec, b->spec, sizeof a->spec[0] * (size_t)a->n_spec) == 0,
+                    a->n_spec == b->n_spec && memcmp(a->spec, b->spec, sizeof a->spec[0] * (size_t)a->n_spec) == 0 &&
+                    a->flops == b->flops && a->flops_exec == b->flops_exec,
                 "dispatch %d round-trip", i);
     }
     for (int i = 0; i < p->n_kinds && i < q.n_kinds; i++) {
         const struct prof_kind *a = &p->by_kind[i], *b = &q.by_kind[i];
         T_CHECK(strcmp(a->kind, b->kind) == 0 && a->n == b->n && a->share == b->share &&
-                    a->gbps == b->gbps && a->bytes == b->bytes && timing_eq(&a->us, &b->us),
+                    a->gbps == b->gbps && a->bytes == b->bytes && timing_eq(&a->us, &b->us) &&
+                    a->flops == b->flops && a->flops_exec == b->flops_exec && a->tflops == b->tflops &&
+                    a->roof_share == b->roof_share,
                 "kind %d round-trip", i);
     }
     const struct gap_probe *g = &p->gap_probe, *h = &q.gap_probe;
@@ -1023,6 +1041,81 @@ static void test_summary(struct profile *p)
     p->floor_us = fu;
 }
 
+/* The bound that applies: the larger of bytes ÷ bandwidth and FLOPs ÷ roof, i.e. compute-bound when
+ * the intensity passes the balance. */
+static void test_bound(void)
+{
+    static const struct {
+        uint64_t flops, bytes;
+        double gbps, roof_tflops, step_us;
+        enum bound_kind kind;
+        double x, intensity, balance;
+    } c[] = {
+        /* a decode step: 1 GB of weights, 4 FLOP a byte, at 3000 GB/s and 500 TFLOP/s (balance 167) */
+        {4000000000ull, 1000000000ull, 3000, 500, 500, BOUND_MEMORY, 500 / (1e9 / 3e6), 4, 500.0 / 3},
+        /* a prefill: 1.2 TFLOP over 2.4 GB (500 FLOP a byte): 2.4 ms at the roof, 0.8 ms of bytes */
+        {1200000000000ull, 2400000000ull, 3000, 500, 12200, BOUND_COMPUTE, 12200 / 2400.0, 500, 500.0 / 3},
+        /* exactly at the balance: memory (the roof must pass the floor) */
+        {500000000000ull, 3000000000ull, 3000, 500, 2000, BOUND_MEMORY, 2, 500.0 / 3, 500.0 / 3},
+        /* no roof measured: memory, no balance */
+        {1200000000000ull, 2400000000ull, 3000, 0, 1600, BOUND_MEMORY, 2, 500, 0},
+        /* no FLOPs counted: memory */
+        {0, 2400000000ull, 3000, 500, 1600, BOUND_MEMORY, 2, 0, 500.0 / 3},
+        /* no bandwidth measured: the roof alone */
+        {1200000000000ull, 2400000000ull, 0, 500, 4800, BOUND_COMPUTE, 2, 500, 0},
+        /* neither: unknown */
+        {0, 0, 0, 0, 100, BOUND_UNKNOWN, 0, 0, 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(c); i++) {
+        struct bound b = bound_of(c[i].flops, c[i].bytes, c[i].gbps, c[i].roof_tflops, c[i].step_us);
+        T_CHECK(b.kind == c[i].kind && NEAR(b.x, c[i].x) && NEAR(b.intensity, c[i].intensity) &&
+                    NEAR(b.balance, c[i].balance),
+                "case %zu: %s x %g intensity %g balance %g; expected %s %g %g %g", i, bound_kind_name(b.kind), b.x,
+                b.intensity, b.balance, bound_kind_name(c[i].kind), c[i].x, c[i].intensity, c[i].balance);
+        T_CHECK(b.kind == bound_pick(b.floor_us, b.roof_us), "case %zu: bound_pick agrees", i);
+    }
+}
+
+/* With a roof the summary names the bound that applies and why; the action weighs each kind against
+ * its own bound (copy bandwidth or roof). */
+static void test_summary_roof(void)
+{
+    struct profile q;
+    synth_profile(&q, 91, 9);
+    q.floor_bytes = profile_floor_bytes(&q);
+    q.floor_us = q.floor_bytes / (q.device.copy_gbps * 1e3);
+    uint64_t flops, exec;
+    profile_flops(&q, &flops, &exec);
+    T_CHECK(flops > 0 && exec > flops, "synthetic FLOPs %llu, executed %llu", (unsigned long long)flops,
+            (unsigned long long)exec);
+    /* memory-bound: 4 FLOP a byte against a balance in the hundreds */
+    q.device.roof_tflops = 500;
+    strcpy(q.device.roof_path, "NV coopmat f16");
+    profile_by_kind(&q);
+    char *txt = render(report_text, &q);
+    T_CHECK(strstr(txt, "  bound: ") && strstr(txt, "× the weight-bytes floor") &&
+                strstr(txt, "  why memory-bound: ") && strstr(txt, "below the device's balance of ") &&
+                strstr(txt, "roof: tensor roof 500 TFLOP/s (NV coopmat f16)"),
+            "memory-bound summary\n%s", txt);
+    free(txt);
+    /* compute-bound: a roof low enough that the FLOPs take longer than the bytes (~85 µs against
+     * ~46 µs of weights at the copy bandwidth, in a step of ~400 µs) */
+    q.device.roof_tflops = 8;
+    strcpy(q.device.roof_path, "f32 FMA");
+    profile_by_kind(&q);
+    struct bound bd = profile_bound(&q, profile_step_us(&q));
+    T_CHECK(bd.kind == BOUND_COMPUTE && bd.x > 1, "compute-bound at 8 TFLOP/s: %s × %g", bound_kind_name(bd.kind), bd.x);
+    txt = render(report_text, &q);
+    char want[160];
+    snprintf(want, sizeof want, "  bound: %.2f × the FMA roof (", bd.x);
+    T_CHECK(strstr(txt, want) && strstr(txt, "  why compute-bound: ") && strstr(txt, "above the device's balance of ") &&
+                strstr(txt, "roof: FMA roof 8.00 TFLOP/s (f32 FMA: no cooperative matrices)") &&
+                strstr(txt, "the gemm executes ") && strstr(txt, "of the FMA roof: at most "),
+            "compute-bound summary '%s'\n%s", want, txt);
+    free(txt);
+    profile_free(&q);
+}
+
 /* Advice only from figures beyond noise: one rep (every error unknown) names no kind; an inconclusive
  * gap probe gives no fusion advice. */
 static void test_summary_noise(void)
@@ -1175,6 +1268,8 @@ int main(int argc, char **argv)
     T_CASE("tune", "output", test_tune(&p, dir));
     T_CASE("summary", "output", test_summary(&p));
     T_CASE("summary_noise", "output", test_summary_noise());
+    T_CASE("bound", "", test_bound());
+    T_CASE("summary_roof", "output", test_summary_roof());
     T_CASE("units", "output", test_units(&p));
     T_CASE("head_block", "output", test_head_block(&p));
     T_CASE("logits_no_head", "output", test_logits_no_head(&p));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels.h"
 #include "select.h"
 #include "testutil.h"
 #include "tune.h"
@@ -495,6 +496,40 @@ static void test_tune_parse(void)
     }
 }
 
+/* The FLOP counts the dispatches carry (flops.c): exact formulas for given shapes. */
+static void test_flops(void)
+{
+    /* LFM2-1.2B's ffn_down [2048, 8192] at 512 columns; its gate+up SwiGLU [8192, 2048] twice over */
+    T_CHECK(k_product_flops(2048, 8192, 512, false) == 2ull * 2048 * 8192 * 512, "product");
+    T_CHECK(k_product_flops(8192, 2048, 512, true) == 4ull * 8192 * 2048 * 512, "SwiGLU product");
+    T_CHECK(k_product_flops(65536, 2048, 1, false) == 268435456ull, "the LM head at one column");
+    T_CHECK(k_product_flops(0, 2048, 4, false) == 0 && k_product_flops(16, 2048, 0, false) == 0, "empty shapes");
+    /* products executed per useful one: hi + lo activations on cooperative matrices, hi + lo weights
+     * too for F32 and Q8_0; one elsewhere */
+    static const struct {
+        bool cm;
+        enum dtype t;
+        uint32_t mult;
+    } m[] = {{true, DT_F16, 2}, {true, DT_BF16, 2}, {true, DT_Q4_0, 2}, {true, DT_F32, 3},
+             {true, DT_Q8_0, 3}, {false, DT_BF16, 1}, {false, DT_F32, 1}, {false, DT_Q8_0, 1}};
+    for (size_t i = 0; i < ARRAY_LEN(m); i++)
+        T_CHECK(k_gemm_exec_mult(m[i].cm, m[i].t) == m[i].mult, "exec mult %zu: %u, expected %u", i,
+                k_gemm_exec_mult(m[i].cm, m[i].t), m[i].mult);
+    /* attention: 32 q heads of 64 dims, QK and PV: 4·32·64 a (column, key) pair */
+    struct k_attn_geom a = {.n_h = 32, .n_kv = 8, .hd = 64};
+    T_CHECK(k_attn_pair_flops(&a) == 8192, "attention pair %llu", (unsigned long long)k_attn_pair_flops(&a));
+    /* a 512-token prefill from 0: 512·513/2 pairs; two decode slots at 16 and 100: 17 + 101; a
+     * 4-column draft at 10: 4·10 + 10 */
+    struct run_meta prefill[] = {{0, 0, 512, 0}}, decode[] = {{0, 0, 1, 16}, {1, 1, 1, 100}},
+                    draft[] = {{0, 0, 4, 10}};
+    T_CHECK(k_attn_step_pairs(prefill, 1) == 131328, "prefill pairs %llu", (unsigned long long)k_attn_step_pairs(prefill, 1));
+    T_CHECK(k_attn_step_pairs(decode, 2) == 118, "decode pairs");
+    T_CHECK(k_attn_step_pairs(draft, 1) == 50, "draft pairs");
+    /* LFM2-1.2B's short conv: 3 taps over its 2048 channels at 512 columns */
+    T_CHECK(k_conv_flops(2048, 3, 512) == 2ull * 2048 * 3 * 512, "conv");
+    T_CHECK(k_conv_flops(2048, 0, 512) == 0, "no taps");
+}
+
 int main(void)
 {
     struct tune d = tune_default();
@@ -506,5 +541,6 @@ int main(void)
     test_conv_rules();
     test_tune_keys_apply();
     test_tune_parse();
+    test_flops();
     return t_finish();
 }

@@ -152,6 +152,7 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
     struct dispatch *d = k_add(p, pipe, &pc, sizeof pc, k_div_up((uint64_t)cols, bq), (uint32_t)a->n_h,
                                a->gated ? "attn.gated.prefill" : "attn.prefill", layer, "attn", 0);
     d->kv_key_bytes = attn_key_bytes(a);
+    d->attn_pair_flops = k_attn_pair_flops(a);
     dispatch_outputs(d, 1, offsetof(struct push_attention, dst));
     return ST_OK;
 }
@@ -161,6 +162,7 @@ static int attention_tiled(struct gpu *g, struct plan *p, const struct k_attn_ge
 static void attn_decode_outputs(struct dispatch *d, const struct k_attn_geom *a, bool fused, size_t out)
 {
     d->kv_key_bytes = attn_key_bytes(a);
+    d->attn_pair_flops = k_attn_pair_flops(a);
     if (fused)
         dispatch_outputs(d, 3, out, offsetof(struct push_attn_decode, a.kpool), offsetof(struct push_attn_decode, a.vpool));
     else

@@ -57,6 +57,7 @@ int k_shortconv(struct gpu *g, struct plan *p, const struct gpu_weight *conv_w, 
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, k_div_up((uint64_t)conv_w->rows, 64), (uint32_t)n_runs,
                                   wide ? k_div_up((uint64_t)(cols - n_runs + 1), K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, spec ? "shortconv.snap" : wide ? "shortconv.wide" : "shortconv", layer, op, conv_w->bytes);
+    dispatch_flops(d, k_conv_flops(conv_w->rows, (int)conv_w->k, cols), 1);
     dispatch_outputs(d, 2, offsetof(struct push_shortconv, y), offsetof(struct push_shortconv, state));
     return ST_OK;
 }
@@ -111,6 +112,8 @@ static int matmul_conv(struct gpu *g, struct plan *p, const struct gpu_weight *w
     pc->slots = state->slots;
     pc->wdtype_snap = (uint32_t)conv_w->dtype | state->n_snap << 8;
     struct dispatch *d = k_add(p, pipe, pc, sizeof *pc, groups, 1, kind, layer, op, w_in->bytes + conv_w->bytes);
+    dispatch_flops(d, k_product_flops(w_in->rows, w_in->k, cols, false) + k_conv_flops(conv_w->rows, (int)conv_w->k, cols),
+                   1);
     dispatch_outputs(d, 2, offsetof(struct push_matmul_conv, m.y), offsetof(struct push_matmul_conv, state));
     return ST_OK;
 }

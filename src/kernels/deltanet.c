@@ -102,6 +102,7 @@ int k_dn_conv(struct gpu *g, struct plan *p, const struct k_dn_geom *dn, const s
                                   wide ? (uint32_t)((cols - n_runs + K_WIDE_CONV_COLS) / K_WIDE_CONV_COLS) : 1);
     dispatch_tag(d, p->kind == PLAN_SPEC ? "dn.conv.snap" : wide ? "dn.conv.wide" : "dn.conv", layer, "dn.conv",
                  conv_w->bytes);
+    dispatch_flops(d, k_conv_flops((int64_t)C, dn->conv, cols), 1);
     dispatch_outputs(d, 2, offsetof(struct push_dn_conv, y), offsetof(struct push_dn_conv, window));
     return ST_OK;
 }

@@ -34,6 +34,8 @@ struct gemm_call {
     uint32_t groups[3];  /* column tiles, row tiles, k splits */
     char kind[40];
     uint64_t bytes;
+    uint64_t flops;      /* useful FLOPs (flops.c) */
+    uint32_t exec_mult;  /* products executed per useful one (k_gemm_exec_mult) */
     bool zero_y; /* split sums into a y that does not accumulate: y must start at 0 */
     bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
 };
@@ -79,6 +81,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     c->pc = (struct push_gemm){k_matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
     memcpy(c->groups, sg.groups, sizeof c->groups);
     c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
+    c->flops = k_product_flops(w->rows, w->k, cols, swiglu);
+    c->exec_mult = strcmp(sg.kernel, "gemm") == 0 ? k_gemm_exec_mult(true, w->dtype) : 1;
     return ST_OK;
 }
 
@@ -248,6 +252,7 @@ static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, 
     pc.m.x = xg;
     struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
     dispatch_tag(d, c->kind, layer, op, c->bytes);
+    dispatch_flops(d, c->flops, c->exec_mult);
     dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
 }
 

@@ -138,6 +138,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
     };
     struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, 1);
     dispatch_tag(d, kind, layer, op, w->bytes + (swiglu ? m->w3->bytes : 0));
+    dispatch_flops(d, k_product_flops(w->rows, w->k, m->cols, swiglu), 1); /* bench only: executed products not told apart */
     dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));
     return ST_OK;
 }

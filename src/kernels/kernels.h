@@ -97,6 +97,25 @@ void weight_repack(enum dtype t, int64_t rows, int64_t k, const uint8_t *file_bl
 /* Element (row, i) of a weight in the device layout, widened (tests and golden checks). */
 float weight_get(enum dtype t, int64_t rows, int64_t k, const uint8_t *dev, int64_t row, int64_t i);
 
+struct k_attn_geom;
+/* ---- FLOP counts (flops.c, no GPU): what the dispatches' flops and flops_exec hold (plan.h) */
+
+/* A product of a [rows, k] weight with cols columns: 2·rows·k·cols; SwiGLU (two weights of that
+ * shape) twice that, its gate's element work not counted. */
+uint64_t k_product_flops(int64_t rows, int64_t k, int64_t cols, bool swiglu);
+/* Products the gemm executes per useful one: on cooperative matrices the activations enter as f16
+ * high and low parts (two products), and F32 and Q8_0 weights as high and low parts too (a third,
+ * w_lo·x_hi: gemm.comp's header); 1 for the FMA twin and every other product kernel. */
+uint32_t k_gemm_exec_mult(bool coopmat, enum dtype t);
+/* Attention: the FLOPs of one (column, key) pair, QK and PV over the q heads: 4·n_h·hd (the
+ * softmax's element work not counted). */
+uint64_t k_attn_pair_flops(const struct k_attn_geom *a);
+/* The (column, key) pairs of a step's causal attention: a run's n_cols columns sit at positions
+ * pos0 .. pos0 + n_cols - 1 and each attends to the keys up to its own: Σ n·pos0 + n(n+1)/2. */
+uint64_t k_attn_step_pairs(const struct run_meta *runs, int n_runs);
+/* A causal depthwise conv of `channels` channels and `taps` taps over cols columns: 2·taps·channels·cols. */
+uint64_t k_conv_flops(int64_t channels, int taps, int64_t cols);
+
 /* ---- host helpers: each appends one or more dispatches to p (tags: kind, layer, op, weight bytes).
  * They return ST_USAGE for shapes the kernel does not serve (message names the value) and
  * ST_RUNTIME when the pipeline cannot be made. */

@@ -116,6 +116,7 @@ static int matvec_dispatch(struct gpu *g, struct plan *p, int n, const struct gp
         pp.x = x + 4 * (uint64_t)c0 * (uint64_t)w[0]->k;
         for (int i = 0; i < n; i++) pp.y[i] = y[i] + 4 * (uint64_t)c0 * (uint64_t)w[i]->rows;
         struct dispatch *d = k_add(p, pipe, &pp, sizeof pp, groups, ksplits, kind, layer, op, bytes);
+        dispatch_flops(d, k_product_flops((int64_t)rows, w[0]->k, nc, w3 != NULL), 1);
         size_t y0 = offsetof(struct push_matvec, y);
         dispatch_outputs(d, w3 ? 1 : n, y0, y0 + 8, y0 + 16);
     }
@@ -184,6 +185,7 @@ static int matmul_any(struct gpu *g, struct plan *p, const struct gpu_weight *w,
         struct push_matmul pc = k_matmul_push(w, w3, norm, x + 4 * (uint64_t)c0 * (uint64_t)w->k,
                                               y + 4 * (uint64_t)c0 * (uint64_t)w->rows, accumulate);
         struct dispatch *d = k_add(p, pipe, &pc, sizeof pc, groups, 1, kind, layer, op, bytes);
+        dispatch_flops(d, k_product_flops(w->rows, w->k, n, swiglu), 1);
         dispatch_outputs(d, 1, offsetof(struct push_matmul, y));
     }
     return ST_OK;

@@ -13,6 +13,7 @@ struct step_ctx {
     const struct plan *layers, *head;
     const struct step_io *io;
     uint64_t keys; /* step_keys: the attention dispatches' KV bytes are kv_key_bytes times these */
+    uint64_t pairs; /* k_attn_step_pairs: their FLOPs are attn_pair_flops times these (plan.h) */
     int reps;
 };
 

@@ -158,7 +158,7 @@ static const struct dispatch *step_dispatch(const struct plan *layers, const str
     return i < layers->n ? &layers->d[i] : &head->d[i - layers->n];
 }
 
-static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i, uint64_t keys)
+static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int i, const struct step_ctx *c)
 {
     pd->index = i;
     snprintf(pd->kind, sizeof pd->kind, "%s", d->kind);
@@ -167,7 +167,9 @@ static void tag_dispatch(struct prof_dispatch *pd, const struct dispatch *d, int
     memcpy(pd->groups, d->groups, sizeof pd->groups);
     pd->bytes = d->bytes;
     pd->bytes_again = d->bytes_again;
-    pd->kv_bytes = d->kv_key_bytes * keys;
+    pd->kv_bytes = d->kv_key_bytes * c->keys;
+    pd->flops = d->flops + d->attn_pair_flops * c->pairs;
+    pd->flops_exec = d->flops_exec + d->attn_pair_flops * c->pairs;
     _Static_assert(GPU_MAX_SPEC <= PROF_MAX_SPEC, "a pipeline's constants fit a profile's");
     if (d->pipe) {
         snprintf(pd->pipeline, sizeof pd->pipeline, "%s", d->pipe->name);
@@ -215,7 +217,7 @@ static int profile_dispatches(const struct step_ctx *c, int stride, struct profi
     progress_end(&pr);
     en->ts_stride = en->ts_phase = 0;
     for (int i = 0; !st && i < n; i++) {
-        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i, c->keys);
+        tag_dispatch(&p->dispatches[i], step_dispatch(layers, head, i), i, c);
         p->dispatches[i].us = timing_from(&samples[(size_t)i * reps], got[i]);
         p->dispatches[i].start_us = starts[i];
     }
@@ -240,7 +242,7 @@ static int profile_tags(const struct step_ctx *c, struct profile *p, struct err 
     p->dispatches = calloc((size_t)(n ? n : 1), sizeof *p->dispatches);
     if (!p->dispatches) return err_set(e, ST_RUNTIME, "out of host memory");
     for (int i = 0; i < n; i++)
-        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i, c->keys);
+        tag_dispatch(&p->dispatches[i], step_dispatch(c->layers, c->head, i), i, c);
     p->n_dispatches = n;
     return ST_OK;
 }
@@ -309,6 +311,18 @@ static int gap_probe(const struct step_ctx *c, struct profile *p, struct err *e)
     return st;
 }
 
+/* The device's arithmetic roof (measured once a process, gpu_tensor_roof). */
+static int profile_roof(struct gpu *g, struct profile *p, struct err *e)
+{
+    double flops = 0;
+    const char *path = "";
+    int st = gpu_tensor_roof(g, &flops, &path, e);
+    if (st) return st;
+    p->device.roof_tflops = flops * 1e-12;
+    snprintf(p->device.roof_path, sizeof p->device.roof_path, "%s", path);
+    return ST_OK;
+}
+
 int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
                 const struct dev_weights *w, const struct profile_request *rq, struct profile *p,
                 struct err *e)
@@ -338,6 +352,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
     double bw = 0;
     int st = gpu_copy_bandwidth(g, 5, &bw, e);
     p->device.copy_gbps = bw * 1e-9;
+    if (!st) st = profile_roof(g, p, e);
     if (!st)
         st = engine_init_spec(&en, g, d, s, w, MAX(rq->cols, n_slots), n_slots, rq->pos + per,
                               head_on ? p->shape.logit_cols : 0, spec ? per : 0, e);
@@ -374,6 +389,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
                              .head = head_on ? &head : NULL,
                              .io = &io,
                              .keys = step_keys(&sh, &io),
+                             .pairs = k_attn_step_pairs(io.runs, sh.n_runs),
                              .reps = rq->reps};
         if (p->timing != TIMING_NONE) {
             int n = layers.n + (head_on ? head.n : 0);

@@ -38,6 +38,21 @@ void crossover_row_from(struct crossover_row *row, const struct profile *p)
     row->busy_us = p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
     row->tok_s = safe_div(p->shape.cols * 1e6, row->step_us.v);
     row->floor_us = p->floor_us;
+    row->roof_us = profile_bound(p, row->step_us.v).roof_us;
+}
+
+/* The "× floor/roof" cell: the step over the bound that applies, and which ("2.46 floor",
+ * "1.31 roof"); "n/a" when neither is known. */
+static const char *bound_cell(char *buf, size_t size, const struct crossover_row *r)
+{
+    enum bound_kind b = bound_pick(r->floor_us, r->roof_us);
+    if (b == BOUND_COMPUTE)
+        snprintf(buf, size, "%.2f roof", safe_div(r->step_us.v, r->roof_us));
+    else if (b == BOUND_MEMORY)
+        snprintf(buf, size, "%.2f floor", safe_div(r->step_us.v, r->floor_us));
+    else
+        snprintf(buf, size, "n/a");
+    return buf;
 }
 
 /* The first row of rows[i]'s width that ran the very kernels rows[i] ran (rows[i] itself when none). */
@@ -129,14 +144,15 @@ void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, boo
     snprintf(hb, sizeof hb, "busy %s", u->name);
     if (markdown)
         fprintf(out, "### plan crossover\n\n| width | plan | %s | ± | %s | tok/s | × "
-                     "floor | faster | kernels |\n"
+                     "floor/roof | faster | kernels |\n"
                      "|---:|---|---:|---|---:|---:|---:|---|---|\n", hs, hb);
     else
         fprintf(out,
                 "-- plan crossover (step: gap probe's 1× wall, no timestamps, median ± its standard error; "
-                "busy: kernel sum with the head; × floor: step ÷ weights-bytes floor) --\n"
-                "  %5s  %-13s %10s %-18s %10s %12s %8s  %s\n",
-                "width", "plan", hs, "±", hb, "tok/s", "× floor", "faster plan");
+                "busy: kernel sum with the head; × floor/roof: step ÷ the bound that applies, the weight-bytes "
+                "floor or the tensor roof) --\n"
+                "  %5s  %-13s %10s %-18s %10s %12s %12s  %s\n",
+                "width", "plan", hs, "±", hb, "tok/s", "× floor/roof", "faster plan");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
         char faster[96], st[32], er[64], bz[32], fl[32], same[64];
@@ -151,16 +167,16 @@ void report_crossover_in(FILE *out, const struct crossover_row *rows, int n, boo
                         faster[0] ? "  faster: " : "", faster);
             continue;
         }
-        snprintf(fl, sizeof fl, "%.2f", safe_div(r->step_us.v, r->floor_us));
+        bound_cell(fl, sizeof fl, r);
         fmt_t(st, sizeof st, u, r->step_us.v, -1);
         fmt_err(er, sizeof er, u, r->step_us);
         const char *busy = r->busy_us > 0 ? fmt_t(bz, sizeof bz, u, r->busy_us, -1) : "n/a";
-        const char *flr = r->floor_us > 0 ? fl : "n/a";
+        const char *flr = fl;
         if (markdown)
             fprintf(out, "| %d | %s | %s | %s | %s | %.0f | %s | %s | %s |\n", r->cols, r->plan, st, er,
                     busy, r->tok_s, flr, faster, same);
         else
-            fprintf(out, "  %5d  %-13s %10s %-18s %10s %12.0f %8s  %s%s%s\n", r->cols, r->plan, st, er,
+            fprintf(out, "  %5d  %-13s %10s %-18s %10s %12.0f %12s  %s%s%s\n", r->cols, r->plan, st, er,
                     busy, r->tok_s, flr, faster, faster[0] && same[0] ? "  " : "", same[0] ? same : "");
     }
     if (markdown) fprintf(out, "\n");

@@ -8,8 +8,11 @@
  *   dispatch   every dispatch, with its rank by median time (rank 1 = the top single dispatch)
  *   crossover  one row per width × plan of a width list
  *   compare    one row per kind both runs have, then the totals (medians, µs/step)
- * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, shares 0..1
- * (by_kind: of the layer kinds' summed medians, head kinds of the head kinds').
+ * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, FLOP rates
+ * TFLOP/s, shares 0..1 (by_kind: of the layer kinds' summed medians, head kinds of the head kinds';
+ * roof_share: of the measured arithmetic roof). crossover: x_floor and x_roof are the step over
+ * each bound, bound says which applies (memory, compute, unknown). Columns are only ever added at
+ * the end of a section's rows.
  * Text fields are quoted when they hold a comma, a quote or a newline (RFC 4180). */
 #include "outfile.h"
 #include "profile.h"
@@ -49,7 +52,8 @@ static void csv_by_kind(FILE *out, const struct profile *p)
 {
     fprintf(
         out,
-        "table,cols,plan,kind,n,median_us,p10_us,p90_us,share,gbps,copy_share,bytes,kv_bytes\n");
+        "table,cols,plan,kind,n,median_us,p10_us,p90_us,share,gbps,copy_share,bytes,kv_bytes,flops,tflops,"
+        "roof_share\n");
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         fprintf(out, "by_kind,%d,", p->shape.cols);
@@ -68,8 +72,12 @@ static void csv_by_kind(FILE *out, const struct profile *p)
         csv_num(out, pk->gbps);
         fputc(',', out);
         csv_num(out, pk->bw_share);
-        fprintf(out, ",%llu,%llu\n", (unsigned long long)pk->bytes,
-                (unsigned long long)pk->kv_bytes);
+        fprintf(out, ",%llu,%llu,%llu,", (unsigned long long)pk->bytes, (unsigned long long)pk->kv_bytes,
+                (unsigned long long)pk->flops);
+        csv_num(out, pk->tflops);
+        fputc(',', out);
+        csv_num(out, pk->roof_share);
+        fputc('\n', out);
     }
 }
 
@@ -132,7 +140,7 @@ void csv_profile(FILE *out, const struct profile *p)
 void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
 {
     if (ftell(out) > 0) fputc('\n', out);
-    fprintf(out, "table,cols,plan,step_us,step_err_us,busy_us,tok_s,x_floor,same_kernels,failed\n");
+    fprintf(out, "table,cols,plan,step_us,step_err_us,busy_us,tok_s,x_floor,same_kernels,failed,x_roof,bound\n");
     for (int i = 0; i < n; i++) {
         const struct crossover_row *r = &rows[i];
         char same[64];
@@ -157,7 +165,9 @@ void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
         csv_str(out, same);
         fputc(',', out);
         csv_str(out, r->ok ? "" : r->why);
-        fputc('\n', out);
+        fputc(',', out);
+        if (r->ok && r->roof_us > 0) csv_num(out, r->step_us.v / r->roof_us);
+        fprintf(out, ",%s\n", r->ok ? bound_kind_name(bound_pick(r->floor_us, r->roof_us)) : "");
     }
 }
 

@@ -158,6 +158,8 @@ void profile_by_kind(struct profile *p)
         }
         p->by_kind[k].bytes += d->bytes;
         p->by_kind[k].kv_bytes += d->kv_bytes;
+        p->by_kind[k].flops += d->flops;
+        p->by_kind[k].flops_exec += d->flops_exec ? d->flops_exec : d->flops;
     }
     for (int k = 0; k < p->n_kinds; k++) {
         struct prof_kind *pk = &p->by_kind[k];
@@ -170,6 +172,8 @@ void profile_by_kind(struct profile *p)
         uint64_t read = pk->bytes + pk->kv_bytes;
         pk->gbps = read > 0 ? gbps_of((double)read, pk->us.median) : 0.0;
         pk->bw_share = safe_div(pk->gbps, p->device.copy_gbps);
+        pk->tflops = pk->flops > 0 ? safe_div((double)pk->flops * 1e-6, pk->us.median) : 0.0;
+        pk->roof_share = safe_div(pk->tflops, p->device.roof_tflops);
     }
     qsort(p->by_kind, (size_t)p->n_kinds, sizeof *p->by_kind, cmp_kind_total);
     set_tok_s(p);
@@ -324,6 +328,48 @@ uint64_t profile_floor_bytes(const struct profile *p)
         if (!seen) total += most;
     }
     return total;
+}
+
+void profile_flops(const struct profile *p, uint64_t *flops, uint64_t *exec)
+{
+    *flops = *exec = 0;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        const struct prof_dispatch *d = &p->dispatches[i];
+        *flops += d->flops;
+        *exec += d->flops_exec ? d->flops_exec : d->flops;
+    }
+}
+
+const char *bound_kind_name(enum bound_kind k)
+{
+    return k == BOUND_MEMORY ? "memory" : k == BOUND_COMPUTE ? "compute" : "unknown";
+}
+
+/* the larger of the two lower bounds applies: compute when flops ÷ roof > bytes ÷ bandwidth, i.e.
+ * when the intensity passes the balance */
+enum bound_kind bound_pick(double floor_us, double roof_us)
+{
+    if (roof_us > 0 && roof_us > floor_us) return BOUND_COMPUTE;
+    return floor_us > 0 ? BOUND_MEMORY : BOUND_UNKNOWN;
+}
+
+struct bound bound_of(uint64_t flops, uint64_t bytes, double copy_gbps, double roof_tflops, double step_us)
+{
+    struct bound b = {BOUND_UNKNOWN, 0, 0, 0, 0, 0};
+    if (bytes > 0 && copy_gbps > 0) b.floor_us = (double)bytes / (copy_gbps * 1e3);
+    if (flops > 0 && roof_tflops > 0) b.roof_us = (double)flops / (roof_tflops * 1e6);
+    if (bytes > 0) b.intensity = (double)flops / (double)bytes;
+    if (copy_gbps > 0) b.balance = roof_tflops * 1e3 / copy_gbps;
+    b.kind = bound_pick(b.floor_us, b.roof_us);
+    b.x = safe_div(step_us, b.kind == BOUND_COMPUTE ? b.roof_us : b.floor_us);
+    return b;
+}
+
+struct bound profile_bound(const struct profile *p, double step_us)
+{
+    uint64_t flops, exec;
+    profile_flops(p, &flops, &exec);
+    return bound_of(flops, p->floor_bytes, p->device.copy_gbps, p->device.roof_tflops, step_us);
 }
 
 void attribution_compute(struct profile *p, struct est marginal)

@@ -3,12 +3,12 @@
  * Everything is inline: one <style> block and SVG charts drawn here in C; no script, no font, no
  * request to the network, so the page opens anywhere (a CI artifact, a mail attachment) and a
  * headless browser renders it with no console error (tests/html_check.sh). Sections: summary, a
- * stacked bar of the kinds (share of GPU busy), the bandwidth roofline (each weight-reading
- * kind's GB/s against the measured copy bandwidth), the step's dispatch timeline, the gap-probe
+ * stacked bar of the kinds (share of GPU busy), the roofline (each weight-reading kind's GB/s
+ * against the measured copy bandwidth, and each kind's FLOP/s against its arithmetic intensity
+ * under the measured copy bandwidth and arithmetic roof), the step's dispatch timeline, the gap-probe
  * decomposition, the crossover chart of a width list and the comparison. Each kind keeps one
  * colour in every chart. Hovering a mark shows its figures (SVG <title>). */
-#include "profile.h"
-#include "report_fmt.h"
+#include "html_priv.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,7 +17,7 @@
 /* ---- small helpers -------------------------------------------------------------------------- */
 
 /* Text with <, >, & and quotes escaped. */
-static void esc(FILE *out, const char *s)
+void html_esc(FILE *out, const char *s)
 {
     for (; *s; s++)
         switch (*s) {
@@ -41,7 +41,7 @@ static void esc(FILE *out, const char *s)
         }
 }
 
-static double div0(double a, double b)
+double html_div0(double a, double b)
 {
     return b != 0 && isfinite(a / b) ? a / b : 0;
 }
@@ -49,7 +49,7 @@ static double div0(double a, double b)
 /* One colour per kind, the same in every chart: the kind's rank in the profile's by-kind table
  * (a head.* kind takes its layer twin's colour when the layers have it), over a 12-colour palette.
  */
-static const char *kind_colour(const struct profile *p, const char *kind)
+const char *html_kind_colour(const struct profile *p, const char *kind)
 {
     static const char *const palette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e15759",
                                           "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -89,7 +89,7 @@ static void page_head(FILE *out, const struct profile *p)
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           out);
-    esc(out, p->tool);
+    html_esc(out, p->tool);
     fprintf(out, ": %s, layers %d:%d, %d cols</title>\n", p->shape.plan, p->shard.a, p->shard.b,
             p->shape.cols);
     fputs(
@@ -123,17 +123,17 @@ static void summary(FILE *out, const struct profile *p)
     const struct prof_shape *s = &p->shape;
     char a[48], b[48], pl[512];
     fprintf(out, "<h1 id=\"summary\">");
-    esc(out, p->tool);
+    html_esc(out, p->tool);
     fprintf(out, ": layers %d:%d, %d cols, pos %d</h1>\n<p class=\"sub\">", p->shard.a, p->shard.b,
             s->cols, s->pos);
-    esc(out, p->device.name);
+    html_esc(out, p->device.name);
     fputs(" · ", out);
-    esc(out, p->device.driver);
+    html_esc(out, p->device.driver);
     fputs(" · ", out);
-    esc(out, p->model.family);
+    html_esc(out, p->model.family);
     fprintf(out, " %s, %d layers, hidden %d, vocab %d · ", p->model.dtype, p->model.n_layers,
             p->model.hidden, p->model.vocab);
-    esc(out, report_plan_line(pl, sizeof pl, p));
+    html_esc(out, report_plan_line(pl, sizeof pl, p));
     fputs("</p>\n<div class=\"cards\">\n", out);
     if (p->busy_us.n_reps)
         fprintf(out,
@@ -152,18 +152,21 @@ static void summary(FILE *out, const struct profile *p)
     if (profile_tok_s_head(p) > 0)
         fprintf(out, "<div class=\"card\"><b>%.0f</b><span>tok/s/stage with the LM head</span></div>\n",
                 profile_tok_s_head(p));
-    if (p->floor_us > 0) {
-        /* the floor counts the head's weights when it ran: set it against busy + head */
-        double step = p->busy_us.n_reps ? p->busy_us.median + p->head_us.median : p->wall_us.median;
-        fprintf(out,
-                "<div class=\"card\"><b>× %.2f</b><span>%s ÷ weight-bytes floor %s</span></div>\n",
-                div0(step, p->floor_us), p->busy_us.n_reps ? (p->head_us.n_reps ? "busy + head" : "busy") : "wall",
-                hus(a, sizeof a, p->floor_us));
-    }
+    /* the bound that applies (the summary's): the floor counts the head's weights when it ran, and
+     * the step is busy + head then */
+    struct bound bd = profile_bound(p, profile_step_us(p));
+    if (bd.kind != BOUND_UNKNOWN)
+        fprintf(out, "<div class=\"card\"><b>× %.2f</b><span>step ÷ %s %s (%s-bound)</span></div>\n", bd.x,
+                bd.kind == BOUND_COMPUTE ? roof_name(&p->device) : "weight-bytes floor",
+                hus(a, sizeof a, bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us), bound_kind_name(bd.kind));
     if (p->device.copy_gbps > 0)
         fprintf(out,
                 "<div class=\"card\"><b>%s GB/s</b><span>measured copy bandwidth</span></div>\n",
                 fmt_sig3(a, sizeof a, p->device.copy_gbps));
+    if (p->device.roof_tflops > 0)
+        fprintf(out, "<div class=\"card\"><b>%s</b><span>measured %s (%s)</span></div>\n",
+                fmt_flop_rate(a, sizeof a, p->device.roof_tflops),
+                roof_name(&p->device), p->device.roof_path);
     if (p->gap_probe.ran)
         fprintf(out, "<div class=\"card\"><b>%s</b><span>gap-probe verdict</span></div>\n",
                 verdict_name(p->gap_probe.verdict));
@@ -173,11 +176,11 @@ static void summary(FILE *out, const struct profile *p)
     fputs("</div>\n<ul class=\"note\">\n", out);
     for (int i = 2; i < sm.n; i++) { /* the step and tok/s are the cards above */
         fputs("<li>", out);
-        esc(out, sm.line[i]);
+        html_esc(out, sm.line[i]);
         fputs("</li>\n", out);
     }
     fputs("</ul>\n<p class=\"note\">command: <code>", out);
-    esc(out, p->args);
+    html_esc(out, p->args);
     fputs("</code></p>\n", out);
 }
 
@@ -194,10 +197,10 @@ static void kinds_bar(FILE *out, const struct profile *p)
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         if (prof_kind_is_head(pk->kind)) continue;
-        double w = W * div0(pk->us.median, total);
+        double w = W * html_div0(pk->us.median, total);
         fprintf(out, "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>",
-                x, w, H, kind_colour(p, pk->kind));
-        esc(out, pk->kind);
+                x, w, H, html_kind_colour(p, pk->kind));
+        html_esc(out, pk->kind);
         fprintf(out, ": %.1f µs, %.1f %% of the layer kinds' sum</title></rect>\n", pk->us.median, 100 * pk->share);
         x += w;
     }
@@ -205,71 +208,13 @@ static void kinds_bar(FILE *out, const struct profile *p)
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         fprintf(out, "<span class=\"kind\"><i class=\"sw\" style=\"background:%s\"></i>",
-                kind_colour(p, pk->kind));
+                html_kind_colour(p, pk->kind));
         char a[32];
-        esc(out, pk->kind);
+        html_esc(out, pk->kind);
         fprintf(out, " %s (%.1f %%%s)</span>\n", hus(a, sizeof a, pk->us.median), 100 * pk->share,
                 prof_kind_is_head(pk->kind) ? " of the head" : "");
     }
     fputs("</div>\n", out);
-}
-
-/* Each weight-reading kind's achieved GB/s against the copy bandwidth (the memory roof). */
-static void roofline(FILE *out, const struct profile *p)
-{
-    fputs("<h2 id=\"roofline\">Roofline: achieved bandwidth per kind</h2>\n", out);
-    int n = 0;
-    double top = p->device.copy_gbps;
-    for (int k = 0; k < p->n_kinds; k++)
-        if (p->by_kind[k].bytes + p->by_kind[k].kv_bytes > 0) {
-            n++;
-            if (p->by_kind[k].gbps > top) top = p->by_kind[k].gbps;
-        }
-    if (n == 0 || top <= 0) {
-        fputs("<p class=\"note\">no kind reads weights with a time here</p>\n", out);
-        return;
-    }
-    const double L = 230, W = 1060, R = W - L - 90, row = 20;
-    double H = n * row + 30;
-    fprintf(out,
-            "<svg width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-            "aria-label=\"bandwidth roofline\">\n",
-            W, H, W, H);
-    int i = 0;
-    for (int k = 0; k < p->n_kinds; k++) {
-        const struct prof_kind *pk = &p->by_kind[k];
-        if (pk->bytes + pk->kv_bytes == 0) continue;
-        double y = 4 + i++ * row, w = R * pk->gbps / top;
-        char g[32];
-        fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", L - 6, y + 13);
-        esc(out, pk->kind);
-        fprintf(
-            out,
-            "</text><rect x=\"%.0f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>",
-            L, y, w, row - 5, kind_colour(p, pk->kind));
-        esc(out, pk->kind);
-        fprintf(out, ": %s GB/s", fmt_sig3(g, sizeof g, pk->gbps));
-        if (p->device.copy_gbps > 0)
-            fprintf(out, " = %.0f %% of copy bandwidth", 100 * pk->bw_share);
-        fprintf(out, "</title></rect><text x=\"%.2f\" y=\"%.0f\">%s GB/s</text>\n", L + w + 4,
-                y + 13, g);
-    }
-    if (p->device.copy_gbps > 0) {
-        double x = L + R * p->device.copy_gbps / top;
-        char g[32];
-        fprintf(
-            out,
-            "<line x1=\"%.2f\" x2=\"%.2f\" y1=\"0\" y2=\"%.0f\" stroke=\"#c00\" "
-            "stroke-dasharray=\"4 3\"/>"
-            "<text x=\"%.2f\" y=\"%.0f\" fill=\"#c00\" text-anchor=\"end\">copy %s GB/s</text>\n",
-            x, x, H - 14, x, H - 2, fmt_sig3(g, sizeof g, p->device.copy_gbps));
-    }
-    fputs("</svg>\n<p class=\"note\">GB/s = (weight + KV bytes read) ÷ median time; the dashed "
-          "line is the "
-          "device-to-device copy kernel measured at start (read + write). FLOP/s against a tensor "
-          "roof: this "
-          "profile records no FLOP counts, so that axis is not drawn.</p>\n",
-          out);
 }
 
 /* The step's dispatches on their timestamps (the rep the executor kept), one lane per plan. */
@@ -301,10 +246,10 @@ static void timeline(FILE *out, const struct profile *p)
         fprintf(
             out,
             "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>[%d] ",
-            x, y, w > 0.5 ? w : 0.5, lane - 4, kind_colour(p, d->kind), d->index);
-        esc(out, d->kind);
+            x, y, w > 0.5 ? w : 0.5, lane - 4, html_kind_colour(p, d->kind), d->index);
+        html_esc(out, d->kind);
         fputs(" ", out);
-        esc(out, d->op);
+        html_esc(out, d->op);
         fprintf(out, " layer %d: %.2f µs at %.1f µs</title></rect>\n", d->layer, d->us.median,
                 d->start_us);
     }
@@ -469,7 +414,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                 double y = H - B - (H - B - T) * rows[i].step_us.v / smax;
                 fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>", x, y,
                         c);
-                esc(out, rows[i].plan);
+                html_esc(out, rows[i].plan);
                 fprintf(out, " at %d cols: %s, %.0f tok/s</title></circle>\n", rows[i].cols,
                         hus(a, sizeof a, rows[i].step_us.v), rows[i].tok_s);
                 if (k == 0)
@@ -481,7 +426,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                 if (fabs(ly - label_y[j]) < 12) ly = label_y[j] + 12;
             label_y[k] = ly;
             fprintf(out, "<text x=\"%.0f\" y=\"%.1f\" fill=\"%s\">", lx + 8, ly + 4, c);
-            esc(out, plans[k]);
+            html_esc(out, plans[k]);
             fputs("</text>\n", out);
         }
         fprintf(
@@ -490,7 +435,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
             (L + W - R) / 2, H - 2);
     }
     fputs("<table><tr><th>width</th><th>plan</th><th>step</th><th>±</th><th>tok/s</th><th>× "
-          "floor</th>"
+          "floor/roof</th>"
           "<th>note</th></tr>\n",
           out);
     for (int i = 0; i < n; i++) {
@@ -498,10 +443,10 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
         char a[32], b[32], same[64];
         crossover_same_kernels(rows, i, same, sizeof same);
         fprintf(out, "<tr><td class=\"n\">%d</td><td>", r->cols);
-        esc(out, r->plan);
+        html_esc(out, r->plan);
         if (!r->ok) {
             fputs("</td><td colspan=\"5\">failed: ", out);
-            esc(out, r->why);
+            html_esc(out, r->why);
             fputs("</td></tr>\n", out);
             continue;
         }
@@ -509,9 +454,11 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                 "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.0f</td><td "
                 "class=\"n\">",
                 hus(a, sizeof a, r->step_us.v), hus(b, sizeof b, r->step_us.u), r->tok_s);
-        if (r->floor_us > 0) fprintf(out, "%.2f", div0(r->step_us.v, r->floor_us));
+        enum bound_kind bk = bound_pick(r->floor_us, r->roof_us);
+        if (bk == BOUND_COMPUTE) fprintf(out, "%.2f roof", html_div0(r->step_us.v, r->roof_us));
+        else if (bk == BOUND_MEMORY) fprintf(out, "%.2f floor", html_div0(r->step_us.v, r->floor_us));
         fputs("</td><td>", out);
-        esc(out, same);
+        html_esc(out, same);
         fputs("</td></tr>\n", out);
     }
     fputs("</table>\n<p class=\"note\">step: the gap probe's 1× wall (no timestamps), median ± its "
@@ -532,10 +479,10 @@ static void comparison(FILE *out, const struct profile *base, const struct profi
             const struct prof_kind *b = &base->by_kind[i], *c = &cur->by_kind[j];
             if (strcmp(b->kind, c->kind)) continue;
             char x[32], y[32];
-            double pct = 100 * div0(c->us.median - b->us.median, b->us.median);
+            double pct = 100 * html_div0(c->us.median - b->us.median, b->us.median);
             fprintf(out, "<tr><td><i class=\"sw\" style=\"background:%s\"></i>",
-                    kind_colour(cur, b->kind));
-            esc(out, b->kind);
+                    html_kind_colour(cur, b->kind));
+            html_esc(out, b->kind);
             fprintf(
                 out,
                 "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%+.1f %%</td>"
@@ -547,7 +494,7 @@ static void comparison(FILE *out, const struct profile *base, const struct profi
                 pct > 0 ? "#e15759" : "#59a14f");
         }
     fputs("</table>\n<pre>", out);
-    esc(out, text ? text : "");
+    html_esc(out, text ? text : "");
     fputs("</pre>\n", out);
 }
 
@@ -566,7 +513,7 @@ void report_html(FILE *out, const struct profile *p, const struct crossover_row 
                 p->shape.cols, p->shape.plan);
     if (has_times(p)) {
         kinds_bar(out, p);
-        roofline(out, p);
+        html_roofline(out, p);
         timeline(out, p);
     } else {
         fputs("<h2 id=\"kinds\">Kinds</h2><p class=\"note\">no per-dispatch timestamps on this "
@@ -577,6 +524,6 @@ void report_html(FILE *out, const struct profile *p, const struct crossover_row 
     if (n > 0) crossover(out, rows, n);
     if (base) comparison(out, base, p, compare_text);
     fputs("<p class=\"note\">written by ", out);
-    esc(out, p->tool);
+    html_esc(out, p->tool);
     fprintf(out, " %s; self-contained: no script, no network.</p>\n</body></html>\n", p->version);
 }

@@ -190,6 +190,8 @@ static void read_dispatch(struct reader *r, const cJSON *o, int i, struct prof_d
         d->groups[k] = (uint32_t)check_int(r, v, at, "groups", 0, UINT32_MAX);
     d->bytes = (uint64_t)get_int(r, o, at, "bytes", 0, JSON_MAX_EXACT);
     d->kv_bytes = (uint64_t)opt_int(r, o, at, "kv_bytes", JSON_MAX_EXACT); /* files from before it: 0 */
+    d->flops = (uint64_t)opt_int(r, o, at, "flops", JSON_MAX_EXACT);           /* before FLOP counts: 0 */
+    d->flops_exec = (uint64_t)opt_int(r, o, at, "flops_exec", JSON_MAX_EXACT);
     if (opt(o, "pipeline")) { /* files from before the field have neither */
         get_str(r, o, at, "pipeline", d->pipeline, sizeof d->pipeline);
         const cJSON *s = get_arr(r, o, at, "spec");
@@ -215,6 +217,10 @@ static void read_kind(struct reader *r, const cJSON *o, int i, struct prof_kind 
     k->bw_share = opt_num(r, o, at, "bw_share", 0.0);
     k->bytes = (uint64_t)opt_int(r, o, at, "bytes", JSON_MAX_EXACT);
     k->kv_bytes = (uint64_t)opt_int(r, o, at, "kv_bytes", JSON_MAX_EXACT);
+    k->flops = (uint64_t)opt_int(r, o, at, "flops", JSON_MAX_EXACT);
+    k->flops_exec = (uint64_t)opt_int(r, o, at, "flops_exec", JSON_MAX_EXACT);
+    k->tflops = opt_num(r, o, at, "tflops", 0.0);
+    k->roof_share = opt_num(r, o, at, "roof_share", 0.0);
 }
 
 static void read_gap_probe(struct reader *r, const cJSON *root, struct profile *p)
@@ -296,6 +302,8 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     if (v && !cJSON_IsBool(v)) bad(r, "device", "has_timestamps", "true or false");
     p->device.has_timestamps = v ? cJSON_IsTrue(v) : p->device.timestamp_valid_bits > 0;
     p->device.copy_gbps = opt_num(r, o, "device", "copy_gbps", 0.0);
+    p->device.roof_tflops = opt_num(r, o, "device", "roof_tflops", 0.0); /* files before the roof: 0 */
+    if (opt(o, "roof_path")) get_str(r, o, "device", "roof_path", p->device.roof_path, sizeof p->device.roof_path);
 
     o = get_obj(r, root, "", "model");
     get_str(r, o, "model", "family", p->model.family, sizeof p->model.family);

@@ -2,18 +2,22 @@
  *
  * Every timing is {mean, median, min, p10, p90, mad, median_err, reps: [...]}. Field names are a
  * contract with saved baselines and scripts: add fields freely, never rename. Fields beyond
- * docs/design.md: device {has_timestamps, copy_gbps}, tok_s, dispatches[] {start_us, kv_bytes}, by_kind[]
- * {bytes, kv_bytes, bw_share, share_of (the sum the share is of: layer_kinds_sum or head_kinds_sum,
+ * docs/design.md: device {has_timestamps, copy_gbps, roof_tflops, roof_path}, tok_s, dispatches[]
+ * {start_us, kv_bytes, flops, flops_exec}, by_kind[] {bytes, kv_bytes, bw_share, flops, flops_exec,
+ * tflops, roof_share, share_of (the sum the share is of: layer_kinds_sum or head_kinds_sum,
  * the summed medians of that group's kinds)}, tok_s_head (tok/s counting the LM head that ran, 0:
  * none), gap_probe {ran, statistic, n_reps, wall1, wall2, <figure>_err,
  * <figure>_within_noise, timestamps_add, timestamp_pair_us, dispatches, barriers (the walls' plan;
  * optional on read), chained (always null: chained dispatches, a bench/28-29 experiment, were
  * removed; files of that time may hold an object, read as ignored)}, lm_head (null when the head
  * was not probed) {lm_head_err, wall1, wall2}, timing, sample_stride, steps_timed, floor_bytes, floor_us,
- * attribution (null unless --attribution). The reader needs only the docs/design.md fields. */
+ * flops, flops_exec, bound {kind, x, intensity, balance, floor_us, roof_us, step_us} (derived: not
+ * read back), attribution (null unless --attribution). The reader needs only the docs/design.md
+ * fields. */
 #include "profile.h"
 
 #include "outfile.h"
+#include "report_fmt.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -171,10 +175,30 @@ static cJSON *dispatch_json(const struct prof_dispatch *d)
         cJSON_AddItemToArray(g, report_json_number(d->groups[i]));
     add_num(o, "bytes", (double)d->bytes);
     add_num(o, "kv_bytes", (double)d->kv_bytes);
+    add_num(o, "flops", (double)d->flops);
+    add_num(o, "flops_exec", (double)d->flops_exec);
     report_json_variant(o, d);
     cJSON_AddItemToObject(o, "us", timing_json(&d->us));
     add_num(o, "start_us", d->start_us);
     return o;
+}
+
+/* The step's FLOPs and the bound that applies to it (the summary's: profile_bound of its step). */
+static void add_bound(cJSON *root, const struct profile *p)
+{
+    uint64_t flops, exec;
+    profile_flops(p, &flops, &exec);
+    add_num(root, "flops", (double)flops);
+    add_num(root, "flops_exec", (double)exec);
+    struct bound bd = profile_bound(p, profile_step_us(p));
+    cJSON *o = cJSON_AddObjectToObject(root, "bound");
+    cJSON_AddStringToObject(o, "kind", bound_kind_name(bd.kind));
+    add_num(o, "x", bd.x);
+    add_num(o, "intensity", bd.intensity);
+    add_num(o, "balance", bd.balance);
+    add_num(o, "floor_us", bd.floor_us);
+    add_num(o, "roof_us", bd.roof_us);
+    add_num(o, "step_us", profile_step_us(p));
 }
 
 static cJSON *kind_json(const struct prof_kind *k)
@@ -189,6 +213,10 @@ static cJSON *kind_json(const struct prof_kind *k)
     add_num(o, "bw_share", k->bw_share);
     add_num(o, "bytes", (double)k->bytes);
     add_num(o, "kv_bytes", (double)k->kv_bytes);
+    add_num(o, "flops", (double)k->flops);
+    add_num(o, "flops_exec", (double)k->flops_exec);
+    add_num(o, "tflops", k->tflops);
+    add_num(o, "roof_share", k->roof_share);
     return o;
 }
 
@@ -229,6 +257,8 @@ static cJSON *profile_json(const struct profile *p)
     add_num(dev, "timestamp_valid_bits", p->device.timestamp_valid_bits);
     cJSON_AddBoolToObject(dev, "has_timestamps", p->device.has_timestamps);
     add_num(dev, "copy_gbps", p->device.copy_gbps);
+    add_num(dev, "roof_tflops", p->device.roof_tflops);
+    cJSON_AddStringToObject(dev, "roof_path", p->device.roof_path);
 
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(m, "family", p->model.family);
@@ -273,6 +303,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(root, "steps_timed", p->steps_timed);
     add_num(root, "floor_bytes", (double)p->floor_bytes);
     add_num(root, "floor_us", p->floor_us);
+    add_bound(root, p);
     cJSON_AddItemToObject(root, "attribution", attribution_json(&p->attribution));
     return root;
 }

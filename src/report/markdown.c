@@ -10,7 +10,7 @@ static void md_header(FILE *out, const struct profile *p, const struct unit *u)
 {
     const struct prof_device *d = &p->device;
     const struct prof_shape *s = &p->shape;
-    char bw[32], sp[128], x[32];
+    char bw[32], sp[128], x[32], rf[96];
     fprintf(out, "## %s %s: layers %d:%d, %d cols, pos %d\n\n", p->tool, p->version, p->shard.a,
             p->shard.b, s->cols, s->pos);
     fprintf(out, "| | |\n|---|---|\n");
@@ -23,6 +23,7 @@ static void md_header(FILE *out, const struct profile *p, const struct unit *u)
     else
         fprintf(out, "| timestamps | **not supported**: per-dispatch tables skipped |\n");
     fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
+    fprintf(out, "| roof | %s |\n", fmt_roof(rf, sizeof rf, d));
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
     fprintf(out, "| shape | plan %s, %d cols, pos %d, slots %d, logits=%s", s->plan, s->cols,
@@ -49,17 +50,26 @@ static void md_header(FILE *out, const struct profile *p, const struct unit *u)
     if (profile_tok_s_head(p) > 0) fprintf(out, "| tok/s/stage with the LM head | %.1f |\n", profile_tok_s_head(p));
     if (p->floor_us > 0)
         fprintf(out, "| floor | %s %s (weights ÷ copy bandwidth) |\n", fmt_t(x, sizeof x, u, p->floor_us, 0), u->name);
+    uint64_t flops, exec;
+    profile_flops(p, &flops, &exec);
+    if (flops > 0) {
+        char f[32], fx[32];
+        fprintf(out, "| FLOPs | %s useful", fmt_flop(f, sizeof f, (double)flops));
+        if (exec > flops) fprintf(out, ", %s executed (the gemm's f16 high and low parts)", fmt_flop(fx, sizeof fx, (double)exec));
+        fprintf(out, " |\n");
+    }
     fprintf(out, "| command | `%s` |\n\n", p->args);
 }
 
 void report_markdown_header(FILE *out, const struct profile *p)
 {
     const struct prof_device *d = &p->device;
-    char bw[32];
+    char bw[32], rf[96];
     fprintf(out, "## %s %s: layers %d:%d, pos %d\n\n| | |\n|---|---|\n", p->tool, p->version, p->shard.a,
             p->shard.b, p->shape.pos);
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
     fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
+    fprintf(out, "| roof | %s |\n", fmt_roof(rf, sizeof rf, d));
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family, p->model.dtype,
             p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
     fprintf(out, "| timing | %s, logits=%s |\n\n", timing_mode_name(p->timing), bool_str(logits_ran(p)));
@@ -144,8 +154,9 @@ static void md_kind_table(FILE *out, const struct profile *p, const struct unit 
                      "(GPU busy's median, %s %s, is the median of the per-rep sums).\n\n",
                 fmt_t(s, sizeof s, u, profile_kinds_sum(p, false), 1), u->name,
                 fmt_t(b, sizeof b, u, p->busy_us.median, 1), u->name);
-    fprintf(out, "| kind | n | total %s | share | avg %s | GB/s | %% of copy | p10–p90 %s |\n", u->name, u->name, u->name);
-    fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    fprintf(out, "| kind | n | total %s | share | avg %s | GB/s | %% of copy | FLOP/s | %% of roof | p10–p90 %s |\n",
+            u->name, u->name, u->name);
+    fprintf(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
         if (prof_kind_is_head(pk->kind) != head) continue;
@@ -154,6 +165,10 @@ static void md_kind_table(FILE *out, const struct profile *p, const struct unit 
                 100.0 * pk->share, fmt_t(avg, sizeof avg, u, safe_div(pk->us.median, pk->n), 1));
         if (pk->bytes + pk->kv_bytes > 0)
             fprintf(out, " %s | %.1f%% |", fmt_sig3(bw, sizeof bw, pk->gbps), 100.0 * pk->bw_share);
+        else
+            fprintf(out, " | |");
+        if (pk->flops > 0)
+            fprintf(out, " %s | %.1f%% |", fmt_flop_rate(bw, sizeof bw, pk->tflops), 100.0 * pk->roof_share);
         else
             fprintf(out, " | |");
         fprintf(out, " %s–%s |\n", fmt_t(a, sizeof a, u, pk->us.p10, -1), fmt_t(c, sizeof c, u, pk->us.p90, -1));

@@ -70,6 +70,12 @@ struct prof_dispatch {
     uint64_t kv_bytes;  /* attention: the KV-pool bytes of the keys the step's columns attend to,
                            each key once (a slot's keys 0 .. its last column's position); not in
                            the floor (0: reads no KV pool) */
+    uint64_t flops;      /* useful FLOPs it performs for the model (products 2·rows·k·cols,
+                            attention's QK and PV, convolutions; 0: element work not counted;
+                            docs/figures.md) */
+    uint64_t flops_exec; /* product FLOPs its arithmetic units execute for them: the exact gemm on
+                            cooperative matrices runs 2 or 3 products per useful one; = flops
+                            elsewhere (0 in files written before the field: taken as flops) */
     /* the kernel variant that ran: its pipeline (shader module name, "" when unknown, e.g. a file
      * written before this field) and the specialisation constants it was built with (constant_id
      * 0..n_spec-1; the shader's header names them): e.g. which gemm tile and split count */
@@ -93,6 +99,9 @@ struct prof_kind {
     double bw_share;  /* gbps / device copy_gbps (0 when either is unknown) */
     uint64_t bytes;   /* weight bytes all its dispatches read per step */
     uint64_t kv_bytes; /* KV-pool bytes all its dispatches read per step (attention) */
+    uint64_t flops, flops_exec; /* all its dispatches' per step (struct prof_dispatch) */
+    double tflops;     /* flops / median time, TFLOP/s (1e12 FLOP/s); 0 for kinds that count none */
+    double roof_share; /* tflops / device tensor roof (0 when either is unknown) */
 };
 
 /* --attribution: one row per kind (or per kind and op): the in-place cost of its dispatches
@@ -193,6 +202,10 @@ struct prof_device {
     uint32_t timestamp_valid_bits;
     bool has_timestamps; /* false: no per-dispatch times; busy/head/dispatch us are empty */
     double copy_gbps; /* measured device-to-device copy bandwidth (read + write), 0: not measured */
+    double roof_tflops; /* measured arithmetic roof of the wide plan's gemm units, TFLOP/s (1e12
+                           FLOP/s; gpu_tensor_roof), 0: not measured */
+    char roof_path[32]; /* what roof_tflops measured: "NV coopmat f16" (cooperative matrices) or
+                           "f32 FMA" (the FMA twin's); "" when not measured */
 };
 
 struct prof_model {
@@ -290,6 +303,37 @@ void gap_probe_compute(struct gap_probe *g, double w1_min_us, double w2_min_us,
  * group's largest byte count (a matmul of many columns runs in passes, each tagged with the whole
  * weight); dispatches whose bytes other dispatches carry too (bytes_again) left out. */
 uint64_t profile_floor_bytes(const struct profile *p);
+/* The step's FLOPs, layers and head: the useful ones (*flops) and those the arithmetic units
+ * executed for them (*exec; a dispatch's flops_exec 0, as in older files, counts as its flops). */
+void profile_flops(const struct profile *p, uint64_t *flops, uint64_t *exec);
+
+/* The bound that applies to a step (the summary, the width table, the HTML page): the larger of
+ * its two lower bounds, the memory floor (weight bytes ÷ copy bandwidth) and the compute roof
+ * (useful FLOPs ÷ the measured arithmetic roof). Equivalently: compute-bound when the step's
+ * arithmetic intensity (FLOPs per weight byte) passes the device's balance (roof FLOP/s ÷ copy
+ * bytes/s), memory-bound otherwise; unknown with neither figure. */
+enum bound_kind { BOUND_UNKNOWN, BOUND_MEMORY, BOUND_COMPUTE };
+const char *bound_kind_name(enum bound_kind k); /* "memory", "compute", "unknown" */
+/* Which bound applies given the two lower bounds (µs, 0: unknown): compute when roof_us passes
+ * floor_us, memory when only the floor is known or it is the larger. */
+enum bound_kind bound_pick(double floor_us, double roof_us);
+struct bound {
+    enum bound_kind kind;
+    double intensity; /* FLOPs ÷ weight bytes, FLOP/byte (0: no bytes) */
+    double balance;   /* roof FLOP/s ÷ copy bytes/s, FLOP/byte (0: either unknown) */
+    double floor_us;  /* bytes ÷ copy bandwidth (0: unknown) */
+    double roof_us;   /* FLOPs ÷ roof (0: unknown, or no FLOPs counted) */
+    double x;         /* step ÷ the applying bound's time (0: unknown) */
+};
+/* From the figures: useful FLOPs, weight bytes, copy GB/s, roof TFLOP/s (0: not measured), the
+ * step's time in µs. */
+struct bound bound_of(uint64_t flops, uint64_t bytes, double copy_gbps, double roof_tflops, double step_us);
+/* The same for a profile's step (its floor_bytes and FLOPs) of step_us. */
+struct bound profile_bound(const struct profile *p, double step_us);
+/* The step's time as the summary states it and sets against its bound (µs; summary.c): kernel sums
+ * with timestamps (layers + head), else the gap probe's 1× wall (with the head when it ran), else
+ * the profiled wall. */
+double profile_step_us(const struct profile *p);
 
 /* --attribution arithmetic: per row its differential (median ± error), its timestamp figure from
  * the dispatches, the inflation flag, then the sum and the closure against `marginal`. */
@@ -409,6 +453,8 @@ struct crossover_row {
     double busy_us;     /* timestamp kernel sum median (head included), 0: no timestamps */
     double tok_s;       /* cols · 1e6 / step */
     double floor_us;    /* weights ÷ measured copy bandwidth */
+    double roof_us;     /* useful FLOPs ÷ measured arithmetic roof (0: either unknown); the larger
+                           of floor_us and roof_us is the bound that applies (bound_pick) */
     uint64_t kernels_sig; /* hash of every dispatch's kernel variant (pipeline and constants) in step
                              order; 0: unknown (no dispatches), matches no other row */
     uint64_t matrix_sig;  /* the same over the dispatches that read weights (the matrix products) */

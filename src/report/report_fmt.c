@@ -196,6 +196,47 @@ struct unit unit_of(enum report_units u, const struct profile *p)
     return unit_for(u, ts ? p->busy_us.median + p->head_us.median : p->wall_us.median);
 }
 
+const char *roof_name(const struct prof_device *d)
+{
+    return strcmp(d->roof_path, "f32 FMA") == 0 ? "FMA roof" : "tensor roof";
+}
+
+const char *fmt_roof(char *buf, size_t size, const struct prof_device *d)
+{
+    char r[32];
+    if (d->roof_tflops <= 0)
+        snprintf(buf, size, "arithmetic roof not measured");
+    else if (strcmp(roof_name(d), "FMA roof") == 0)
+        snprintf(buf, size, "FMA roof %s (f32 FMA: no cooperative matrices)", fmt_flop_rate(r, sizeof r, d->roof_tflops));
+    else
+        snprintf(buf, size, "tensor roof %s (%s)", fmt_flop_rate(r, sizeof r, d->roof_tflops), d->roof_path);
+    return buf;
+}
+
+/* v with the largest of the prefixes T, G, M, k it reaches, then unit: "1.20 TFLOP". */
+static const char *fmt_prefixed(char *buf, size_t size, double v, const char *unit)
+{
+    static const struct {
+        double scale;
+        const char *name;
+    } pre[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+    char x[32];
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (v >= pre[i].scale) {
+            snprintf(buf, size, "%s %s%s", fmt_sig3(x, sizeof x, v / pre[i].scale), pre[i].name, unit);
+            return buf;
+        }
+    snprintf(buf, size, "%s %s", fmt_sig3(x, sizeof x, v), unit);
+    return buf;
+}
+
+const char *fmt_flop(char *buf, size_t size, double flops) { return fmt_prefixed(buf, size, flops, "FLOP"); }
+
+const char *fmt_flop_rate(char *buf, size_t size, double tflops)
+{
+    return fmt_prefixed(buf, size, tflops * 1e12, "FLOP/s");
+}
+
 const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int dec)
 {
     if (u && u->per_us != 1) return fmt_sig3(buf, size, us / u->per_us);

@@ -52,6 +52,16 @@ int n_top(const struct profile *p);
 bool top_mixes(const struct profile *p, const int *idx);
 double dispatch_share(const struct profile *p, const struct prof_dispatch *d);
 
+/* The device's arithmetic roof as the headers name it: "tensor roof 499 TFLOP/s (NV coopmat f16)",
+ * "FMA roof 0.0512 TFLOP/s (f32 FMA: no cooperative matrices)", or "arithmetic roof not measured". */
+const char *fmt_roof(char *buf, size_t size, const struct prof_device *d);
+/* Its name in a sentence: "tensor roof" (cooperative matrices), "FMA roof" (the FMA twin's). */
+const char *roof_name(const struct prof_device *d);
+/* A FLOP count with its prefix: "1.20 TFLOP", "805 GFLOP", "3.10 MFLOP"; a rate given in TFLOP/s
+ * the same way: "499 TFLOP/s", "43.8 GFLOP/s". */
+const char *fmt_flop(char *buf, size_t size, double flops);
+const char *fmt_flop_rate(char *buf, size_t size, double tflops);
+
 /* The summary block (summary.c): its lines without indent or bullet, at most SUMMARY_MAX_LINES. */
 #define SUMMARY_MAX_LINES 8
 struct summary {
@@ -59,5 +69,6 @@ struct summary {
     int n;
 };
 void summary_lines(const struct profile *p, const struct unit *u, struct summary *s);
+
 
 #endif

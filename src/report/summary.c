@@ -4,7 +4,8 @@
  *
  * Advice comes only from figures beyond noise, by the one rule of struct est (est_within_noise,
  * which the gap probe's verdict and compare's ± use too): the dead time between dispatches through
- * the gap probe's verdict, a kind's distance from the copy bandwidth through its median's error. */
+ * the gap probe's verdict, a kind's distance from its bound (copy bandwidth or tensor roof) through
+ * its median's error. */
 #include "profile.h"
 #include "report_fmt.h"
 
@@ -32,7 +33,7 @@ static bool timestamped(const struct profile *p)
 
 /* The step's time as the summary states it: kernel sums with timestamps (layers + head), else the
  * uninstrumented 1× wall of the gap probe (with the head when it ran), else the profiled wall. */
-static double step_us(const struct profile *p)
+double profile_step_us(const struct profile *p)
 {
     const struct gap_probe *g = &p->gap_probe;
     if (timestamped(p)) return p->busy_us.median + (p->head_us.n_reps ? p->head_us.median : 0);
@@ -89,24 +90,41 @@ static void line_tok_s(const struct profile *p, struct summary *s)
             from);
 }
 
-/* × the weight-bytes floor; the tensor roof is not measured, so compute-bound products show only as
- * a high multiple. */
+/* The bound that applies (profile_bound): × the weight-bytes floor for a memory-bound step, × the
+ * tensor roof (the FMA roof on a device without cooperative matrices) for a compute-bound one, and
+ * one line of why (intensity against balance). */
 static void line_bound(const struct profile *p, const struct unit *u, struct summary *s)
 {
-    char fl[32], mb[32], bw[32];
-    if (p->floor_us <= 0) {
-        add(s, "bound: no weight-bytes floor (%s)",
-            p->device.copy_gbps > 0 ? "no weight bytes recorded" : "copy bandwidth not measured");
+    char t[32], a[32], b[32], c[32];
+    struct bound bd = profile_bound(p, profile_step_us(p));
+    const struct prof_device *dv = &p->device;
+    if (bd.kind == BOUND_UNKNOWN) {
+        add(s, "bound: no weight-bytes floor (%s)", dv->copy_gbps > 0 ? "no weight bytes recorded" : "copy bandwidth not measured");
         return;
     }
-    double x = safe_div(step_us(p), p->floor_us);
-    add(s,
-        "bound: %.2f × the weight-bytes floor (%s: %s %s = %s MB ÷ %s GB/s copy bandwidth): "
-        "weights read at %.0f %% of copy bandwidth; no tensor roof measured, so a compute-bound "
-        "step shows only as a high ×",
-        x, step_what(p), fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name,
-        fmt_sig3(mb, sizeof mb, p->floor_bytes / 1e6), fmt_sig3(bw, sizeof bw, p->device.copy_gbps),
-        100.0 * safe_div(1.0, x));
+    if (bd.kind == BOUND_MEMORY) {
+        add(s, "bound: %.2f × the weight-bytes floor (%s: %s %s = %s MB ÷ %s GB/s copy bandwidth): weights read at %.0f %% of copy bandwidth",
+            bd.x, step_what(p), fmt_t(t, sizeof t, u, bd.floor_us, -1), u->name,
+            fmt_sig3(a, sizeof a, p->floor_bytes / 1e6), fmt_sig3(b, sizeof b, dv->copy_gbps), 100.0 * safe_div(1.0, bd.x));
+    } else {
+        uint64_t flops, exec;
+        profile_flops(p, &flops, &exec);
+        char more[160] = "";
+        if (exec > flops)
+            snprintf(more, sizeof more, "; the gemm executes %.2f× these FLOPs (f16 high and low parts), so its units run at %.0f %% of the roof",
+                     (double)exec / (double)flops, 100.0 * safe_div((double)exec / (double)flops, bd.x));
+        add(s, "bound: %.2f × the %s (%s: %s %s = %s ÷ %s %s): useful FLOPs at %.0f %% of the roof%s",
+            bd.x, roof_name(dv), step_what(p), fmt_t(t, sizeof t, u, bd.roof_us, -1), u->name, fmt_flop(a, sizeof a, (double)flops),
+            fmt_flop_rate(b, sizeof b, dv->roof_tflops), dv->roof_path, 100.0 * safe_div(1.0, bd.x), more);
+    }
+    if (bd.roof_us <= 0) {
+        add(s, "why memory-bound: %s", dv->roof_tflops > 0 ? "no FLOPs counted in this step" : "no arithmetic roof measured");
+        return;
+    }
+    add(s, "why %s-bound: %s FLOP per weight byte, %s the device's balance of %s FLOP/byte (%s %s ÷ %s GB/s)",
+        bound_kind_name(bd.kind), fmt_sig3(t, sizeof t, bd.intensity), bd.kind == BOUND_COMPUTE ? "above" : "below",
+        fmt_sig3(a, sizeof a, bd.balance), fmt_flop_rate(b, sizeof b, dv->roof_tflops), dv->roof_path,
+        fmt_sig3(c, sizeof c, dv->copy_gbps));
 }
 
 static void line_top_kinds(const struct profile *p, struct summary *s)
@@ -163,34 +181,38 @@ static bool action_gaps(const struct profile *p, const struct unit *u, struct su
     return false;
 }
 
-/* The weight-reading kind furthest from the copy bandwidth in time: at most time − bytes ÷ copy
- * bandwidth to gain, when that gap is beyond its noise and at least SUMMARY_MIN_GAIN_SHARE of the
- * step. */
-static bool action_bandwidth(const struct profile *p, const struct unit *u, struct summary *s)
+/* The kind furthest in time from its own bound (bound_of: its bytes over the copy bandwidth, or its
+ * FLOPs over the tensor roof, whichever is larger): at most time − that bound to gain, when that gap
+ * is beyond its noise and at least SUMMARY_MIN_GAIN_SHARE of the step. */
+static bool action_kind_bound(const struct profile *p, const struct unit *u, struct summary *s)
 {
-    if (!timestamped(p) || p->device.copy_gbps <= 0) return false;
+    if (!timestamped(p) || (p->device.copy_gbps <= 0 && p->device.roof_tflops <= 0)) return false;
     const struct prof_kind *best = NULL;
+    struct bound best_bd = {0};
     struct est best_gain = {0, 0};
     for (int k = 0; k < p->n_kinds; k++) {
         const struct prof_kind *pk = &p->by_kind[k];
-        double bytes = (double)(pk->bytes + pk->kv_bytes);
-        if (bytes <= 0) continue;
-        struct est gain =
-            est_sub(est_median(&pk->us), est_exact(bytes / (p->device.copy_gbps * 1e3)));
+        struct bound bd = bound_of(pk->flops, pk->bytes + pk->kv_bytes, p->device.copy_gbps, p->device.roof_tflops,
+                                   pk->us.median);
+        if (bd.kind == BOUND_UNKNOWN) continue;
+        double at = bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us;
+        struct est gain = est_sub(est_median(&pk->us), est_exact(at));
         if (gain.v <= 0 || est_within_noise(gain)) continue;
         if (!best || gain.v > best_gain.v) {
             best = pk;
+            best_bd = bd;
             best_gain = gain;
         }
     }
-    if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * step_us(p)) return false;
+    if (!best || best_gain.v < SUMMARY_MIN_GAIN_SHARE * profile_step_us(p)) return false;
     char a[32], b[32], c[32];
-    add(s,
-        "action: %s at %.0f %% of copy bandwidth: at most %s %s to gain (%s %s now, %s %s at copy "
-        "bandwidth)",
-        best->kind, 100.0 * best->bw_share, fmt_t(a, sizeof a, u, best_gain.v, -1), u->name,
-        fmt_t(b, sizeof b, u, best->us.median, -1), u->name,
-        fmt_t(c, sizeof c, u, best->us.median - best_gain.v, -1), u->name);
+    bool compute = best_bd.kind == BOUND_COMPUTE;
+    char what[32];
+    snprintf(what, sizeof what, "the %s", roof_name(&p->device));
+    add(s, "action: %s at %.0f %% of %s: at most %s %s to gain (%s %s now, %s %s at %s)", best->kind,
+        100.0 * (compute ? best->roof_share : best->bw_share), compute ? what : "copy bandwidth",
+        fmt_t(a, sizeof a, u, best_gain.v, -1), u->name, fmt_t(b, sizeof b, u, best->us.median, -1), u->name,
+        fmt_t(c, sizeof c, u, best->us.median - best_gain.v, -1), u->name, compute ? "the roof" : "copy bandwidth");
     return true;
 }
 
@@ -202,7 +224,7 @@ void summary_lines(const struct profile *p, const struct unit *u, struct summary
     line_bound(p, u, s);
     line_top_kinds(p, s);
     bool acted = action_gaps(p, u, s);
-    acted |= action_bandwidth(p, u, s);
+    acted |= action_kind_bound(p, u, s);
     if (!acted)
         add(s, "actions: none the figures support beyond noise%s",
             p->gap_probe.ran ? "" : " (--gap-probe measures the dead time between dispatches)");

@@ -25,6 +25,9 @@ static void text_header(FILE *out, const struct profile *p)
                 fmt_sig3(bw, sizeof bw, d->copy_gbps));
     else
         fprintf(out, "  copy bandwidth not measured\n");
+    char rf[96];
+    fprintf(out, "roof: %s, measured on registers (what the wide plan's gemm multiplies on)\n",
+            fmt_roof(rf, sizeof rf, d));
     fprintf(out, "model: %s %s, %d layers, hidden %d, vocab %d, from %s\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
 }
@@ -90,6 +93,18 @@ static void text_busy(FILE *out, const struct profile *p, const struct unit *u)
         char mb[32], fl[32];
         fprintf(out, "  (floor: %s MB of weights ÷ copy bandwidth = %s %s)\n",
                 fmt_sig3(mb, sizeof mb, p->floor_bytes / 1e6), fmt_t(fl, sizeof fl, u, p->floor_us, -1), u->name);
+    }
+    uint64_t flops, exec;
+    profile_flops(p, &flops, &exec);
+    if (flops > 0) {
+        char f[32], fx[32], rt[32], ex[96] = "";
+        if (exec > flops)
+            snprintf(ex, sizeof ex, "; %s executed: the gemm's f16 high and low parts", fmt_flop(fx, sizeof fx, (double)exec));
+        fprintf(out, "  (FLOPs: %s useful%s", fmt_flop(f, sizeof f, (double)flops), ex);
+        if (p->device.roof_tflops > 0)
+            fprintf(out, "; useful ÷ roof = %s %s", fmt_t(rt, sizeof rt, u, (double)flops / (p->device.roof_tflops * 1e6), -1),
+                    u->name);
+        fprintf(out, ")\n");
     }
 }
 
@@ -206,6 +221,10 @@ static void text_kind_row(FILE *out, const struct profile *p, const struct unit 
     if (pk->bytes + pk->kv_bytes > 0) {
         fprintf(out, "  %7s GB/s", fmt_sig3(bw, sizeof bw, pk->gbps));
         if (p->device.copy_gbps > 0) fprintf(out, " (%4.1f%% of copy)", 100.0 * pk->bw_share);
+    }
+    if (pk->flops > 0) {
+        fprintf(out, "  %13s", fmt_flop_rate(bw, sizeof bw, pk->tflops));
+        if (p->device.roof_tflops > 0) fprintf(out, " (%4.1f%% of roof)", 100.0 * pk->roof_share);
     }
     fprintf(out, "  p10–p90 %s–%s\n", fmt_t(a, sizeof a, u, pk->us.p10, -1), fmt_t(b, sizeof b, u, pk->us.p90, -1));
 }

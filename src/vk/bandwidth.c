@@ -20,22 +20,15 @@ static uint64_t bandwidth_size(const struct gpu *g)
     return size & ~((1ull << 20) - 1);
 }
 
-/* Seconds of one copy of n 16-byte words from a to b: timestamps when there are, else wall. */
-static int time_copy(struct gpu *g, const struct gpu_pipeline *p, const struct gpu_block *a,
-                     const struct gpu_block *b, uint64_t words, double *seconds, struct err *e)
+int vk_time_dispatch(struct gpu *g, const struct gpu_pipeline *p, const void *push, uint32_t push_size,
+                     uint32_t groups, double *seconds, struct err *e)
 {
-    struct {
-        uint64_t src, dst;
-        uint32_t n;
-    } push = {a->addr, b->addr, (uint32_t)words};
-    uint32_t groups =
-        (uint32_t)MIN((words + 255) / 256, g->props.limits.maxComputeWorkGroupCount[0]);
     bool ts = g->timestamp_valid_bits > 0;
     int st = gpu_cmd_begin(g, e);
     if (st) return st;
     if (ts) st = gpu_cmd_reset_timestamps(g, 0, 2, e);
     if (ts && st == ST_OK) gpu_cmd_timestamp(g, 0);
-    if (st == ST_OK) gpu_cmd_dispatch(g, p, &push, sizeof push, groups, 1, 1);
+    if (st == ST_OK) gpu_cmd_dispatch(g, p, push, push_size, groups, 1, 1);
     if (ts && st == ST_OK) gpu_cmd_timestamp(g, 1);
     double wall = 0;
     if (st) {
@@ -53,6 +46,19 @@ static int time_copy(struct gpu *g, const struct gpu_pipeline *p, const struct g
         *seconds = (double)(t[1] - t[0]) * g->timestamp_period * 1e-9;
     }
     return ST_OK;
+}
+
+/* Seconds of one copy of n 16-byte words from a to b. */
+static int time_copy(struct gpu *g, const struct gpu_pipeline *p, const struct gpu_block *a,
+                     const struct gpu_block *b, uint64_t words, double *seconds, struct err *e)
+{
+    struct {
+        uint64_t src, dst;
+        uint32_t n;
+    } push = {a->addr, b->addr, (uint32_t)words};
+    uint32_t groups =
+        (uint32_t)MIN((words + 255) / 256, g->props.limits.maxComputeWorkGroupCount[0]);
+    return vk_time_dispatch(g, p, &push, sizeof push, groups, seconds, e);
 }
 
 int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err *e)

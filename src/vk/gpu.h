@@ -92,6 +92,7 @@ struct gpu {
     bool has_subgroup_size_control; /* subgroupSizeControl + computeFullSubgroups enabled */
     bool has_float16, has_int8;     /* shaderFloat16 / shaderInt8 enabled */
     bool has_float_atomic_add;      /* VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd enabled */
+    double tensor_roof;             /* FLOP/s of gpu_tensor_roof, measured once (0: not yet) */
     struct tune tune;               /* the run's --tune overrides (tune.h; gpu_open: every key automatic) */
 
     struct gpu_block blocks[GPU_MAX_BLOCKS];
@@ -213,5 +214,12 @@ int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err 
  * device), minimum time of `reps` runs, timestamps when there are, else the wall. Its buffers are
  * freed again; uses timestamp queries 0 and 1. */
 int gpu_copy_bandwidth_d2h(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
+
+/* FLOP/s of the arithmetic the wide plan's gemm runs on (roof.c): with gemm_coopmat, 16×16×16
+ * f16 × f16 + f32 cooperative-matrix products (*path "NV coopmat f16"), else f32 fused
+ * multiply-adds, the FMA twin's (*path "f32 FMA"); on registers, no memory traffic, the best of 3
+ * short runs (a few ms). Measured on the first call and kept in g->tensor_roof (once a process and
+ * device); uses timestamp queries 0 and 1. */
+int gpu_tensor_roof(struct gpu *g, double *flops_per_s, const char **path, struct err *e);
 
 #endif

@@ -38,6 +38,12 @@ void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *o
     d->bytes = bytes;
 }
 
+void dispatch_flops(struct dispatch *d, uint64_t flops, uint32_t exec_mult)
+{
+    d->flops = flops;
+    d->flops_exec = flops * exec_mult;
+}
+
 void dispatch_outputs(struct dispatch *d, int n, ...)
 {
     CHECK(n >= 0 && n <= DISPATCH_MAX_OUTS);

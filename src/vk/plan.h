@@ -30,6 +30,16 @@ struct dispatch {
                          counts them there (the widening of Q4_0 weights into f16 copies) */
     uint64_t kv_key_bytes; /* attention: KV-pool bytes one key costs it (the k and v rows of its kv
                               heads); the profiler multiplies by the keys of the step it profiles */
+    /* Arithmetic, for the roofline: the useful FLOPs the dispatch performs for the model (a
+     * product 2·rows·k·cols, a SwiGLU product twice that; 0 for kernels whose element work is not
+     * counted: docs/figures.md lists which are), and the product FLOPs its arithmetic units
+     * execute for them: the wide plan's exact gemm on cooperative matrices multiplies the f16 high
+     * and low parts of its activations (and of F32/Q8_0 weights) separately, so 2 or 3 times
+     * flops; equal to flops elsewhere. */
+    uint64_t flops, flops_exec;
+    uint64_t attn_pair_flops; /* attention: FLOPs one (column, key) pair costs it (QK and PV over its
+                                 q heads: 4·n_h·head_dim); the profiler multiplies by the pairs of
+                                 the step it profiles */
     /* Its outputs, for --attribution (which records a dispatch again with its outputs redirected
      * to scratch copies): byte offsets into push of the 64-bit device addresses it writes through
      * (in-place operands such as an accumulated y or a state it reads and writes included).
@@ -59,6 +69,8 @@ struct dispatch *plan_add(struct plan *p, const struct gpu_pipeline *pipe, const
                           uint32_t gx, uint32_t gy, uint32_t gz);
 /* Sets the tags of a dispatch (kind, layer, op, bytes). */
 void dispatch_tag(struct dispatch *d, const char *kind, int layer, const char *op, uint64_t bytes);
+/* Sets the dispatch's FLOPs: flops useful, flops·exec_mult executed (dispatch above). */
+void dispatch_flops(struct dispatch *d, uint64_t flops, uint32_t exec_mult);
 /* Declares the dispatch's n outputs: n push offsets (size_t each) of the addresses it writes. */
 void dispatch_outputs(struct dispatch *d, int n, ...);
 /* Moves the plan's last dispatch back to just after the last earlier dispatch whose push holds an

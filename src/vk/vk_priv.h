@@ -44,6 +44,12 @@ int vk_block_create(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_
 void vk_block_destroy(struct gpu *g, struct gpu_block *b);
 struct gpu_buf vk_block_range(const struct gpu_block *b, uint64_t off, uint64_t size);
 
+/* bandwidth.c */
+/* Seconds of one dispatch of p over `groups` workgroups along x, recorded and submitted on its
+ * own: timestamps (queries 0 and 1) when the device has them, else the wall. */
+int vk_time_dispatch(struct gpu *g, const struct gpu_pipeline *p, const void *push, uint32_t push_size,
+                     uint32_t groups, double *seconds, struct err *e);
+
 /* transfer.c */
 int vk_fence_wait(struct gpu *g, VkFence fence, const char *what, struct err *e);
 int vk_submit(struct gpu *g, VkCommandBuffer cb, VkFence fence, struct err *e);

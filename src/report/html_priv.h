@@ -1,0 +1,19 @@
+/* html_priv.h - what html.c and html_roofline.c share (the --html page; not an interface of the
+ * stage: profile.h report_html is). */
+#ifndef LFM2_HTML_PRIV_H
+#define LFM2_HTML_PRIV_H
+
+#include "profile.h"
+#include "report_fmt.h"
+
+/* Text with <, >, & and quotes escaped. */
+void html_esc(FILE *out, const char *s);
+/* a / b, 0 when b is 0 or the quotient not finite */
+double html_div0(double a, double b);
+/* One colour per kind, the same in every chart (html.c says how). */
+const char *html_kind_colour(const struct profile *p, const char *kind);
+/* The roofline section: GB/s per kind against the copy bandwidth, FLOP/s per kind against the
+ * arithmetic roof (html_roofline.c). */
+void html_roofline(FILE *out, const struct profile *p);
+
+#endif
