@@ -358,7 +358,8 @@ int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, cons
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool, uint64_t vpool,
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
                 struct err *e);
-/* The scratch k_attn_step takes with the same arguments in a plan of kind `kind`. */
+/* The scratch k_attn_step takes with the same arguments in a plan of kind `kind` (k_attention's:
+ * n_runs 0, its prep never fused). */
 struct sel_scratch k_attn_scratch(const struct gpu *g, enum plan_kind kind, const struct k_attn_geom *a, int cols,
                                   int n_runs, bool prefill);
 
