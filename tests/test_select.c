@@ -1,8 +1,8 @@
 /* test_select.c - the kernel choice rules (kernels/select.c) as tables, no GPU: which matrix-vector
  * kernel a product takes, the gemm's tiles, splits and variant, the attention rule and its key
- * splits, the conv fusion, the f16 copies of Q4_0 weights, the scratch each choice takes; the rows bench/ notes pinned (shapes of
- * LFM2-1.2B: H 2048, FFN 8192, vocabulary 65536) on an H200-like device and on lavapipe; and
- * --tune's parsing (tune.c). */
+ * splits, the conv fusion, the f16 copies of Q4_0 weights, the scratch each choice takes
+ * (select_scratch.c); the rows bench/ notes pinned (shapes of LFM2-1.2B: H 2048, FFN 8192,
+ * vocabulary 65536) on an H200-like device and on lavapipe; and --tune's parsing (tune.c). */
 #include <stdio.h>
 #include <string.h>
 
