@@ -1,11 +1,11 @@
 /* test_engine_build.c - engine_build builds each plan once, on kernel scratch sized before it
  * (engine.h engine_build, kernels.h k_scratch), on lfm2-tiny and qwen35-tiny in Q4_0 and
  * glm-ocr-tiny: the wide plan's prefill (the gemm's prepared x' and, under --tune
- * gemm_wdeq_cols=1, f16 copies of the Q4_0 weights), the wide and batch plans' decode (attn_kv.comp's
- * key splits, forced by --tune attn_kv_keys=0,attn_split=3). Per build: the family's builders run
- * once each and allocate nothing; each scratch buffer is exactly as large as the largest use any
- * dispatch of the plans makes of it; building a shape again allocates nothing at all. A sizing
- * that misses a product fails the build, naming the scratch. */
+ * gemm_wdeq_cols=1, f16 copies of the Q4_0 weights), the wide and batch plans' decode
+ * (attn_kv.comp's key splits, forced by --tune attn_kv_keys=0,attn_split=3). Per build: the
+ * family's builders run once each and allocate nothing; each scratch buffer is exactly as large as
+ * the largest use any dispatch of the plans makes of it; building a shape again allocates nothing
+ * at all. A sizing that misses a product fails the build, naming the scratch. */
 #include <string.h>
 
 #include "engine.h"
@@ -20,9 +20,13 @@ static const struct family_plan *real;
 static int layer_builds, head_builds, allocating_builds;
 static bool short_gemm_x; /* the sizing misses every product's prepared x' */
 
-static uint64_t allocated(void) { return g.allocated[GPU_MEM_DEVICE] + g.allocated[GPU_MEM_HOST] + (uint64_t)g.n_blocks; }
+static uint64_t allocated(void)
+{
+    return g.allocated[GPU_MEM_DEVICE] + g.allocated[GPU_MEM_HOST] + (uint64_t)g.n_blocks;
+}
 
-static int counted_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *err)
+static int counted_layers(struct engine *en, const struct step_shape *sh, struct plan *p,
+                          struct err *err)
 {
     uint64_t before = allocated();
     layer_builds++;
@@ -31,7 +35,8 @@ static int counted_layers(struct engine *en, const struct step_shape *sh, struct
     return st;
 }
 
-static int counted_head(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *err)
+static int counted_head(struct engine *en, const struct step_shape *sh, struct plan *p,
+                        struct err *err)
 {
     uint64_t before = allocated();
     head_builds++;
@@ -40,7 +45,8 @@ static int counted_head(struct engine *en, const struct step_shape *sh, struct p
     return st;
 }
 
-static void sized_layers(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need)
+static void sized_layers(const struct engine *en, const struct step_shape *sh,
+                         struct sel_scratch *need)
 {
     real->layers_scratch(en, sh, need);
     if (short_gemm_x) need->gemm_x = 0;
@@ -72,14 +78,17 @@ static void plan_uses(const struct plan *p, int hd, struct uses *u)
 }
 
 /* Builds shape sh once through the counting hooks; returns the build's status. */
-static int build(struct engine *en, const struct step_shape *sh, struct plan *layers, struct plan *head)
+static int build(struct engine *en, const struct step_shape *sh, struct plan *layers,
+                 struct plan *head)
 {
     layer_builds = head_builds = allocating_builds = 0;
     int st = engine_build(en, sh, layers, head, &e);
     bool want_head = head && en->s->last && sh->n_logits > 0;
-    T_CHECK(st != ST_OK || (layer_builds == 1 && head_builds == (int)want_head && !allocating_builds),
+    T_CHECK(st != ST_OK ||
+                (layer_builds == 1 && head_builds == (int)want_head && !allocating_builds),
             "%s plan of %d columns: %d layer builds, %d head builds (want 1, %d), %d allocating",
-            plan_kind_name(sh->plan), sh->cols, layer_builds, head_builds, want_head, allocating_builds);
+            plan_kind_name(sh->plan), sh->cols, layer_builds, head_builds, want_head,
+            allocating_builds);
     return st;
 }
 
@@ -123,20 +132,25 @@ static void run_model(const char *fx, const char *model, const char *file, bool 
      * outputs exactly, the halves of gemm_w the largest widening's copies and their 256-byte
      * alignment (at most 4 copies a widening) */
     uint64_t half = en.scratch.gemm_w.size / 2, copies = 64 * u.gemm_w_blocks;
-    T_CHECK(u.gemm_x && en.scratch.gemm_x.size == u.gemm_x, "%s: gemm_x %llu bytes, largest use %llu", path,
+    T_CHECK(u.gemm_x && en.scratch.gemm_x.size == u.gemm_x,
+            "%s: gemm_x %llu bytes, largest use %llu", path,
             (unsigned long long)en.scratch.gemm_x.size, (unsigned long long)u.gemm_x);
-    T_CHECK(!q4 || (copies && half >= copies && half < copies + 4 * 256), "%s: gemm_w halves of %llu bytes, largest "
-            "widening %llu", path, (unsigned long long)half, (unsigned long long)copies);
+    T_CHECK(!q4 || (copies && half >= copies && half < copies + 4 * 256),
+            "%s: gemm_w halves of %llu bytes, largest "
+            "widening %llu",
+            path, (unsigned long long)half, (unsigned long long)copies);
     T_CHECK(q4 || !en.scratch.gemm_w.size, "%s: gemm_w %llu bytes without Q4_0 weights", path,
             (unsigned long long)en.scratch.gemm_w.size);
-    T_CHECK(u.attn_part && en.scratch.attn_part.size == u.attn_part, "%s: attn_part %llu bytes, largest use %llu",
-            path, (unsigned long long)en.scratch.attn_part.size, (unsigned long long)u.attn_part);
+    T_CHECK(u.attn_part && en.scratch.attn_part.size == u.attn_part,
+            "%s: attn_part %llu bytes, largest use %llu", path,
+            (unsigned long long)en.scratch.attn_part.size, (unsigned long long)u.attn_part);
     /* a shape built again: no allocation, sizing included */
     uint64_t before = allocated();
     struct plan again = {0}, again_head = {0};
-    if (!st) T_CHECK(build(&en, &shapes[0], &again, &again_head) == ST_OK && allocated() == before,
-                     "%s: the wide prefill built again allocated %llu bytes", path,
-                     (unsigned long long)(allocated() - before));
+    if (!st)
+        T_CHECK(build(&en, &shapes[0], &again, &again_head) == ST_OK && allocated() == before,
+                "%s: the wide prefill built again allocated %llu bytes", path,
+                (unsigned long long)(allocated() - before));
     /* a sizing that misses the prepared x' (a fresh engine): the build fails and says so */
     struct engine en2;
     struct plan p2 = {0};

@@ -2,9 +2,10 @@
  * plans built for a width, and one step = upload the columns, record the plan (and the head) into
  * one command buffer, one submit, one wait, read back logits or hidden.
  *
- * Plans are built once per (width, shape); every buffer they name exists from engine_init on, so
- * a step does no allocation and no descriptor work: only memcpy into the mapped upload buffer and
- * vkCmd* recording. */
+ * Plans are built once per (width, shape); every buffer they name exists from engine_init on, but
+ * the kernels' scratch, which engine_build sizes for the shape before it builds; so a step does no
+ * allocation and no descriptor work: only memcpy into the mapped upload buffer and vkCmd*
+ * recording. */
 #ifndef LFM2_ENGINE_H
 #define LFM2_ENGINE_H
 

@@ -2,7 +2,8 @@
  * before a build, taken by the helpers while it runs. */
 #include "kernels_priv.h"
 
-int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_scratch *sc, struct err *e)
+int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_scratch *sc,
+                      struct err *e)
 {
     struct {
         struct gpu_buf *b;
@@ -21,9 +22,13 @@ int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_sc
     return ST_OK;
 }
 
-uint64_t k_scratch_half(const struct k_scratch *sc) { return sc->gemm_w.size / 2 / 256 * 256; }
+uint64_t k_scratch_half(const struct k_scratch *sc)
+{
+    return sc->gemm_w.size / 2 / 256 * 256;
+}
 
-int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS])
+int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS],
+                   uint64_t hi[K_SCRATCH_BUFS])
 {
     uint64_t half = k_scratch_half(sc);
     if (!half) return 0;
@@ -34,13 +39,14 @@ int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS], uint
     return 2;
 }
 
-int k_scratch_take(const struct gpu_buf *b, uint64_t have, uint64_t bytes, const char *what, const char *op,
-                   uint64_t *addr, struct err *e)
+int k_scratch_take(const struct gpu_buf *b, uint64_t have, uint64_t bytes, const char *what,
+                   const char *op, uint64_t *addr, struct err *e)
 {
     if (!b || have < bytes)
-        return err_set(e, ST_RUNTIME, "%s: needs %llu bytes of kernel scratch for its %s, the plan has %llu (the "
-                       "engine sizes the scratch before the build: a product it missed)", op,
-                       (unsigned long long)bytes, what, (unsigned long long)(b ? have : 0));
+        return err_set(e, ST_RUNTIME,
+                       "%s: needs %llu bytes of kernel scratch for its %s, the plan has %llu (the "
+                       "engine sizes the scratch before the build: a product it missed)",
+                       op, (unsigned long long)bytes, what, (unsigned long long)(b ? have : 0));
     *addr = b->addr;
     return ST_OK;
 }

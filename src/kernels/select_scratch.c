@@ -10,8 +10,8 @@ void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b)
     acc->attn_part = MAX(acc->attn_part, b->attn_part);
 }
 
-uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct sel_weight w[], bool wide[],
-                              uint64_t at[])
+uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct sel_weight w[],
+                              bool wide[], uint64_t at[])
 {
     uint64_t bytes = 0;
     for (int i = 0; i < n; i++) {
@@ -25,7 +25,8 @@ uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct
 /* gemm_xprep.comp writes x' as f32 [cols][k] for the twin, and as f16 hi/lo pairs (the same bytes)
  * for cooperative matrices; the twin reads a plain x itself where there is no norm and nothing
  * to zero, cooperative matrices where every product stages it raw (sel_gemm xraw). */
-uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[], int64_t k, int cols)
+uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[],
+                             int64_t k, int cols)
 {
     bool zero = false, raw = true;
     for (int i = 0; i < n; i++) {
@@ -39,14 +40,15 @@ uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct
 bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int cols)
 {
     bool gemm = n > 1;
-    for (int i = 0; i < n; i++) gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k;
+    for (int i = 0; i < n; i++)
+        gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k;
     return gemm;
 }
 
 /* The gemm products of n weights of one x that share one prep (one weight; a SwiGLU pair; or
  * k_matmul_multi's products): their f16 copies, then the prep their choices ask for. */
-static struct sel_scratch gemm_scratch(const struct sel *s, int n, const struct sel_weight w[], bool swiglu,
-                                       bool norm, bool accumulate, int cols)
+static struct sel_scratch gemm_scratch(const struct sel *s, int n, const struct sel_weight w[],
+                                       bool swiglu, bool norm, bool accumulate, int cols)
 {
     struct sel_scratch need = {0};
     bool wide[SEL_PRODUCT_MAX];
@@ -87,8 +89,8 @@ struct sel_scratch sel_product_scratch(const struct sel *s, const struct sel_pro
 
 /* attention.c's routing: the wide plan's tiled prefill and attention.comp take none; attn_kv.comp
  * its splits' outputs. */
-struct sel_scratch sel_attn_scratch(const struct sel *s, int n_h, int n_kv, int hd, int64_t keys, int cols,
-                                    int n_runs, bool prefill)
+struct sel_scratch sel_attn_scratch(const struct sel *s, int n_h, int n_kv, int hd, int64_t keys,
+                                    int cols, int n_runs, bool prefill)
 {
     struct sel_scratch need = {0};
     bool fused = sel_attn_fuses_prep(s, cols, n_runs);
