@@ -68,6 +68,20 @@ static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, fl
 
 static struct gpu_weight mat(enum dtype t, int64_t rows, int64_t k) { return make(t, rows, k, 1.0f / sqrtf((float)k), 0); }
 
+/* The kernels' scratch, reserved before a plan is built as the engine does (kernels.h k_scratch),
+ * and the need of one product of a weight like [rows, k] of type t added to need. */
+static struct k_scratch scratch;
+
+static void need_of(struct sel_scratch *need, enum dtype t, int64_t rows, int64_t k, bool swiglu, bool norm, bool acc,
+                    int cols)
+{
+    struct gpu_weight w = {0, t, rows, k, 0}, gain = {0, DT_BF16, 1, k, 0};
+    const struct gpu_weight *ws[2] = {&w, &w};
+    struct k_norm kn = {&gain, 1e-5f, false};
+    struct sel_scratch one = k_matmul_scratch(&g, PLAN_WIDE, swiglu ? 2 : 1, ws, swiglu, norm ? &kn : NULL, acc, cols);
+    sel_scratch_max(need, &one);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -86,7 +100,10 @@ static void accuracy(enum dtype t, int cols)
     struct gpu_weight y = make(DT_F32, cols, H, 1.0f, 0);
     struct gpu_buf yb = last_buf;
     struct k_norm norm = {&gain, 1e-5f, false};
-    struct plan p = {.kind = PLAN_WIDE};
+    struct sel_scratch need = {0};
+    need_of(&need, t, H, H, false, true, false, cols);
+    TRY(k_scratch_reserve(&g, &need, &scratch, &e));
+    struct plan p = {.kind = PLAN_WIDE, .scratch = &scratch};
     TRY(k_matmul_norm(&g, &p, &w, &norm, x.addr, y.addr, cols, false, 0, "acc", "", &e));
     TRY(gpu_cmd_begin(&g, &e));
     plan_record(&g, &p, -1);
@@ -339,7 +356,15 @@ int main(int argc, char **argv)
     struct gpu_weight hidden = make(DT_F32, cols, H, 1.0f, 0), t1 = make(DT_F32, cols, FFN, 1.0f, 0);
     struct gpu_weight t2 = make(DT_F32, cols, H, 1.0f, 0), q = make(DT_F32, cols, H, 1.0f, 0);
     struct gpu_weight kb = make(DT_F32, cols, KV, 1.0f, 0), vb = make(DT_F32, cols, KV, 1.0f, 0);
-    struct plan p = {.kind = PLAN_WIDE};
+    struct sel_scratch need = {0}; /* the largest of a layer's products (the plan below) */
+    need_of(&need, t, H, H, false, true, false, cols);   /* q, in_proj's rows below */
+    need_of(&need, t, KV, H, false, true, false, cols);  /* k, v */
+    need_of(&need, t, 3 * H, H, false, true, false, cols);
+    need_of(&need, t, H, H, false, false, true, cols);   /* out_proj */
+    need_of(&need, t, FFN, H, true, true, false, cols);  /* the SwiGLU pair */
+    need_of(&need, t, H, FFN, false, false, true, cols); /* ffn_down */
+    TRY(k_scratch_reserve(&g, &need, &scratch, &e));
+    struct plan p = {.kind = PLAN_WIDE, .scratch = &scratch};
     for (int l = 0; l < layers; l++) {
         struct gpu_weight g1 = make(DT_BF16, 1, H, 0.1f, 1.0f), g2 = make(DT_BF16, 1, H, 0.1f, 1.0f);
         struct k_norm n1 = {&g1, 1e-5f, false}, n2 = {&g2, 1e-5f, false};

@@ -112,6 +112,16 @@ static double agreement(const struct gpu_buf *a, const struct gpu_buf *b, size_t
     return den > 0 ? num / den : num;
 }
 
+/* A wide plan on kernel scratch reserved for one call of the matrix helpers over ws (kernels.h
+ * k_scratch: the engine reserves it before a build the same way). */
+static struct k_scratch scratch;
+static struct plan v1_plan(int n, const struct gpu_weight *const ws[], bool swiglu, int cols)
+{
+    struct sel_scratch need = k_matmul_scratch(&g, PLAN_WIDE, n, ws, swiglu, NULL, false, cols);
+    TRY(k_scratch_reserve(&g, &need, &scratch, &e));
+    return (struct plan){.kind = PLAN_WIDE, .scratch = &scratch};
+}
+
 /* LFM2-1.2B's SwiGLU pair (w1/w3, 8192 x 2048): the v1 gemm's (k_matmul_swiglu) and gemm_cm2's
  * (served and prepared x; the prepared one on arbitrary bytes) at the default tile and the first
  * n_sweep tiles of the sweep. TFLOP/s count both products. */
@@ -121,7 +131,8 @@ static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uin
     struct gpu_buf b3;
     struct gpu_weight w3 = make(t, w->rows, w->k, 1.0f / sqrtf((float)w->k), 0.0f, &b3);
     double flop = 4.0 * (double)w->rows * (double)w->k * cols;
-    struct plan p = {.kind = PLAN_WIDE};
+    const struct gpu_weight *pair[2] = {w, &w3};
+    struct plan p = v1_plan(2, pair, true, cols);
     TRY(k_matmul_swiglu(&g, &p, w, &w3, NULL, x, y, cols, 0, "v1", "", &e));
     report("NV-v1 SwiGLU pair", p.n ? p.d[p.n - 1].kind : "", time_plan(&p, reps), flop);
     plan_free(&p);
@@ -200,7 +211,8 @@ int main(int argc, char **argv)
             x.k = xh.k = k;
             double flop = 2.0 * rows * k * cols;
             printf("%s %d x %d, %d columns:\n", dtype_name(types[ti]), rows, k, cols);
-            struct plan p = {.kind = PLAN_WIDE};
+            const struct gpu_weight *one = &w;
+            struct plan p = v1_plan(1, &one, false, cols);
             TRY(k_matmul(&g, &p, &w, x.addr, yv1.addr, cols, false, 0, "v1", "", &e));
             char kinds[64] = "";
             for (int d = 0; d < p.n && strlen(kinds) < 40; d++)

@@ -298,6 +298,11 @@ cli_test(cli_stages_garbage cli 2 "--stages 0:3,x" --model ${LT} --stages 0:3,x)
 cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 2 --layers 0:3)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
+# every stage under the run's --tune, each on its engine's kernel scratch (f16 weight copies, attention's
+# key splits), released with the stage's memory before the next (gpu_mark / gpu_release): both stages
+# run both kinds, under the validation layer
+add_test(NAME cli_stages_tune_scratch COMMAND sh -c "out=$($0 \"$@\" 2>&1); rc=$?; printf '%s\\n' \"$out\"; [ $rc = 0 ] && [ $(printf '%s\\n' \"$out\" | grep -c '^  gemm_wdeq.q4_0 ') -ge 2 ] && [ $(printf '%s\\n' \"$out\" | grep -c '^  attn.merge ') -ge 2 ]" ${BIN} --model ${LT}/model-q4_0.gguf --stages 2 --wide --cols 6 --reps 1 --pos 40 --tune gemm_wdeq_cols=1,attn_kv_keys=0,attn_split=3)
+set_tests_properties(cli_stages_tune_scratch PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # ---- outputs under faults, the last inputs (issue 39; docs/outputs.md; the write faults themselves:
 # test_report_outputs). Two spellings of one output file: exit 2 before anything loads.
 add_test(NAME cli_same_output_spellings COMMAND sh -c "d=$(mktemp -d) && mkdir $d/sub && ln -s out.json $d/link.json \

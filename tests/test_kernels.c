@@ -45,6 +45,17 @@ static void down(const struct gpu_buf *b, void *dst, uint64_t n)
     T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
 }
 
+/* A plan of kind `kind` on kernel scratch of exactly `need` (kernels.h k_scratch: what the engine
+ * reserves before a build from k_matmul_scratch / k_attn_scratch), fresh for each case, so that a
+ * need short of what the kernels take fails the case (their ST_RUNTIME). */
+static struct k_scratch case_scratch;
+static struct plan plan_on_scratch(enum plan_kind kind, struct sel_scratch need)
+{
+    memset(&case_scratch, 0, sizeof case_scratch);
+    T_CHECK(k_scratch_reserve(&g, &need, &case_scratch, &e) == ST_OK, "scratch: %s", e.msg);
+    return (struct plan){.kind = kind, .scratch = &case_scratch};
+}
+
 static void poison(const struct gpu_buf *b)
 {
     int rc = gpu_fill(&g, b, POISON, &e);
@@ -397,7 +408,9 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     if (acc) up(&yb, y0, (uint64_t)cols * rows * 4);
     else poison(&yb);
     struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, false};
-    struct plan p = {.kind = matmul_kind};
+    const struct gpu_weight *ws[2] = {&w1.w, &w3.w};
+    struct plan p = plan_on_scratch(matmul_kind, k_matmul_scratch(&g, matmul_kind, swiglu ? 2 : 1, ws, swiglu,
+                                                                  norm ? &kn : NULL, acc && !swiglu, cols));
     int rc = swiglu ? k_matmul_swiglu(&g, &p, &w1.w, &w3.w, &kn, xb.addr, yb.addr, cols, 2, "ffn", "", &e)
              : norm ? k_matmul_norm(&g, &p, &w1.w, &kn, xb.addr, yb.addr, cols, acc, 2, "q_proj", "", &e)
                     : k_matmul(&g, &p, &w1.w, xb.addr, yb.addr, cols, acc, 2, "q_proj", "head.", &e);
@@ -538,7 +551,7 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     float *x = rand_floats((size_t)cols * k, 1.5f);
     struct gpu_buf xb = dev_floats(x, (size_t)cols * k);
     struct k_norm kn = {norm ? &gn.w : NULL, 1e-5f, true};
-    struct plan p = {.kind = kind};
+    struct plan p = plan_on_scratch(kind, k_matmul_scratch(&g, kind, n, wp, false, &kn, false, cols));
     int rc = k_matmul_multi(&g, &p, n, wp, ya, &kn, xb.addr, cols, 1, ops, "qkv", &e);
     /* wide: one widening dispatch first for the products that go through f16 copies of Q4_0 weights */
     int n_wdeq = wdeq_count(&p), want_wdeq = 0;
@@ -1177,7 +1190,8 @@ static void test_attention_case_as(struct attn_case *tc, enum dtype gtype, bool 
     up(&btb, bt, (uint64_t)nb * 4);
     up(&cb, tc->cm, (uint64_t)C * sizeof(struct col_meta));
     poison(&ob);
-    struct plan p = {.kind = tc->plan};
+    /* unfused, the case runs k_attention as a prefill: k_attn_scratch with no run of one column */
+    struct plan p = plan_on_scratch(tc->plan, k_attn_scratch(&g, tc->plan, a, C, fused ? C : 0, !fused));
     /* the attention dispatch, and whether a merge of key splits follows it */
     const char *merge = a->gated ? "attn.gated.merge" : "attn.merge";
     int at = fused ? 0 : 1;

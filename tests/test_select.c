@@ -1,8 +1,8 @@
 /* test_select.c - the kernel choice rules (kernels/select.c) as tables, no GPU: which matrix-vector
  * kernel a product takes, the gemm's tiles, splits and variant, the attention rule and its key
- * splits, the conv fusion, the f16 copies of Q4_0 weights; the rows bench/ notes pinned (shapes of
- * LFM2-1.2B: H 2048, FFN 8192, vocabulary 65536) on an H200-like device and on lavapipe; and
- * --tune's parsing (tune.c). */
+ * splits, the conv fusion, the f16 copies of Q4_0 weights, the scratch each choice takes
+ * (select_scratch.c); the rows bench/ notes pinned (shapes of LFM2-1.2B: H 2048, FFN 8192,
+ * vocabulary 65536) on an H200-like device and on lavapipe; and --tune's parsing (tune.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -376,6 +376,157 @@ static void test_conv_rules(void)
             "Q8_0: xmv up to 2 columns, then fused");
 }
 
+/* The scratch a product takes against the choice that serves it (select_scratch.c): the rows pin
+ * the bytes (LFM2-1.2B shapes; MiB = 2^20), and for every row the need is checked against the
+ * choice itself: gemm_w is the f16 copies of exactly the weights sel_gemm_wdeq_serves widens, and
+ * gemm_x is 4·cols·k exactly where the chosen gemm needs a prep (a norm, a split output to zero,
+ * or cooperative matrices not reading x raw). */
+#define MiB (1ull << 20)
+static void test_scratch_rules(void)
+{
+    struct tune wd1 = dflt_tune;
+    wd1.gemm_wdeq_cols = 1;
+    static const struct sel_weight q4 = {DT_Q4_0, 2048, 2048}, q4kv = {DT_Q4_0, 512, 2048},
+                                   q4ffn = {DT_Q4_0, 8192, 2048}, q4down = {DT_Q4_0, 2048, 8192},
+                                   q4head = {DT_Q4_0, 65536, 2048},
+                                   q4qwhead = {DT_Q4_0, 151936, 2048}, bf = {DT_BF16, 2048, 2048},
+                                   bfdown = {DT_BF16, 2048, 8192}, f16 = {DT_F16, 2048, 2048},
+                                   odd = {DT_Q4_0, 33, 32};
+    const struct {
+        bool h200;
+        const struct tune *tune;
+        enum plan_kind plan;
+        struct sel_product m;
+        uint64_t gemm_x, gemm_w; /* bytes; ~0: not pinned (checked against the choice only) */
+        const char *why;
+    } rows[] = {
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4}, false, true, false, 256}, 2 * MiB, 8 * MiB,
+         "Q4_0 q_proj at 256 columns: its f16 copy (bench/33) and the normed x'"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4}, false, true, false, 255}, 4ull * 255 * 2048, 0,
+         "at 255 columns the Q4_0 tile, no copy"},
+        {true, &dflt_tune, PLAN_WIDE, {2, {q4ffn, q4ffn}, true, true, false, 512}, 4 * MiB, 64 * MiB,
+         "the SwiGLU pair's two copies in one half"},
+        {true, &dflt_tune, PLAN_WIDE, {3, {q4, q4kv, q4kv}, false, true, false, 256}, 2 * MiB, 12 * MiB,
+         "q/k/v as one multi call: one prep, their three copies together"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4down}, false, false, true, 512}, ~0ull, 32 * MiB,
+         "ffn_down: copy of [2048, 8192]; a prep only where the choice asks"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4head}, false, false, false, 512}, ~0ull, 256 * MiB,
+         "LFM2's LM head [65536, 2048]: a copy of 256 MiB, just within K_GEMM_WDEQ_MAX_BYTES"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4qwhead}, false, false, false, 512}, ~0ull, 0,
+         "a [151936, 2048] LM head's 594 MiB copy would pass it: no copy, nothing reserved for it"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {q4}, false, true, false, 4}, 0, 0,
+         "below gemm_min_cols the wide plan runs the batch kernels: none"},
+        {true, &dflt_tune, PLAN_BATCH, {2, {q4ffn, q4ffn}, true, true, false, 512}, 0, 0,
+         "the batch plan's kernels take none"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {bf}, false, true, false, 64}, 4ull * 64 * 2048, 0,
+         "BF16 normed: x' only"},
+        {true, &dflt_tune, PLAN_WIDE, {1, {bfdown}, false, false, true, 512}, ~0ull, 0,
+         "BF16 ffn_down: no copy; x' where the tile does not read x raw"},
+        {false, &dflt_tune, PLAN_WIDE, {1, {f16}, false, false, false, 64}, ~0ull, 0,
+         "the FMA twin: a prep only to zero split outputs"},
+        {false, &dflt_tune, PLAN_WIDE, {1, {f16}, false, true, false, 64}, 4ull * 64 * 2048, 0,
+         "the FMA twin with a norm: x'"},
+        {false, &dflt_tune, PLAN_WIDE, {1, {q4}, false, true, false, 512}, 4ull * 512 * 2048, 0,
+         "the FMA twin keeps exact Q4_0 weights: no copy"},
+        {false, &wd1, PLAN_WIDE, {1, {q4}, false, true, false, 6}, 4ull * 6 * 2048, 8 * MiB,
+         "tune gemm_wdeq_cols=1: the twin copies too (the golden_wide_wdeq tests)"},
+        {false, &wd1, PLAN_WIDE, {2, {odd, odd}, false, true, false, 6}, 4ull * 6 * 32, 2 * 2304,
+         "each copy 256-aligned: 2112 bytes take 2304"},
+        {false, &wd1, PLAN_WIDE, {2, {q4, q4down}, false, true, false, 6}, 4ull * 6 * 8192, 32 * MiB,
+         "a multi call of two k: no shared prep, each product on its own: the larger of the two"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        const struct sel_product *m = &rows[i].m;
+        struct sel s = rows[i].h200 ? h200(rows[i].plan, rows[i].tune) : lavapipe(rows[i].plan, rows[i].tune);
+        struct sel_scratch need = sel_product_scratch(&s, m);
+        /* the choice: one gemm group (a single product, a SwiGLU pair, or a multi call of one k)
+         * or the products one by one, each through its copy where wdeq serves it */
+        bool group = m->swiglu || m->n == 1 || sel_gemm_multi(&s, m->n, m->w, m->cols);
+        uint64_t want_x = 0, want_w = 0, group_w = 0;
+        bool prep = false, served = false;
+        for (int j = 0; j < m->n; j++) {
+            if (!sel_gemm_serves(&s, m->cols, m->w[j].dtype)) continue;
+            served = true;
+            struct sel_weight f = m->w[j];
+            uint64_t copy = sel_gemm_wdeq_serves(&s, m->cols, &f) ? (2 * (uint64_t)f.rows * f.k + 255) / 256 * 256 : 0;
+            group_w += copy;
+            want_w = MAX(want_w, copy);
+            if (copy) f.dtype = DT_F16;
+            struct sel_gemm c;
+            struct err e = {0};
+            T_CHECK(sel_gemm(&s, &f, m->swiglu, m->cols, m->accumulate, !m->norm, "t", &c, &e) == ST_OK,
+                    "scratch row %zu: %s", i, e.msg);
+            bool p1 = (s.coopmat || m->norm || c.zero_y) && !c.xraw;
+            if (!group && p1) want_x = MAX(want_x, 4 * (uint64_t)m->cols * (uint64_t)f.k);
+            prep = prep || (s.coopmat || m->norm || c.zero_y);
+            if (m->swiglu) break; /* one product over both weights */
+        }
+        if (group && served) {
+            want_w = group_w;
+            if (m->swiglu) want_w *= 2; /* the up weight's copy beside the gate's */
+            bool raw = true;
+            for (int j = 0; j < (m->swiglu ? 1 : m->n); j++) {
+                struct sel_weight f = m->w[j];
+                if (sel_gemm_wdeq_serves(&s, m->cols, &f)) f.dtype = DT_F16;
+                struct sel_gemm c;
+                struct err e = {0};
+                raw = raw && !sel_gemm(&s, &f, m->swiglu, m->cols, m->accumulate, !m->norm, "t", &c, &e) && c.xraw;
+            }
+            want_x = prep && !raw ? 4 * (uint64_t)m->cols * (uint64_t)m->w[0].k : 0;
+        }
+        T_CHECK(need.gemm_x == want_x && need.gemm_w == want_w && need.attn_part == 0,
+                "scratch row %zu (%s): gemm_x %llu gemm_w %llu, the choice takes %llu / %llu", i, rows[i].why,
+                (unsigned long long)need.gemm_x, (unsigned long long)need.gemm_w, (unsigned long long)want_x,
+                (unsigned long long)want_w);
+        T_CHECK((rows[i].gemm_x == ~0ull || need.gemm_x == rows[i].gemm_x) && need.gemm_w == rows[i].gemm_w,
+                "scratch row %zu (%s): gemm_x %llu gemm_w %llu, pinned %llu / %llu", i, rows[i].why,
+                (unsigned long long)need.gemm_x, (unsigned long long)need.gemm_w, (unsigned long long)rows[i].gemm_x,
+                (unsigned long long)rows[i].gemm_w);
+    }
+    /* attention: attn_kv.comp's split outputs [cols][n_h][nspl][hd + 2] f32, where the choice
+     * splits (sel_attn_kv), nothing elsewhere (LFM2-1.2B: 32 q heads, 8 kv heads, hd 64) */
+    struct tune kv0 = dflt_tune, spl3 = dflt_tune;
+    kv0.attn_kv_keys = 0;
+    spl3.attn_kv_keys = 0, spl3.attn_split = 3;
+    const struct {
+        const struct tune *tune;
+        enum plan_kind plan;
+        int64_t keys;
+        int cols, n_runs;
+        bool prefill;
+        uint64_t part;
+        const char *why;
+    } att[] = {
+        {&dflt_tune, PLAN_BATCH, 4112, 1, 1, false, 1ull * 32 * 33 * 66 * 4,
+         "decode at 4112 keys: 33 splits of 128 keys (bench/35)"},
+        {&dflt_tune, PLAN_BATCH, 80, 1, 1, false, 0, "80 keys: by q head, none"},
+        {&dflt_tune, PLAN_BATCH, 4112, 64, 64, false, 0, "512 workgroups of 8 kv heads x 64 columns: no split"},
+        {&dflt_tune, PLAN_WIDE, 4112, 64, 4, true, 0, "the wide plan's tiled prefill: none"},
+        {&dflt_tune, PLAN_WIDE, 4112, 4, 4, false, 4ull * 32 * 16 * 66 * 4,
+         "a wide plan's decode runs attn_kv too: 16 splits"},
+        {&dflt_tune, PLAN_WIDE, 4112, 4, 4, true, 4ull * 32 * 16 * 66 * 4,
+         "a column a slot takes the fused path even flagged prefill (k_attn_step): not the tiled one"},
+        {&spl3, PLAN_SPEC, 48, 8, 2, true, 8ull * 32 * 3 * 66 * 4, "tune attn_split=3 in a spec step (the prep apart)"},
+        {&kv0, PLAN_BATCH, 48, 8, 8, false, 0, "48 keys: three blocks, under two chunks: no split"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(att); i++) {
+        struct sel s = h200(att[i].plan, att[i].tune);
+        struct sel_scratch need =
+            sel_attn_scratch(&s, 32, 8, 64, att[i].keys, att[i].cols, att[i].n_runs, att[i].prefill);
+        struct sel_attn_kv kv;
+        bool fused = sel_attn_fuses_prep(&s, att[i].cols, att[i].n_runs);
+        bool by_kv = !(att[i].prefill && !fused && att[i].plan == PLAN_WIDE) &&
+                     sel_attn_kv(&s, 32, 8, 64, att[i].keys, att[i].cols, att[i].prefill, fused, &kv);
+        uint64_t want = by_kv && kv.nspl > 1 ? (uint64_t)att[i].cols * 32 * kv.nspl * 66 * 4 : 0;
+        T_CHECK(need.attn_part == att[i].part && need.attn_part == want && !need.gemm_x && !need.gemm_w,
+                "attention scratch row %zu (%s): %llu bytes, pinned %llu, the choice's %llu", i, att[i].why,
+                (unsigned long long)need.attn_part, (unsigned long long)att[i].part, (unsigned long long)want);
+    }
+    struct sel_scratch a = {1, 5, 3}, b = {4, 2, 3};
+    sel_scratch_max(&a, &b);
+    T_CHECK(a.gemm_x == 4 && a.gemm_w == 5 && a.attn_part == 3, "sel_scratch_max: field-wise");
+}
+
 /* Every tune key replaces its choice (the keys the ctest variants set are exercised on the GPU too:
  * CMakeLists.txt, tests/cli.cmake; these are the others). */
 static void test_tune_keys_apply(void)
@@ -539,6 +690,7 @@ int main(void)
     test_gemm_rules();
     test_attention_rules();
     test_conv_rules();
+    test_scratch_rules();
     test_tune_keys_apply();
     test_tune_parse();
     test_flops();

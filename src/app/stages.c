@@ -198,6 +198,7 @@ int stages_run(const struct options *o, struct err *e)
     if (!st) {
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
+        g.tune = o->tune; /* as a --layers run of the same flags (main.c) */
     }
     bool json_stdout = o->json && !strcmp(o->json, "-");
     FILE *out = json_stdout ? stderr : stdout;

@@ -223,32 +223,31 @@ int engine_build(struct engine *en, const struct step_shape *shape, struct plan 
     if (shape->plan == PLAN_SPEC && (en->max_draft < 1 || shape->cols > shape->n_runs * en->max_draft))
         return err_set(e, ST_RUNTIME, "spec step of %d columns in %d slots: the engine keeps snapshots for drafts of "
                        "up to %d columns a slot", shape->cols, shape->n_runs, en->max_draft);
-    layers->kind = shape->plan;
-    layers->bufs = &en->bufs;
-    int st = ST_OK, n0 = layers->n, h0 = head ? head->n : 0;
-    /* twice where the kernels' scratch grew while building (gpu.h scratch_gen): the dispatches
-     * made before the growth point into the outgrown buffer, which is no plan buffer (barriers on
-     * both sides) and which --attribution cannot copy; the second build finds the scratch at size */
-    for (int pass = 0; pass < 2; pass++) {
-        uint32_t gen = en->g->scratch_gen;
-        layers->n = n0;
-        st = en->fp->build_layers(en, shape, layers, e);
-        if (!st && head && en->s->last && shape->n_logits > 0) {
-            head->kind = shape->plan;
-            head->bufs = &en->bufs;
-            head->n = h0;
-            st = en->fp->build_head(en, shape, head, e);
-        }
-        if (st || en->g->scratch_gen == gen) break;
-    }
-    /* the kernels' scratch that dispatches write (kernels.h k_scratch_bufs: the halves of the
-     * gemm's weight copies), as plan buffers, so that the barriers follow the data there too;
-     * dispatches of plans built before, into a buffer since outgrown, touch no plan buffer and
-     * keep barriers on both sides */
+    bool want_head = head && en->s->last && shape->n_logits > 0;
+    struct sel_scratch need = {0}, head_need = {0};
+    en->fp->layers_scratch(en, shape, &need);
+    if (want_head) en->fp->head_scratch(en, shape, &head_need);
+    sel_scratch_max(&need, &head_need);
+    int st = k_scratch_reserve(en->g, &need, &en->scratch, e);
+    if (st) return st;
+    en->scratch.gemm_w_half = 0;
+    /* the scratch that dispatches write (kernels.h k_scratch_bufs: the halves of the f16 weight
+     * copies), as plan buffers, so that the barriers follow the data there too; dispatches of plans
+     * built before on a buffer since outgrown touch no plan buffer and keep barriers on both sides */
     uint64_t lo[K_SCRATCH_BUFS], hi[K_SCRATCH_BUFS];
-    int n = k_scratch_bufs(en->g, lo, hi);
+    int n = k_scratch_bufs(&en->scratch, lo, hi);
     en->bufs.n = en->n_own_bufs;
     for (int i = 0; i < n; i++) bufs_add(&en->bufs, lo[i], hi[i]);
+    layers->kind = shape->plan;
+    layers->bufs = &en->bufs;
+    layers->scratch = &en->scratch;
+    st = en->fp->build_layers(en, shape, layers, e);
+    if (!st && want_head) {
+        head->kind = shape->plan;
+        head->bufs = &en->bufs;
+        head->scratch = &en->scratch;
+        st = en->fp->build_head(en, shape, head, e);
+    }
     return st;
 }
 
@@ -260,6 +259,13 @@ int engine_build_head_default(struct engine *en, const struct step_shape *sh, st
     if (st) return st;
     return k_matmul(en->g, p, weights_global(en->w, s, G_HEAD), en->xn.addr, en->logits.addr, sh->n_logits, false,
                     -1, "lm_head", "head.", e);
+}
+
+void engine_head_scratch_default(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need)
+{
+    const struct gpu_weight *w = weights_global(en->w, en->s, G_HEAD);
+    struct sel_scratch m = k_matmul_scratch(en->g, sh->plan, 1, &w, false, NULL, false, sh->n_logits);
+    sel_scratch_max(need, &m);
 }
 
 int engine_step(struct engine *en, const struct step_shape *shape, const struct plan *layers,

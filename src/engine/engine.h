@@ -2,9 +2,10 @@
  * plans built for a width, and one step = upload the columns, record the plan (and the head) into
  * one command buffer, one submit, one wait, read back logits or hidden.
  *
- * Plans are built once per (width, shape); every buffer they name exists from engine_init on, so
- * a step does no allocation and no descriptor work: only memcpy into the mapped upload buffer and
- * vkCmd* recording. */
+ * Plans are built once per (width, shape); every buffer they name exists from engine_init on, but
+ * the kernels' scratch, which engine_build sizes for the shape before it builds; so a step does no
+ * allocation and no descriptor work: only memcpy into the mapped upload buffer and vkCmd*
+ * recording. */
 #ifndef LFM2_ENGINE_H
 #define LFM2_ENGINE_H
 
@@ -54,8 +55,11 @@ struct engine {
     uint64_t kv_addr[MODEL_MAX_LAYERS][2];
     struct gpu_buf up;        /* host-visible: per-step upload (meta + hidden_in) */
     struct gpu_buf down;      /* host-visible: per-step readback (logits or hidden_out) */
+    struct k_scratch scratch; /* the kernels' scratch (kernels.h), sized by engine_build before it
+                                 builds, for the plans it builds (grown, never shrunk, when a later
+                                 shape needs more: plans built before keep the buffers they name) */
     struct plan_bufs bufs;    /* the device buffers above that dispatches write (plan.h), then (from
-                                 n_own_bufs) the halves of the gemm's weight copies (gpu.h gemm_w) */
+                                 n_own_bufs) the halves of the scratch's f16 weight copies (gemm_w) */
     int n_own_bufs;
     uint64_t up_cols, up_runs, up_idx, up_hidden; /* offsets in `up` */
     uint64_t up_slots;        /* offset in `up` of the slot table's host copy (the one the engine edits) */
@@ -137,7 +141,9 @@ int engine_commit(struct engine *en, int slot, int accepted, struct err *e);
 /* The slot's next position: advanced by every batch/wide step over it and by engine_commit. */
 uint32_t engine_slot_pos(const struct engine *en, int slot);
 
-/* Builds the layer plan and (when the shard ends at N and shape->n_logits > 0) the head plan. */
+/* Builds the layer plan and (when the shard ends at N and shape->n_logits > 0) the head plan, once:
+ * first the kernels' scratch is made to hold what the shape's products take (family_plan
+ * layers_scratch / head_scratch), then the builders run on it and allocate nothing. */
 int engine_build(struct engine *en, const struct step_shape *shape, struct plan *layers, struct plan *head,
                  struct err *e);
 
@@ -175,12 +181,19 @@ struct family_plan {
     int (*build_layers)(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
     /* Appends the head plan (only called on a last stage with sh->n_logits > 0). */
     int (*build_head)(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
+    /* The kernels' scratch build_layers / build_head take for sh, max'ed into need: the products
+     * and attentions they append, each through k_matmul_scratch / k_attn_scratch (kernels.h) with
+     * the arguments the builder passes. A product missed here fails the build (kernels.h
+     * k_scratch), so the goldens of every family and plan check that the two agree. */
+    void (*layers_scratch)(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need);
+    void (*head_scratch)(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need);
 };
 
 const struct family_plan *family_plan_get(enum family f);
 
-/* The head every family shares: logits = rms(h[need_logit], output_norm) · headᵀ. */
+/* The head every family shares: logits = rms(h[need_logit], output_norm) · headᵀ; its scratch. */
 int engine_build_head_default(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e);
+void engine_head_scratch_default(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need);
 
 /* Device addresses of layer l's recurrent state (entry 0 of slot 0; entries follow at state_bytes
  * each, n_snap a slot: see engine_state) and of its K and V pools. */

@@ -197,27 +197,21 @@ static int attention_decode(struct gpu *g, struct plan *p, const struct k_attn_g
                              : a->gated ? (prefill ? "attn.gated.prefill" : "attn.gated.decode")
                                         : (prefill ? "attn.prefill" : "attn.decode");
     uint32_t keys = (uint32_t)a->max_blocks * K_KV_BLOCK;
-    if (!sel_attn_by_kv_head(&g->tune, (int)a->hd, keys, cols, prefill))
-        return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
     struct sel s = k_sel_of(g, p);
-    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
-    uint32_t nt = sel_attn_kv_threads(&s, hd, gq, fused);
-    if (!nt) /* a group too large for the device's shared memory */
+    struct sel_attn_kv kv;
+    if (!sel_attn_kv(&s, a->n_h, a->n_kv, a->hd, keys, cols, prefill, fused, &kv))
         return attention_by_q_head(g, p, a, pc, cols, kind, fused, bytes, layer, e);
-    uint32_t n_kv = (uint32_t)a->n_kv;
-    uint32_t nspl = sel_attn_splits(&g->tune, keys, n_kv * (uint32_t)cols, nt), kper = 0;
-    if (nspl > 1) {
-        kper = k_div_up(k_div_up(keys, nspl), K_KV_BLOCK) * K_KV_BLOCK;
-        nspl = k_div_up(keys, kper);
-    }
+    uint32_t sg = g->subgroup_size ? g->subgroup_size : 32, hd = (uint32_t)a->hd, gq = (uint32_t)(a->n_h / a->n_kv);
+    uint32_t n_kv = (uint32_t)a->n_kv, nt = kv.nt, nspl = kv.nspl;
     if ((uint64_t)n_kv * nspl > MAX_GROUPS)
         return err_set(e, ST_USAGE, "attention: %u kv heads × %u key splits pass %u workgroups", n_kv, nspl,
                        (unsigned)MAX_GROUPS);
     if (nspl > 1) {
-        uint64_t part = (uint64_t)cols * (uint64_t)a->n_h * nspl * (hd + 2) * 4;
-        int rc = k_dev_scratch(g, &g->attn_part, part, &pc->part, e);
+        struct k_scratch *sc = p->scratch;
+        int rc = k_scratch_take(sc ? &sc->attn_part : NULL, sc ? sc->attn_part.size : 0, kv.part,
+                                "key splits' outputs (attn_part)", "attn", &pc->part, e);
         if (rc) return rc;
-        pc->a.kper = kper;
+        pc->a.kper = kv.kper;
     }
     uint32_t spec[6] = {sg, hd, gq, nt, fused, nspl > 1};
     const struct gpu_pipeline *pipe;
@@ -255,12 +249,20 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
     return attention_decode(g, p, a, &pd, cols, prefill, false, 0, layer, e);
 }
 
+struct sel_scratch k_attn_scratch(const struct gpu *g, enum plan_kind kind, const struct k_attn_geom *a, int cols,
+                                  int n_runs, bool prefill)
+{
+    struct sel s = k_sel(g, kind);
+    return sel_attn_scratch(&s, a->n_h, a->n_kv, a->hd, (int64_t)a->max_blocks * K_KV_BLOCK, cols, n_runs, prefill);
+}
+
 int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool, uint64_t vpool,
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
                 struct err *e)
 {
-    if (n_runs != cols || p->kind == PLAN_SPEC) {
+    struct sel s = k_sel_of(g, p);
+    if (!sel_attn_fuses_prep(&s, cols, n_runs)) {
         int rc = k_attn_prep(g, p, a, q_norm, k_norm, q, k, v, kpool, vpool, btab, cols_meta, cols, layer, e);
         if (rc) return rc;
         return k_attention(g, p, a, q, kpool, vpool, btab, cols_meta, out, cols, prefill, layer, e);

@@ -36,28 +36,8 @@ struct gemm_call {
     uint64_t bytes;
     uint64_t flops;      /* useful FLOPs (flops.c) */
     uint32_t exec_mult;  /* products executed per useful one (k_gemm_exec_mult) */
-    bool zero_y; /* split sums into a y that does not accumulate: y must start at 0 */
-    bool xraw;   /* reads the plain x (no prep needed: gemm.comp XRAW) */
+    struct sel_gemm choice; /* its prep reads zero_y (y must start at 0) and xraw (no prep needed) */
 };
-
-/* A device-wide scratch buffer of at least `bytes` (struct gpu gemm_x: the gemm's prepared
- * activations, gemm_xprep.comp; gemm_w: f16 copies of Q4_0 weights, gemm_wdeq.comp; attn_part:
- * attn_kv.comp's split outputs): one per device, shared by every dispatch that needs it. gemm_x is
- * no plan buffer, so recording puts barriers on both sides of a prep (plan_barriers); gemm_w's
- * halves are (engine.c), so a widening and the products around it are ordered by the data they
- * share. When a plan needs more a larger one is made; the old one stays (plans built before keep
- * its address) until gpu_close frees all. */
-int k_dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e)
-{
-    if (b->size < bytes) {
-        uint64_t size = MAX(bytes, 2 * b->size);
-        int rc = gpu_alloc(g, size, GPU_MEM_DEVICE, b, e);
-        if (rc) return rc;
-        g->scratch_gen++;
-    }
-    *addr = b->addr;
-    return ST_OK;
-}
 
 /* The tiles, splits and pipeline of one product (sel_gemm; appends nothing). */
 static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
@@ -75,8 +55,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
              k_kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
              k_kind_dtype(w->dtype));
-    c->zero_y = sg.zero_y;
-    c->xraw = sg.xraw;
+    c->choice = sg;
     if ((rc = gpu_pipeline(g, name, sg.spec, SEL_GEMM_SPECS, &c->pipe, e))) return rc;
     c->pc = (struct push_gemm){k_matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
     memcpy(c->groups, sg.groups, sizeof c->groups);
@@ -137,52 +116,35 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
     return ST_OK;
 }
 
-/* Bytes of one half of gemm_w (256-aligned). */
-static uint64_t gemm_w_half_bytes(const struct gpu *g) { return g->gemm_w.size / 2 / 256 * 256; }
-
-int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS])
-{
-    uint64_t half = gemm_w_half_bytes(g);
-    if (!half) return 0;
-    for (int i = 0; i < 2; i++) {
-        lo[i] = g->gemm_w.addr + (uint64_t)i * half;
-        hi[i] = lo[i] + half;
-    }
-    return 2;
-}
-
 /* The f16 copies of the weights w[0..n) that sel_gemm_wdeq_serves takes at `cols` columns (f[i] = *w[i]
  * for the others), and the widening of those into them (one dispatch). The copies go into one half
- * of the device's gemm_w buffer, the halves taken in turn, and the widening is moved back to just
- * after the last dispatch that reads a copy (plan_hoist_last): the previous such product, whose
- * copy is in the other half, so that the two run side by side where the engine lets the barriers
- * follow the data (engine.c makes the halves plan buffers). wide[i]: whether w[i] goes through its
- * copy. */
+ * of the plan's gemm_w scratch (struct k_scratch), the halves taken in turn, and the widening is
+ * moved back to just after the last dispatch that reads a copy (plan_hoist_last): the previous
+ * such product, whose copy is in the other half, so that the two run side by side where the
+ * engine lets the barriers follow the data (engine.c makes the halves plan buffers). wide[i]:
+ * whether w[i] goes through its copy. */
 static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], int cols,
                      struct gpu_weight f[], bool wide[], int layer, const char *op, const char *kind_prefix,
                      struct err *e)
 {
-    uint64_t need = 0, at[4] = {0}, base;
-    const struct gpu_weight *q[4];
-    uint64_t out[4];
+    uint64_t at[K_MULTI_MAX], out[K_MULTI_MAX], base;
+    struct sel_weight sw[K_MULTI_MAX];
+    const struct gpu_weight *q[K_MULTI_MAX];
     int nq = 0;
-    CHECK(n <= 4);
+    CHECK(n <= K_MULTI_MAX);
     for (int i = 0; i < n; i++) {
         f[i] = *w[i];
-        struct sel s = k_sel_of(g, p);
-        struct sel_weight sw = k_sel_w(w[i]);
-        wide[i] = sel_gemm_wdeq_serves(&s, cols, &sw);
-        if (!wide[i]) continue;
-        at[i] = need;
-        need += (2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k + 255) / 256 * 256;
+        sw[i] = k_sel_w(w[i]);
     }
+    struct sel s = k_sel_of(g, p);
+    uint64_t need = sel_gemm_wdeq_layout(&s, cols, n, sw, wide, at);
     if (!need) return ST_OK;
-    if (g->gemm_w.size / 2 < need) g->gemm_w_half = 0;
-    int rc = k_dev_scratch(g, &g->gemm_w, 2 * need, &base, e);
+    struct k_scratch *sc = p->scratch;
+    uint64_t half = sc ? k_scratch_half(sc) : 0;
+    int rc = k_scratch_take(sc ? &sc->gemm_w : NULL, half, need, "f16 weight copies (half of gemm_w)", op, &base, e);
     if (rc) return rc;
-    uint64_t half = gemm_w_half_bytes(g);
-    base += g->gemm_w_half * half;
-    g->gemm_w_half ^= 1;
+    base += (uint64_t)sc->gemm_w_half * half;
+    sc->gemm_w_half ^= 1;
     for (int i = 0; i < n; i++) {
         if (!wide[i]) continue;
         uint64_t bytes = 2 * (uint64_t)w[i]->rows * (uint64_t)w[i]->k;
@@ -191,7 +153,7 @@ static int gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weig
         out[nq++] = f[i].addr;
     }
     rc = k_gemm_wdeq(g, p, nq, q, out, layer, op, kind_prefix, e);
-    if (!rc) plan_hoist_last(p, g->gemm_w.addr, g->gemm_w.addr + 2 * half);
+    if (!rc) plan_hoist_last(p, sc->gemm_w.addr, sc->gemm_w.addr + 2 * half);
     return rc;
 }
 
@@ -212,15 +174,17 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
                      int n, const struct gemm_call *calls, int layer, const char *op, const char *kind_prefix,
                      uint64_t *xg, struct err *e)
 {
-    bool has_norm = norm && norm->w, zero = false, raw = true;
-    for (int i = 0; i < n; i++) {
-        zero = zero || calls[i].zero_y;
-        raw = raw && calls[i].xraw;
-    }
-    *xg = x;
-    if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
+    bool has_norm = norm && norm->w;
+    struct sel s = k_sel_of(g, p);
+    struct sel_gemm sg[GEMM_PREP_MAX_Y];
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
-    int rc = k_dev_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
+    for (int i = 0; i < n; i++) sg[i] = calls[i].choice;
+    uint64_t bytes = sel_gemm_prep_bytes(&s, has_norm, n, sg, k, cols);
+    *xg = x;
+    if (!bytes) return ST_OK;
+    struct k_scratch *sc = p->scratch;
+    int rc = k_scratch_take(sc ? &sc->gemm_x : NULL, sc ? sc->gemm_x.size : 0, bytes, "prepared activations (gemm_x)",
+                            op, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
     if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
@@ -234,7 +198,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     size_t out[1 + GEMM_PREP_MAX_Y] = {offsetof(struct push_gemm_xprep, xo)};
     int n_out = 1;
     for (int i = 0; i < n; i++) {
-        if (!calls[i].zero_y) continue;
+        if (!calls[i].choice.zero_y) continue;
         xp.y[i] = calls[i].pc.m.y;
         xp.rows[i] = calls[i].pc.m.rows;
         out[n_out++] = offsetof(struct push_gemm_xprep, y) + 8 * (size_t)i;

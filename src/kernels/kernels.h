@@ -168,7 +168,7 @@ int k_matmul_swiglu(struct gpu *g, struct plan *p, const struct gpu_weight *w1, 
  * In a wide plan where the gemm serves every product (below) and the weights share k: one
  * gemm_xprep for all (op fused_op: x' made once, every split output zeroed), then n gemm dispatches
  * named ops[i] with no barrier between them. Else n k_matmul_norm calls named ops[i]. */
-#define K_MULTI_MAX 4
+#define K_MULTI_MAX SEL_PRODUCT_MAX /* 4 */
 int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *const w[], const uint64_t y[],
                    const struct k_norm *norm, uint64_t x, int cols, int layer, const char *const ops[],
                    const char *fused_op, struct err *e);
@@ -201,7 +201,7 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * two dispatches: gemm_xprep.comp (kind
  * "<kind_prefix>gemm_xprep", 0 weight bytes) writes x' once (norm applied; f16 hi/lo pairs for
  * cooperative matrices, f32 for the twin, which reads a plain x directly when there is no norm
- * and no split) into a device-wide buffer (struct gpu gemm_x), and zeroes y for a split product
+ * and no split) into the plan's scratch (struct k_scratch gemm_x), and zeroes y for a split product
  * that does not accumulate; then the gemm, grid (ceil(cols/BN), ceil(rows/BM), k splits), tiles
  * and splits chosen per shape (select.c sel_gemm; bench/06, bench/11). Two implementations,
  * picked once per device (gpu.h gemm_coopmat):
@@ -215,11 +215,37 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
  * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
  * u32 kper (k per split). */
-/* The device-wide scratch ranges that kernels write and the engine should treat as plan buffers
- * (plan.h): the two halves of the gemm's f16 weight copies (gpu.h gemm_w) once they exist. Returns
- * how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
+/* ---- the kernels' device scratch: buffers that some kernels write and read back within a step
+ * (the gemm's prepared activations, its f16 copies of Q4_0 weights, attention's split outputs).
+ * The engine owns them and sizes them before it builds a plan, from the same rules that choose
+ * the kernels (select.h sel_product_scratch, sel_attn_scratch, through k_matmul_scratch and
+ * k_attn_scratch below); the plan carries them (plan.h scratch) and the helpers take their ranges
+ * from there, allocating nothing. A helper whose range is missing or short fails with ST_RUNTIME
+ * naming the op and both sizes (a sizing that missed a product). */
+struct k_scratch {
+    struct gpu_buf gemm_x;    /* the gemm's prepared x' (gemm_xprep.comp), the widest product's */
+    struct gpu_buf gemm_w;    /* f16 copies of Q4_0 weights (gemm_wdeq.comp): two halves, each the
+                                 largest product's copies, taken in turn (gemm_w_half: the next), so
+                                 a widening runs beside the product before it */
+    struct gpu_buf attn_part; /* attn_kv.comp's key splits' partial outputs */
+    int gemm_w_half;          /* set to 0 when a build starts */
+};
+
+/* The choice context (select.h) of a plan of kind `kind` on g. */
+struct sel k_sel(const struct gpu *g, enum plan_kind kind);
+/* The scratch one call of the matrix helpers takes in a plan of kind `kind`, with the same
+ * arguments: k_matmul (n 1, no norm), k_matmul_norm (n 1), k_matmul_swiglu (n 2: w1, w3; swiglu),
+ * k_matmul_multi (n 1..K_MULTI_MAX, accumulate false). norm may be NULL. */
+struct sel_scratch k_matmul_scratch(const struct gpu *g, enum plan_kind kind, int n, const struct gpu_weight *const w[],
+                                    bool swiglu, const struct k_norm *norm, bool accumulate, int cols);
+/* Makes sc hold `need`: each buffer smaller than asked is allocated anew at the size asked
+ * (gemm_w: two halves of need->gemm_w); the ones it replaces stay allocated (plans built on them
+ * keep their addresses) until gpu_close or gpu_release. */
+int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_scratch *sc, struct err *e);
+/* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
+ * the two halves of gemm_w once it exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
 #define K_SCRATCH_BUFS 2
-int k_scratch_bufs(const struct gpu *g, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
+int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
 
 /* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at
  * out[i] (16-byte aligned), q·d rounded to nearest; one dispatch, kind
@@ -346,11 +372,15 @@ int k_attention(struct gpu *g, struct plan *p, const struct k_attn_geom *a, uint
  * it was. One dispatch fewer a layer (bench/26). The
  * push block of both (128 B): attention's 72, then u64 k, v, qn, kn; u32
  * flags (attn.prep's 1, 2, 4) | gain dtype << 4 | rope_dims << 8; float eps, r_hi, r_lo (zeros
- * unfused); u64 part (the splits' outputs, gpu.h attn_part). */
+ * unfused); u64 part (the splits' outputs, struct k_scratch attn_part). */
 int k_attn_step(struct gpu *g, struct plan *p, const struct k_attn_geom *a, const struct gpu_weight *q_norm,
                 const struct gpu_weight *k_norm, uint64_t q, uint64_t k, uint64_t v, uint64_t kpool, uint64_t vpool,
                 uint64_t btab, uint64_t cols_meta, uint64_t out, int cols, int n_runs, bool prefill, int layer,
                 struct err *e);
+/* The scratch k_attn_step takes with the same arguments in a plan of kind `kind` (k_attention's:
+ * n_runs 0, its prep never fused). */
+struct sel_scratch k_attn_scratch(const struct gpu *g, enum plan_kind kind, const struct k_attn_geom *a, int cols,
+                                  int n_runs, bool prefill);
 
 /* How winit draws values before storing them as the weight's dtype. */
 enum winit_mode {

@@ -68,8 +68,14 @@ int k_matmul_check(const struct gpu_weight *w, const struct gpu_weight *w3, cons
 
 /* ---- gemm (gemm.c) */
 
-/* A device-wide scratch buffer of at least `bytes` (gemm.c says which and how they are shared). */
-int k_dev_scratch(struct gpu *g, struct gpu_buf *b, uint64_t bytes, uint64_t *addr, struct err *e);
+/* ---- the plan's scratch (scratch.c; kernels.h struct k_scratch) */
+
+/* *addr = the start of scratch buffer b (NULL: the plan has none), of which `have` bytes are this
+ * use's, for `bytes`: ST_RUNTIME naming `what`, op and both sizes when they fall short. */
+int k_scratch_take(const struct gpu_buf *b, uint64_t have, uint64_t bytes, const char *what, const char *op,
+                   uint64_t *addr, struct err *e);
+/* Bytes of one half of sc's gemm_w (256-aligned). */
+uint64_t k_scratch_half(const struct k_scratch *sc);
 
 /* One product through the gemm: its prep (when needed), then the product. */
 int k_gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const struct gpu_weight *w3,

@@ -15,10 +15,21 @@ uint64_t k_scale_addr(const struct gpu_weight *w)
 }
 
 /* The context of the kernel choice (select.h) for plan p (NULL: a batch plan) on g. */
-struct sel k_sel_of(const struct gpu *g, const struct plan *p)
+struct sel k_sel(const struct gpu *g, enum plan_kind kind)
 {
-    return (struct sel){&g->tune, p ? p->kind : PLAN_BATCH, g->subgroup_size, g->shared_mem, g->gemm_coopmat,
-                        g->has_float_atomic_add};
+    return (struct sel){&g->tune, kind, g->subgroup_size, g->shared_mem, g->gemm_coopmat, g->has_float_atomic_add};
+}
+
+struct sel k_sel_of(const struct gpu *g, const struct plan *p) { return k_sel(g, p ? p->kind : PLAN_BATCH); }
+
+struct sel_scratch k_matmul_scratch(const struct gpu *g, enum plan_kind kind, int n, const struct gpu_weight *const w[],
+                                    bool swiglu, const struct k_norm *norm, bool accumulate, int cols)
+{
+    struct sel s = k_sel(g, kind);
+    struct sel_product m = {.n = MIN(n, SEL_PRODUCT_MAX), .swiglu = swiglu, .norm = norm && norm->w,
+                            .accumulate = accumulate, .cols = cols};
+    for (int i = 0; i < m.n; i++) m.w[i] = k_sel_w(w[i]);
+    return sel_product_scratch(&s, &m);
 }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
@@ -220,9 +231,9 @@ int k_matmul_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight
         return err_set(e, ST_USAGE, "matmul %s: %d weights, expected 1..%d", fused_op, n, K_MULTI_MAX);
     /* the wide plan's gemm: one prep for all when every product goes to it */
     struct sel s = k_sel_of(g, p);
-    bool gemm = n > 1;
-    for (int i = 0; i < n; i++) gemm = gemm && sel_gemm_serves(&s, cols, w[i]->dtype) && w[i]->k == w[0]->k;
-    if (gemm) {
+    struct sel_weight sws[K_MULTI_MAX];
+    for (int i = 0; i < n; i++) sws[i] = k_sel_w(w[i]);
+    if (sel_gemm_multi(&s, n, sws, cols)) {
         for (int i = 0; i < n; i++) {
             int rc = k_matmul_check(w[i], NULL, norm, cols, ops[i], e);
             if (rc) return rc;

@@ -449,6 +449,33 @@ uint32_t sel_attn_splits(const struct tune *t, uint32_t keys, uint32_t wg, uint3
     return MIN(div_up(target, wg), div_up(keys, nt));
 }
 
+bool sel_attn_kv(const struct sel *s, int n_h, int n_kv, int hd, int64_t keys, int cols, bool prefill,
+                 bool fused, struct sel_attn_kv *out)
+{
+    memset(out, 0, sizeof *out);
+    if (n_kv < 1 || n_h % n_kv || cols < 1 || keys < 1 || keys > UINT32_MAX) return false;
+    if (!sel_attn_by_kv_head(s->tune, hd, keys, cols, prefill)) return false;
+    uint32_t nt = sel_attn_kv_threads(s, (uint32_t)hd, (uint32_t)(n_h / n_kv), fused);
+    if (!nt) return false;
+    uint32_t nspl = sel_attn_splits(s->tune, (uint32_t)keys, (uint32_t)n_kv * (uint32_t)cols, nt), kper = 0;
+    if (nspl > 1) { /* whole KV blocks a split, then as many splits as those take */
+        kper = div_up(div_up((uint64_t)keys, nspl), K_KV_BLOCK) * K_KV_BLOCK;
+        nspl = div_up((uint64_t)keys, kper);
+    }
+    out->nt = nt;
+    out->nspl = nspl;
+    out->kper = nspl > 1 ? kper : 0;
+    out->part = nspl > 1 ? (uint64_t)cols * (uint64_t)n_h * nspl * ((uint64_t)hd + 2) * 4 : 0;
+    return true;
+}
+
+/* The prep rides in the attention where each slot holds one column: its workgroups then norm and
+ * rotate their own heads (bench/26); the spec plan keeps it apart. */
+bool sel_attn_fuses_prep(const struct sel *s, int cols, int n_runs)
+{
+    return n_runs == cols && s->plan != PLAN_SPEC;
+}
+
 #define ATTN_NT 128u /* attn_kv.comp: threads a workgroup, keys a chunk */
 
 /* Shared bytes of attn_kv.comp at head dim hd, gq q heads a kv head, nt threads in subgroups of

@@ -133,6 +133,60 @@ uint32_t sel_attn_q_subgroups(const struct sel *s, uint32_t hd, bool fused);
 bool sel_attn_prefill_tile(const struct sel *s, uint32_t hd, int cols, uint32_t *bq, uint32_t *nt,
                            uint32_t *kv2, uint64_t *need);
 
+/* attn_kv.comp's geometry for `cols` columns of up to `keys` keys (fused: with the prep): threads
+ * nt, key splits nspl of kper keys each (nspl 1: none, kper 0), and the bytes of the splits'
+ * partial outputs (0 without splits). false where attention.comp serves instead (sel_attn_by_kv_head
+ * says so, or the kv head's group does not fit the shared memory). */
+struct sel_attn_kv {
+    uint32_t nt, nspl, kper;
+    uint64_t part; /* f32 [cols][n_h][nspl][hd + 2] */
+};
+bool sel_attn_kv(const struct sel *s, int n_h, int n_kv, int hd, int64_t keys, int cols, bool prefill,
+                 bool fused, struct sel_attn_kv *out);
+/* Whether a step's attention takes its prep fused (kernels.h k_attn_step): one column a slot
+ * (n_runs == cols) outside the spec plan. */
+bool sel_attn_fuses_prep(const struct sel *s, int cols, int n_runs);
+
+/* ---- device scratch (select_scratch.c): the bytes the chosen kernels use, from the same rules
+ * that choose them. The engine sizes its scratch (kernels.h struct k_scratch) as the max over a
+ * step's products before it builds the plan; the kernels take their ranges from it. */
+
+struct sel_scratch {
+    uint64_t gemm_x;    /* the gemm's prepared activations x' (gemm_xprep.comp): f32 [cols][k] */
+    uint64_t gemm_w;    /* one product's f16 copies of its Q4_0 weights (gemm_wdeq.comp): the
+                           bytes of one half of the two-half buffer */
+    uint64_t attn_part; /* attn_kv.comp's key splits' partial outputs (sel_attn_kv part) */
+};
+/* acc = the field-wise max of acc and b. */
+void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b);
+
+/* The f16 copies of the weights w[0..n) at `cols` columns: wide[i] whether w[i] takes one
+ * (sel_gemm_wdeq_serves), at[i] its offset (each copy 256-aligned); returns their bytes. */
+uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct sel_weight w[], bool wide[],
+                              uint64_t at[]);
+/* The bytes of the prep of n gemm products of one x [cols][k] (c: their sel_gemm choices; norm:
+ * an input RMSNorm): 0 where none runs (the FMA twin with no norm and nothing to zero, or every
+ * product reads the plain x). */
+uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[], int64_t k, int cols);
+/* Whether k_matmul_multi's n products of one x go through the gemm with one prep: more than one,
+ * each one the gemm serves, all of one k. */
+bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int cols);
+
+/* One call of the matrix helpers (kernels.h): k_matmul / k_matmul_norm (n 1), k_matmul_swiglu
+ * (n 2, swiglu: w[0] gate, w[1] up), k_matmul_multi (n 1..4, accumulate false). */
+#define SEL_PRODUCT_MAX 4
+struct sel_product {
+    int n;
+    struct sel_weight w[SEL_PRODUCT_MAX];
+    bool swiglu, norm, accumulate;
+    int cols;
+};
+/* The scratch one such call takes. A shape the kernels refuse counts 0 (the build says why). */
+struct sel_scratch sel_product_scratch(const struct sel *s, const struct sel_product *m);
+/* The scratch of one step's attention (kernels.h k_attn_step) of `cols` columns in n_runs runs. */
+struct sel_scratch sel_attn_scratch(const struct sel *s, int n_h, int n_kv, int hd, int64_t keys, int cols,
+                                    int n_runs, bool prefill);
+
 /* ---- convs */
 
 /* Whether a conv rides in the epilogue of its in_proj w_in of `cols` columns in n_runs runs. */

@@ -32,4 +32,20 @@ int plan_ffn_block(struct engine *en, struct plan *p, const struct step_shape *s
                    const struct gpu_weight *gate, const struct gpu_weight *up, uint64_t y, bool accumulate,
                    struct err *e);
 
+/* The geometry of layer l's attention (gated: Qwen3.5's q | gate rows; no q/k norm where the layer
+ * has no q_norm / k_norm tensors). */
+struct k_attn_geom plan_attn_geom(const struct engine *en, int l, bool gated);
+
+/* ---- the kernels' scratch the blocks take (engine.h family_plan layers_scratch): each mirrors its
+ * builder's products with the same arguments, max'ed into need. */
+
+/* need = the field-wise max of need and one. */
+void plan_need(struct sel_scratch *need, struct sel_scratch one);
+/* plan_attn_block's (gated: Qwen3.5's attention, which builds its own block the same way). */
+void plan_attn_scratch(const struct engine *en, const struct step_shape *sh, int l, bool gated, bool accumulate,
+                       struct sel_scratch *need);
+/* plan_ffn_block's. */
+void plan_ffn_scratch(const struct engine *en, const struct step_shape *sh, int l, const struct gpu_weight *gate,
+                      const struct gpu_weight *up, bool accumulate, struct sel_scratch *need);
+
 #endif

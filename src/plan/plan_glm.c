@@ -43,6 +43,16 @@ static int glm_layers(struct engine *en, const struct step_shape *sh, struct pla
     return ST_OK;
 }
 
+static void glm_layers_scratch(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need)
+{
+    for (int l = en->s->a; l < en->s->b; l++) {
+        const struct gpu_weight *gu = plan_weight(en, l, W_FFN_GATE_UP);
+        struct gpu_weight gate = weights_part(gu, 0, 2), up = weights_part(gu, 1, 2);
+        plan_attn_scratch(en, sh, l, false, false, need);
+        plan_ffn_scratch(en, sh, l, &gate, &up, false, need);
+    }
+}
+
 static void glm_dims(const struct model_desc *d, struct engine_dims *out)
 {
     out->scratch = MAX(d->hidden, d->ffn); /* a projection's output before its post-norm; the SwiGLU output */
@@ -63,4 +73,6 @@ const struct family_plan plan_glm = {
     .spec = true, /* no recurrent state to snapshot; a draft's K/V land at their positions */
     .build_layers = glm_layers,
     .build_head = engine_build_head_default,
+    .layers_scratch = glm_layers_scratch,
+    .head_scratch = engine_head_scratch_default,
 };

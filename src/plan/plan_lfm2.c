@@ -45,6 +45,23 @@ static int lfm2_layers(struct engine *en, const struct step_shape *sh, struct pl
     return ST_OK;
 }
 
+/* The scratch lfm2_layers takes: conv.in_proj as a normed product (where the conv rides in its
+ * epilogue matmul.comp serves it, which takes none either way), conv.out_proj, the shared blocks. */
+static void lfm2_layers_scratch(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need)
+{
+    for (int l = en->s->a; l < en->s->b; l++) {
+        if (en->d->kind[l] == LAYER_CONV) {
+            struct k_norm norm = {plan_weight(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
+            const struct gpu_weight *in = plan_weight(en, l, W_CONV_IN), *out = plan_weight(en, l, W_CONV_OUT);
+            plan_need(need, k_matmul_scratch(en->g, sh->plan, 1, &in, false, &norm, false, sh->cols));
+            plan_need(need, k_matmul_scratch(en->g, sh->plan, 1, &out, false, NULL, true, sh->cols));
+        } else {
+            plan_attn_scratch(en, sh, l, false, true, need);
+        }
+        plan_ffn_scratch(en, sh, l, plan_weight(en, l, W_FFN_GATE), plan_weight(en, l, W_FFN_UP), true, need);
+    }
+}
+
 static void lfm2_dims(const struct model_desc *d, struct engine_dims *out)
 {
     out->scratch = MAX(3 * d->hidden, d->ffn); /* [B|C|X]; the SwiGLU output */
@@ -65,4 +82,6 @@ const struct family_plan plan_lfm2 = {
     .spec = true, /* the conv window's snapshots: shortconv.snap; attention needs none */
     .build_layers = lfm2_layers,
     .build_head = engine_build_head_default,
+    .layers_scratch = lfm2_layers_scratch,
+    .head_scratch = engine_head_scratch_default,
 };

@@ -30,22 +30,9 @@
  * DeltaNet state ([nv][dk][dv] f32) as they stand after draft column i into entry cur + i + 1 of
  * the slot's ring (kinds dn.conv.snap, dn.recurrent.snap), so that accepting any prefix costs
  * nothing. Gated attention needs no snapshot. */
-#include <math.h>
+#include "plan_blocks.h"
 
-#include "engine.h"
-
-#define TRY(x)                                                                                     \
-    do {                                                                                           \
-        int st_ = (x);                                                                             \
-        if (st_) return st_;                                                                       \
-    } while (0)
-
-static const struct gpu_weight *lw(const struct engine *en, int l, enum wrole r)
-{
-    const struct gpu_weight *w = weights_layer(en->w, en->s, l, r);
-    CHECK(w); /* shard_bind checked every tensor the layer kind needs */
-    return w;
-}
+static const struct gpu_weight *lw(const struct engine *en, int l, enum wrole r) { return plan_weight(en, l, r); }
 
 static struct k_dn_geom dn_geom(const struct model_desc *d)
 {
@@ -88,10 +75,7 @@ static int attn_block(struct engine *en, struct plan *p, const struct step_shape
     struct gpu *g = en->g;
     const struct model_desc *d = en->d;
     struct k_norm norm = {lw(en, l, W_ATTN_NORM), d->eps, d->norm_plus1};
-    struct k_attn_geom a = {.n_h = d->n_heads, .n_kv = d->n_kv_heads, .hd = d->head_dim, .rope_dims = d->rope_dims,
-                            .theta = d->rope_theta, .eps = d->eps, .scale = 1.0f / sqrtf((float)d->head_dim),
-                            .plus1 = d->norm_plus1, .interleaved = !d->rope_neox, .no_norm = false,
-                            .max_blocks = en->blocks_per_slot, .gated = true};
+    struct k_attn_geom a = plan_attn_geom(en, l, true);
     uint64_t kpool = engine_kpool_addr(en, l), vpool = engine_vpool_addr(en, l);
     int C = sh->cols;
     const struct gpu_weight *qkv[3] = {lw(en, l, W_Q), lw(en, l, W_K), lw(en, l, W_V)};
@@ -105,11 +89,7 @@ static int attn_block(struct engine *en, struct plan *p, const struct step_shape
 
 static int mlp_block(struct engine *en, struct plan *p, const struct step_shape *sh, int l, struct err *e)
 {
-    struct k_norm norm = {lw(en, l, W_FFN_NORM), en->d->eps, en->d->norm_plus1};
-    TRY(k_matmul_swiglu(en->g, p, lw(en, l, W_FFN_GATE), lw(en, l, W_FFN_UP), &norm, en->hidden.addr, en->t1.addr,
-                        sh->cols, l, "ffn_gate_up", "", e));
-    return k_matmul(en->g, p, lw(en, l, W_FFN_DOWN), en->t1.addr, en->hidden.addr, sh->cols, true, l, "ffn_down", "",
-                    e);
+    return plan_ffn_block(en, p, sh, l, lw(en, l, W_FFN_GATE), lw(en, l, W_FFN_UP), en->hidden.addr, true, e);
 }
 
 static int qwen35_layers(struct engine *en, const struct step_shape *sh, struct plan *p, struct err *e)
@@ -122,6 +102,28 @@ static int qwen35_layers(struct engine *en, const struct step_shape *sh, struct 
         TRY(mlp_block(en, p, sh, l, e));
     }
     return ST_OK;
+}
+
+/* The scratch qwen35_layers takes: the DeltaNet's input projections as k_matmul_multi takes them
+ * (qkv apart where its conv rides in its epilogue, matmul.comp's, which takes none), dn.out_proj;
+ * the attention and MLP blocks. */
+static void qwen35_layers_scratch(const struct engine *en, const struct step_shape *sh, struct sel_scratch *need)
+{
+    int C = sh->cols;
+    for (int l = en->s->a; l < en->s->b; l++) {
+        if (en->d->kind[l] == LAYER_DELTANET) {
+            struct k_norm norm = {lw(en, l, W_ATTN_NORM), en->d->eps, en->d->norm_plus1};
+            const struct gpu_weight *in[4] = {lw(en, l, W_DN_QKV), lw(en, l, W_DN_Z), lw(en, l, W_DN_B),
+                                              lw(en, l, W_DN_A)};
+            const struct gpu_weight *out = lw(en, l, W_DN_OUT);
+            int fuse = k_dn_conv_fuses(en->g, &(struct plan){.kind = sh->plan}, in[0], C, sh->n_runs);
+            plan_need(need, k_matmul_scratch(en->g, sh->plan, 4 - fuse, in + fuse, false, &norm, false, C));
+            plan_need(need, k_matmul_scratch(en->g, sh->plan, 1, &out, false, NULL, true, C));
+        } else {
+            plan_attn_scratch(en, sh, l, true, true, need);
+        }
+        plan_ffn_scratch(en, sh, l, lw(en, l, W_FFN_GATE), lw(en, l, W_FFN_UP), true, need);
+    }
 }
 
 static void qwen35_dims(const struct model_desc *d, struct engine_dims *out)
@@ -146,4 +148,6 @@ const struct family_plan plan_qwen35 = {
     .spec = true, /* DeltaNet snapshots: dn.conv.snap, dn.recurrent.snap; attention needs none */
     .build_layers = qwen35_layers,
     .build_head = engine_build_head_default,
+    .layers_scratch = qwen35_layers_scratch,
+    .head_scratch = engine_head_scratch_default,
 };

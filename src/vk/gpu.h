@@ -100,12 +100,6 @@ struct gpu {
     uint64_t allocated[2]; /* bytes handed out, per enum gpu_mem */
 
     struct gpu_buf staging; /* reusable upload/readback staging buffer */
-    struct gpu_buf gemm_x;  /* the wide plan's prepared activations (gemm.c k_dev_scratch); size 0: none yet */
-    struct gpu_buf gemm_w;  /* the wide plan's f16 copies of Q4_0 weights (gemm.c gemm_wdeq): two halves,
-                             * taken in turn (gemm_w_half: the next); size 0: none yet */
-    int gemm_w_half;
-    struct gpu_buf attn_part; /* attn_kv.comp's key splits' partial outputs (attention.c attention_decode) */
-    uint32_t scratch_gen;   /* bumped whenever gemm_x, gemm_w or attn_part is (re)allocated (engine.c builds again) */
 
     struct gpu_pipeline pipelines[GPU_MAX_PIPELINES];
     int n_pipelines;
@@ -143,15 +137,12 @@ int gpu_alloc(struct gpu *g, uint64_t size, enum gpu_mem kind, struct gpu_buf *o
 /* A mark of what is allocated now, and the release back to it: the blocks that existed get their
  * fill level back and every block made since is kept empty for the next allocations (not freed:
  * memory freed and allocated again stage after stage measured slower kernels), so one process can
- * profile shard after shard (--stages) with the memory of its largest. The kernels' scratch (gemm_x, gemm_w, attn_part)
- * returns to what it was at the mark. Nothing may be in flight, and no buffer handed out after the
- * mark may be used again. */
+ * profile shard after shard (--stages) with the memory of its largest. Nothing may be in flight,
+ * and no buffer handed out after the mark may be used again. */
 struct gpu_mark {
     int n_blocks;
     uint64_t used[GPU_MAX_BLOCKS];
     uint64_t allocated[2];
-    struct gpu_buf gemm_x, gemm_w, attn_part;
-    int gemm_w_half;
 };
 void gpu_mark(const struct gpu *g, struct gpu_mark *m);
 void gpu_release(struct gpu *g, const struct gpu_mark *m);

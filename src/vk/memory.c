@@ -218,10 +218,6 @@ void gpu_mark(const struct gpu *g, struct gpu_mark *m)
     for (int i = 0; i < g->n_blocks; i++) m->used[i] = g->blocks[i].used;
     m->allocated[0] = g->allocated[0];
     m->allocated[1] = g->allocated[1];
-    m->gemm_x = g->gemm_x;
-    m->gemm_w = g->gemm_w;
-    m->attn_part = g->attn_part;
-    m->gemm_w_half = g->gemm_w_half;
 }
 
 void gpu_release(struct gpu *g, const struct gpu_mark *m)
@@ -233,9 +229,4 @@ void gpu_release(struct gpu *g, const struct gpu_mark *m)
     for (int i = 0; i < g->n_blocks; i++) g->blocks[i].used = i < m->n_blocks ? m->used[i] : 0;
     g->allocated[0] = m->allocated[0];
     g->allocated[1] = m->allocated[1];
-    g->gemm_x = m->gemm_x;
-    g->gemm_w = m->gemm_w;
-    g->attn_part = m->attn_part;
-    g->gemm_w_half = m->gemm_w_half;
-    g->scratch_gen++; /* plans built against the released scratch are stale */
 }

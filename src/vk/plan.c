@@ -85,10 +85,12 @@ void plan_free(struct plan *p)
 {
     enum plan_kind kind = p->kind;
     const struct plan_bufs *bufs = p->bufs;
+    struct k_scratch *scratch = p->scratch;
     free(p->d);
     memset(p, 0, sizeof *p);
     p->kind = kind;
     p->bufs = bufs;
+    p->scratch = scratch;
 }
 
 /* Bit i set when address a lies in buffer i. */

@@ -56,11 +56,15 @@ struct plan_bufs {
     uint64_t lo[PLAN_MAX_BUFS], hi[PLAN_MAX_BUFS]; /* [lo, hi) */
 };
 
+struct k_scratch; /* the kernels' device scratch (kernels.h), owned by the engine */
+
 struct plan {
     struct dispatch *d;
     int n, cap;
     enum plan_kind kind;           /* set before the builder runs; kept by plan_free */
     const struct plan_bufs *bufs; /* NULL: a barrier after every dispatch; kept by plan_free */
+    struct k_scratch *scratch;    /* the ranges kernels that need scratch take (NULL: none; such a
+                                     kernel then fails); set before the builder runs; kept by plan_free */
 };
 
 /* Appends a dispatch; the plan grows as needed. Returns the new dispatch (zeroed but for the
