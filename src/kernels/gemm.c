@@ -68,9 +68,9 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     struct sel_gemm sg;
     int rc = sel_gemm(&s, &sw, swiglu, cols, accumulate, plain_x, op, &sg, e);
     if (rc) return rc;
-    char name[40];
-    snprintf(name, sizeof name, "%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
-             k_kind_dtype(w->dtype));
+    char name[48];
+    snprintf(name, sizeof name, "%s%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
+             sg.serving ? "_serving" : "", k_kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
              k_kind_dtype(w->dtype));
     c->zero_y = sg.zero_y;
@@ -219,7 +219,8 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     int rc = k_dev_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    struct sel s = k_sel_of(g, p);
+    if ((rc = gpu_pipeline(g, sel_gemm_prep(&s), NULL, 0, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,
