@@ -51,6 +51,7 @@ cli_test(cli_tune_header cli-gpu 0 "tune: xmv_cols=1,gemm_tile=32x32x32:1x1 (ker
 # --precision (issue 38): a bad value or a misspelt flag exits 2 naming it; the report's plan line says
 # which ran, and how many dispatches rounded (none in the batch plan: its kernels are f32)
 cli_test(cli_precision_unknown cli 2 "--precision fast: expected exact or serving" --model ${LT} --full --precision fast)
+cli_test(cli_precision_near cli 2 "--precision servng: expected exact or serving (did you mean serving?)" --model ${LT} --full --precision servng)
 cli_test(cli_precision_missing cli 2 "--precision (missing): expected exact or serving" --model ${LT} --full --precision)
 cli_test(cli_precision_typo cli 2 "unknown argument --precison: did you mean --precision?" --model ${LT} --full --precison serving)
 cli_test(cli_precision_wide cli-gpu 0 "plan wide; precision serving (f16 activations, one product: " --model ${LT} --full --wide --cols 6 --pos 3 --reps 1 --precision serving)
