@@ -56,6 +56,7 @@ cli_test(cli_precision_missing cli 2 "--precision (missing): expected exact or s
 cli_test(cli_precision_typo cli 2 "unknown argument --precison: did you mean --precision?" --model ${LT} --full --precison serving)
 cli_test(cli_precision_wide cli-gpu 0 "plan wide; precision serving (f16 activations, one product: " --model ${LT} --full --wide --cols 6 --pos 3 --reps 1 --precision serving)
 cli_test(cli_precision_exact cli-gpu 0 "plan wide; precision exact (f32-accurate)" --model ${LT} --full --wide --cols 6 --pos 3 --reps 1)
+cli_test(cli_precision_stages cli-gpu 0 "== pipeline: 2 stages (even split 0:3,3:6), 6 cols, plan wide, precision serving ==" --model ${LT} --stages 2 --wide --cols 6 --pos 3 --reps 1 --precision serving)
 cli_test(cli_precision_batch cli-gpu 0 "precision serving (no kernel of this step rounds: all f32)" --model ${LT} --full --cols 2 --pos 3 --reps 1 --precision serving)
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
