@@ -285,7 +285,8 @@ static int golden_spec(struct engine *en, struct golden_plans *cache, const stru
     int T = gd->T, k = T / 2, m = golden_draft(T), j = m / 2;
     for (int t = 0; !st && t < k; t++) st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, res, e);
     if (!st) st = golden_step(en, cache, gd, k, m, PLAN_SPEC, res, e);
-    for (int sq = 0; !st && sq < gd->S; sq++) golden_check(out, gd, res, "spec", sq, k, k + m, GOLDEN_TOL_EXACT, passed, checks);
+    for (int sq = 0; !st && sq < gd->S; sq++)
+        golden_check(out, gd, res, "spec", sq, k, k + m, GOLDEN_TOL_EXACT, passed, checks);
     for (int sq = 0; !st && sq < gd->S; sq++) {
         st = engine_commit(en, sq, j, e);
         if (!st && engine_slot_pos(en, sq) != (uint32_t)(k + j))
@@ -293,7 +294,8 @@ static int golden_spec(struct engine *en, struct golden_plans *cache, const stru
                          k + j);
     }
     for (int t = k + j; !st && t < T; t++) st = golden_step(en, cache, gd, t, 1, PLAN_BATCH, res, e);
-    for (int sq = 0; !st && sq < gd->S; sq++) golden_check(out, gd, res, "rollback", sq, k + j, T, GOLDEN_TOL_EXACT, passed, checks);
+    for (int sq = 0; !st && sq < gd->S; sq++)
+        golden_check(out, gd, res, "rollback", sq, k + j, T, GOLDEN_TOL_EXACT, passed, checks);
     return st;
 }
 

@@ -20,7 +20,8 @@ double golden_tolerance(enum plan_kind plan, enum precision prec);
 /* Prints one line per (shape, sequence) and a summary to out. plan PLAN_BATCH or PLAN_WIDE runs
  * the three shapes through plans of that kind; PLAN_SPEC runs the spec check instead (lines
  * "golden spec" and "golden rollback"). The device's precision (g->precision) applies. ST_GOLDEN
- * when any check is off by more than golden_tolerance (or not finite); ST_USAGE when the golden does not fit the model. */
+ * when any check is off by more than golden_tolerance (or not finite); ST_USAGE when the golden
+ * does not fit the model. */
 int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s, const struct dev_weights *w,
                const char *path, enum plan_kind plan, FILE *out, struct err *e);
 
