@@ -17,7 +17,8 @@
  * submit+wait wall without timestamps (minimum), and one accuracy line: a [2048, 2048] product with
  * the fused norm at COLS columns against a double-precision reference on 64 of its columns; on a
  * device with cooperative matrices, their rate on registers alone (coopmat_roof.comp).
- * Trailing --tune key=value[,...] (tune.h: every key, the test-only ones too). Environment:
+ * Trailing --tune key=value[,...] (tune.h: every key, the test-only ones too) and --precision
+ * exact|serving (the wide plan's arithmetic, plan_kind.h; default exact: bench/41). Environment:
  * LFM2_TEST_NO_COOPMAT=1 (FMA twin); LFM2_GEMM_ROOF in -DLFM2_BENCH builds (select.c). */
 #include <math.h>
 #include <stdio.h>
@@ -300,12 +301,21 @@ static int chain_bench(int n, int cols)
     return rc ? 1 : 0;
 }
 
-/* The --tune arguments (tune.h) after the positional ones, removed from argv; -1 on a bad one. */
-static int take_tune(int *argc, char **argv, struct tune *t)
+/* The --tune and --precision arguments after the positional ones, removed from argv; -1 on a bad
+ * one. */
+static int take_tune(int *argc, char **argv, struct tune *t, enum precision *prec)
 {
     int n = 1;
     *t = tune_default();
+    *prec = PRECISION_EXACT;
     for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--precision")) {
+            if (++i == *argc || !precision_parse(argv[i], prec)) {
+                fprintf(stderr, "gemm_bench: --precision: expected exact or serving\n");
+                return -1;
+            }
+            continue;
+        }
         if (strcmp(argv[i], "--tune")) {
             argv[n++] = argv[i];
             continue;
@@ -322,7 +332,8 @@ static int take_tune(int *argc, char **argv, struct tune *t)
 int main(int argc, char **argv)
 {
     struct tune tune;
-    if (take_tune(&argc, argv, &tune)) return 2;
+    enum precision prec;
+    if (take_tune(&argc, argv, &tune, &prec)) return 2;
     if (argc == 2 && !strcmp(argv[1], "shm")) return shm_sweep();
     if (argc >= 2 && !strcmp(argv[1], "chain")) {
         int n = argc > 2 ? atoi(argv[2]) : 256, cols = argc > 3 ? atoi(argv[3]) : 1;
@@ -348,8 +359,9 @@ int main(int argc, char **argv)
     if (cols < 1 || reps < 1 || layers < 1 || layers > LAYERS) return 2;
     TRY(gpu_open(&g, -1, &e));
     g.tune = tune;
-    printf("device %s, driver %s, gemm on %s\n", g.props.deviceName, g.driver_name,
-           g.gemm_coopmat ? "cooperative matrices" : "the FMA twin");
+    g.precision = prec;
+    printf("device %s, driver %s, gemm on %s, precision %s\n", g.props.deviceName, g.driver_name,
+           g.gemm_coopmat ? "cooperative matrices" : "the FMA twin", precision_name(prec));
 
     /* weights of the 16 layers, activations */
     static const bool attn[LAYERS] = {[2] = 1, [5] = 1, [8] = 1, [10] = 1, [12] = 1, [14] = 1};

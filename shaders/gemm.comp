@@ -23,13 +23,20 @@
 //  - COOPMAT=0: the shared-memory FMA twin (devices without cooperative matrices, CI): f32 tiles in
 //    shared memory, NT = 256 threads in a 16 × 16 grid, each with (BM/16) rows × (BN/16) columns of
 //    f32 sums. Exact f32 arithmetic.
+// SERVING=1 (--precision serving, the _serving variants): what llama.cpp and production engines
+// compute instead: x' and w each rounded to f16 (to nearest) once, one product per k slice
+// (cooperative matrices: x' in the f16 high part alone, no low parts of x or w, so XSPLIT = WSPLIT = 0:
+// half the tensor work of F16/BF16/Q4_0 weights, a third of F32/Q8_0's), f32 sums. The FMA twin
+// rounds x' and w to f16 as it stages them, so a device without cooperative matrices (CI's
+// lavapipe) computes the same numbers and the goldens measure the serving error (bench/41).
 // Both stage the tiles the same way: per k step each thread fetches its share of the weight tile
 // (units of 16 elements of one row) and of the x tile (units of 8 elements of one column) into
 // registers, the next step's fetch is issued before this step's products, and the weight units
 // are widened (and split) when stored to shared memory. Rows past the end read the last row,
 // columns past the end and k past the end read zeros; nothing past the end is written.
 // x comes prepared by gemm_xprep.comp, once per product (the fused norm applied there): 16 bytes
-// per 4 elements [cols][k/4], COOPMAT: f16 hi/lo pairs (uvec4(hi01, hi23, lo01, lo23)), else f32;
+// per 4 elements [cols][k/4], COOPMAT: f16 hi/lo pairs (uvec4(hi01, hi23, lo01, lo23); SERVING:
+// the f16 of x' in the hi places, lo 0 and not read), else f32;
 // so its staging is a copy. The push block's gain is not read (the host passes the plain x to the
 // twin when there is no norm: the same layout). XRAW = 1 (cooperative matrices, a product with no
 // norm whose outputs need no zeroing): x is the plain f32 x, split into hi/lo while it is staged,
@@ -58,13 +65,20 @@
 #if FADD
 #extension GL_EXT_shader_atomic_float : require
 #endif
-#ifndef XSPLIT
-#define XSPLIT 1 // 0: x' as one f16 (no low part): the roof bench only, not f32-accurate
+#ifndef SERVING
+#define SERVING 0 // 1: serving precision (header)
+#endif
+#ifndef XSPLIT // x' as f16 hi + lo; 0: x' as one f16 (serving, and the roof bench)
+#if SERVING
+#define XSPLIT 0
+#else
+#define XSPLIT 1
+#endif
 #endif
 #if COOPMAT
 #extension GL_NV_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
-#if WTYPE == DT_F32 || WTYPE == DT_Q8_0
+#if (WTYPE == DT_F32 || WTYPE == DT_Q8_0) && !SERVING
 #define WSPLIT 1
 #else
 #define WSPLIT 0
@@ -245,6 +259,18 @@ void pack8(float v[8], bool lo_too, out uvec4 hi, out uvec4 lo)
 }
 #endif
 
+#if !COOPMAT
+// The FMA twin's operands: v, or (SERVING) v rounded to f16 to nearest, as the tensor cores take it.
+float to_f16(float v)
+{
+#if SERVING
+    return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
+#else
+    return v;
+#endif
+}
+#endif
+
 // Tile row mr (= m·BM + r), elements k0 .. k0+15 of this step.
 void put_a(uint b, uint mr, uint k0, float v[16])
 {
@@ -261,7 +287,7 @@ void put_a(uint b, uint mr, uint k0, float v[16])
 #endif
     }
 #else
-    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[b * SA + mr * BKP + k0 + j] = v[j];
+    [[unroll]] for (uint j = 0u; j < 16u; j++) sA[b * SA + mr * BKP + k0 + j] = to_f16(v[j]);
 #endif
 }
 
@@ -292,8 +318,8 @@ void put_x(uint bf, uint c, uint k0, uvec4 a, uvec4 b)
 #else
     vec4 fa = uintBitsToFloat(a), fb = uintBitsToFloat(b);
     [[unroll]] for (uint j = 0u; j < 4u; j++) {
-        sX[bf * SX + c * BKP + k0 + j] = fa[j];
-        sX[bf * SX + c * BKP + k0 + 4u + j] = fb[j];
+        sX[bf * SX + c * BKP + k0 + j] = to_f16(fa[j]);
+        sX[bf * SX + c * BKP + k0 + 4u + j] = to_f16(fb[j]);
     }
 #endif
 }

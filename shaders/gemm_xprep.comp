@@ -5,7 +5,9 @@
 //  - SPLIT=1 (the cooperative-matrix gemm): uvec4(hi01, hi23, lo01, lo23), each x' cut into an f16
 //    high part (its top 11 significant bits, by masking: gemm.comp's header says why) and the f16
 //    of the rest, x' = hi + lo to 22 significant bits;
-//  - SPLIT=0 (the FMA twin): x' as f32 (vec4).
+//  - SERVING=1 (the cooperative-matrix gemm's serving variant): uvec4(x01, x23, 0, 0), x' rounded
+//    to f16 (to nearest: packHalf2x16) in the high parts' places, so the gemm's staging is unchanged;
+//  - SPLIT=0 (the FMA twin, either precision: it rounds while staging): x' as f32 (vec4).
 // The workgroup of column c also writes 0 to y[i][c][0 .. rows[i]) for each y[i] != 0 (a split-k
 // product adds its partial sums into y, so y starts at 0 unless the product accumulates): one prep
 // serves up to 4 products of the same x (gemm.c k_gemm_multi), zeroing the outputs of all of them.
@@ -15,6 +17,9 @@
 
 #ifndef SPLIT
 #define SPLIT 1
+#endif
+#ifndef SERVING
+#define SERVING 0
 #endif
 
 layout(local_size_x = 256) in;
@@ -63,7 +68,9 @@ void main()
     for (uint i = t; i < k4; i += 256u) {
         vec4 v = act_get4(xr, i);
         if (norm) v *= (one + gain4_at(p.gain, p.gdtype, i)) * inv;
-#if SPLIT
+#if SERVING
+        act_setu4(xo, i, uvec4(packHalf2x16(v.xy), packHalf2x16(v.zw), 0u, 0u));
+#elif SPLIT
         vec2 a = split(v.x), b = split(v.y), cc = split(v.z), d = split(v.w);
         act_setu4(xo, i, uvec4(packHalf2x16(vec2(a.x, b.x)), packHalf2x16(vec2(cc.x, d.x)),
                                packHalf2x16(vec2(a.y, b.y)), packHalf2x16(vec2(cc.y, d.y))));

@@ -48,6 +48,16 @@ cli_test(cli_tune_min_cols cli-gpu 0 "plan auto -> wide (the plan a serving engi
 add_test(NAME cli_tune_splitk COMMAND sh -c "$0 --model ${LT} --full --wide --cols 6 --reps 1 --pos 3 --tune gemm_splitk=3 --json - 2>&1 | grep -F '2, 3]'" ${BIN})
 set_tests_properties(cli_tune_splitk PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 cli_test(cli_tune_header cli-gpu 0 "tune: xmv_cols=1,gemm_tile=32x32x32:1x1 (kernel-choice overrides" --model ${LT} --full --cols 2 --reps 1 --tune gemm_tile=32x32x32:1x1 --tune xmv_cols=1)
+# --precision (issue 38): a bad value or a misspelt flag exits 2 naming it; the report's plan line says
+# which ran, and how many dispatches rounded (none in the batch plan: its kernels are f32)
+cli_test(cli_precision_unknown cli 2 "--precision fast: expected exact or serving" --model ${LT} --full --precision fast)
+cli_test(cli_precision_near cli 2 "--precision servng: expected exact or serving (did you mean serving?)" --model ${LT} --full --precision servng)
+cli_test(cli_precision_missing cli 2 "--precision (missing): expected exact or serving" --model ${LT} --full --precision)
+cli_test(cli_precision_typo cli 2 "unknown argument --precison: did you mean --precision?" --model ${LT} --full --precison serving)
+cli_test(cli_precision_wide cli-gpu 0 "plan wide; precision serving (f16 activations, one product: " --model ${LT} --full --wide --cols 6 --pos 3 --reps 1 --precision serving)
+cli_test(cli_precision_exact cli-gpu 0 "plan wide; precision exact (f32-accurate)" --model ${LT} --full --wide --cols 6 --pos 3 --reps 1)
+cli_test(cli_precision_stages cli-gpu 0 "== pipeline: 2 stages (even split 0:3,3:6), 6 cols, plan wide, precision serving ==" --model ${LT} --stages 2 --wide --cols 6 --pos 3 --reps 1 --precision serving)
+cli_test(cli_precision_batch cli-gpu 0 "precision serving (no kernel of this step rounds: all f32)" --model ${LT} --full --cols 2 --pos 3 --reps 1 --precision serving)
 cli_test(cli_spec_cols_not_multiple cli 2 "multiple of 4" --model ${LT} --full --spec --cols 6)
 cli_test(cli_wide_and_spec cli 2 "--wide and --spec" --model ${LT} --full --wide --spec)
 cli_test(cli_current_without_compare cli 2 "--compare" --current x.json)
@@ -190,6 +200,29 @@ foreach(t "full" "0:2" "2:4")
   endif()
   cli_test(golden_wide_qwen_golden-q4_0-long_${n} long 0 "golden: 6/6 checks passed" --model ${QT}/model-q4_0.gguf ${l} --wide --golden ${QT}/golden-q4_0-long.safetensors)
 endforeach()
+# serving precision (issue 38): the wide plan's products on x' and w rounded to f16, one product
+# (gemm.comp SERVING; the FMA twin rounds as the tensor cores do), every fixture against its goldens
+# at the serving bar (golden.h GOLDEN_TOL_SERVING: bench/41 measured 2.0e-4 to 1.2e-3 on these);
+# the long ones label `long` but for the BF16 whole models, as above
+set(GOLDEN_EXTRA --wide --precision serving)
+golden_tests(serving_ ${LT} 3 6 9 ${FORMATS})
+golden_tests(serving_qwen_ ${QT} 2 4 9 ${FORMATS})
+golden_tests(serving_glm_ ${GT} 1 3 9 "model.safetensors:golden")
+unset(GOLDEN_EXTRA)
+foreach(d "${LT}" "${QT}" "${GT}")
+  get_filename_component(fam ${d} NAME)
+  cli_test(golden_serving_${fam}_long golden 0 "golden: 6/6 checks passed" --model ${d} --full --wide --precision serving --golden ${d}/golden-long.safetensors)
+endforeach()
+foreach(d "${LT}" "${QT}")
+  get_filename_component(fam ${d} NAME)
+  cli_test(golden_serving_${fam}_q4_0_long long 0 "golden: 6/6 checks passed" --model ${d}/model-q4_0.gguf --full --wide --precision serving --golden ${d}/golden-q4_0-long.safetensors)
+endforeach()
+# the switch takes effect: the same golden's worst prefill check is under 1e-5 in exact precision
+# and over 1e-4 in serving (measured 1.1e-6 and 1.2e-3, bench/41); the header names the bar
+add_test(NAME golden_serving_differs COMMAND sh -c "worst() { $0 --model ${LT} --full --wide --precision $1 --golden ${LT}/golden.safetensors | tee /dev/stderr | awk '/^golden prefill/ {if ($7 + 0 > m) m = $7 + 0} END {print m + 0}'; } && e=$(worst exact) && s=$(worst serving) && echo \"worst prefill max_rel: exact $e, serving $s\" && awk -v e=$e -v s=$s 'BEGIN {exit !(e + 0 < 1e-5 && s + 0 > 1e-4)}'" ${BIN})
+set_tests_properties(golden_serving_differs PROPERTIES LABELS golden TIMEOUT 900 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
+# the batch plan's kernels are f32 in either precision: a serving run says so and keeps exact's bar
+cli_test(golden_serving_batch golden 0 "precision serving: no kernel of this plan rounds (tolerance 1e-03)" --model ${LT} --full --precision serving --golden ${LT}/golden.safetensors)
 # the check can fail: an unwritten output (poisoned) fails
 add_test(NAME golden_unwritten_output_fails COMMAND ${EXPECT} 4 "FAIL" ${BIN} --model ${LT} --full --golden ${LT}/golden.safetensors)
 set_tests_properties(golden_unwritten_output_fails PROPERTIES LABELS golden TIMEOUT 900
@@ -229,7 +262,8 @@ add_test(NAME cli_gate_slow_10 COMMAND ${GATE} slow ${BIN} 10 ${GATE_ARGS} --col
 add_test(NAME cli_gate_same COMMAND ${GATE} same ${BIN} ${GATE_ARGS} --cols 2)
 add_test(NAME cli_gate_undecided COMMAND ${GATE} undecided ${BIN} ${GATE_ARGS} --cols 2)
 add_test(NAME cli_gate_precheck COMMAND ${GATE} precheck ${BIN} ${GATE_ARGS})
-set_tests_properties(cli_gate_slow_3 cli_gate_slow_10 cli_gate_same cli_gate_undecided cli_gate_precheck PROPERTIES
+add_test(NAME cli_gate_precision COMMAND ${GATE} precision ${BIN} ${GATE_ARGS})
+set_tests_properties(cli_gate_slow_3 cli_gate_slow_10 cli_gate_same cli_gate_undecided cli_gate_precheck cli_gate_precision PROPERTIES
   LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # FIFOs and trailing garbage as --compare files: exit 2 at once, never a hang
 add_test(NAME cli_compare_fifo COMMAND sh -c "d=$(mktemp -d) && mkfifo $d/f && timeout 60 ${EXPECT} 2 'not a regular file' $0 --compare $d/f --current $d/f; rc=$?; rm -rf $d; exit $rc" ${BIN})

@@ -8,6 +8,8 @@
 #   undecided  one rep a side, 3x slower: too few reps to tell, exit 5 naming the reps to rerun with
 #   precheck   a live --compare against a baseline of other columns or another shard: exit 2 naming
 #              the difference before the GPU opens (no Vulkan driver then: opening it would exit 1)
+#   precision  a wide run in exact precision against one in serving (--precision): exit 2 naming both,
+#              saved and live (before the GPU opens); the JSON records it
 mode=$1; bin=$2; shift 2
 reps=10
 if [ "$mode" = slow ]; then reps=$1; shift; fi
@@ -42,6 +44,14 @@ precheck)
     export VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
     expect 2 "cannot compare: shape cols differs: base 2, current 4" "$bin" "$@" --cols 4 --compare "$d/base.json"
     expect 2 "cannot compare: shape plan differs" "$bin" "$@" --cols 2 --wide --compare "$d/base.json"
+    ;;
+precision)
+    "$bin" "$@" --wide --cols 6 --reps 1 --json "$d/exact.json" > /dev/null || exit 1
+    "$bin" "$@" --wide --cols 6 --reps 1 --precision serving --json "$d/serving.json" > /dev/null || exit 1
+    grep -q '"precision":[[:space:]]*"serving"' "$d/serving.json" || { echo "gate.sh: precision: no \"precision\": \"serving\" in the JSON"; exit 1; }
+    expect 2 "cannot compare: precision differs: base 'exact', current 'serving'" "$bin" --compare "$d/exact.json" --current "$d/serving.json"
+    export VK_DRIVER_FILES=/nonexistent/icd.json VK_ICD_FILENAMES=/nonexistent/icd.json
+    expect 2 "cannot compare: precision differs: base 'serving', current 'exact'" "$bin" "$@" --wide --cols 6 --compare "$d/serving.json"
     ;;
 *) echo "gate.sh: unknown mode $mode"; exit 2;;
 esac

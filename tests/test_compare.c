@@ -136,7 +136,7 @@ static void test_identity(void)
     cur.shard.b = 16;
 
     const char *fields[] = {"model dtype", "shape cols", "device name", "shape logits", "shape plan differs: base 'batch', current 'spec'",
-                            "shape draft"};
+                            "shape draft", "precision differs: base 'exact', current 'serving'"};
     for (size_t i = 0; i < ARRAY_LEN(fields); i++) {
         struct profile c2;
         synth_profile(&c2, 404, 5);
@@ -146,6 +146,7 @@ static void test_identity(void)
         if (i == 3) c2.shape.logits = false;
         if (i == 4) strcpy(c2.shape.plan, "spec");
         if (i == 5) c2.shape.draft = 4; /* read back from JSON: the field round-trips */
+        if (i == 6) strcpy(c2.precision, "serving"); /* base: none set, written and read as exact */
         st = compare_files(&base, &c2, 10.0, &out, &e);
         T_CHECK(st == ST_USAGE && strstr(e.msg, fields[i]), "%s: %d %s", fields[i], st, e.msg);
         free(out);

@@ -330,8 +330,9 @@ static void test_rmsnorm_add(void)
 /* ---- matmul (plain, fused norm, accumulate, SwiGLU) */
 
 /* ref[c][n] = y0[c][n] + (W1 x')[n], or silu(W1 x')·(W3 x') when w3; x' = x or rms(x)·gain. */
-static void matmul_ref(const double *w1, const double *w3, const double *gain, const float *x, const float *y0,
-                       int rows, int k, int cols, double *ref)
+/* half_x: x' rounded to f16 (to nearest), as the gemm takes it in serving precision. */
+static void matmul_ref_x(const double *w1, const double *w3, const double *gain, const float *x, const float *y0,
+                         int rows, int k, int cols, bool half_x, double *ref)
 {
     double *xn = malloc((size_t)k * sizeof *xn);
     for (int c = 0; c < cols; c++) {
@@ -339,6 +340,7 @@ static void matmul_ref(const double *w1, const double *w3, const double *gain, c
         for (int i = 0; i < k; i++) ss += (double)x[c * k + i] * x[c * k + i];
         double inv = gain ? 1 / sqrt(ss / k + 1e-5) : 1;
         for (int i = 0; i < k; i++) xn[i] = x[c * k + i] * inv * (gain ? gain[i] : 1);
+        for (int i = 0; half_x && i < k; i++) xn[i] = f16_to_f32(f32_to_f16((float)xn[i]));
         for (int n = 0; n < rows; n++) {
             double a = 0, b = 0;
             for (int i = 0; i < k; i++) a += w1[(int64_t)n * k + i] * xn[i];
@@ -351,6 +353,12 @@ static void matmul_ref(const double *w1, const double *w3, const double *gain, c
     }
     free(xn);
 }
+static void matmul_ref(const double *w1, const double *w3, const double *gain, const float *x, const float *y0,
+                       int rows, int k, int cols, double *ref)
+{
+    matmul_ref_x(w1, w3, gain, x, y0, rows, k, cols, false, ref);
+}
+
 /* Whether dispatch d is the cooperative-matrix gemm (kind [prefix]gemm[_swiglu].<dtype>; the FMA
  * twin's is gemm_fma.<dtype>). */
 static bool on_tensor_cores(const struct dispatch *d)
@@ -359,19 +367,25 @@ static bool on_tensor_cores(const struct dispatch *d)
 }
 
 /* The weights as the cooperative-matrix gemm stages them (gemm.comp): Q4_0's q·d rounded to f16
- * (to nearest) once; the other types exactly as decoded. A copy of val's n values (the caller frees it). */
-static double *gemm_tile_weights(enum dtype t, const double *val, size_t n)
+ * (to nearest) once; the other types exactly as decoded; in serving precision (all) every type
+ * rounded to f16, by the FMA twin too. A copy of val's n values (the caller frees it). */
+static double *gemm_tile_weights(enum dtype t, const double *val, size_t n, bool all)
 {
     double *v = malloc(n * sizeof *v);
     CHECK(v);
-    for (size_t i = 0; i < n; i++) v[i] = t == DT_Q4_0 ? f16_to_f32(f32_to_f16((float)val[i])) : val[i];
+    for (size_t i = 0; i < n; i++) v[i] = t == DT_Q4_0 || all ? f16_to_f32(f32_to_f16((float)val[i])) : val[i];
     return v;
 }
+
+/* Whether a product of a plan of kind k runs in serving precision: the wide plan's gemm under
+ * --precision serving (test_kernels_gemm_serving; main sets every product of it to the gemm). */
+static bool serving_gemm(enum plan_kind k) { return k == PLAN_WIDE && g.precision == PRECISION_SERVING; }
 
 /* The kernel choice's context (select.h) on this device for a plan of kind k. */
 static struct sel sel_for(enum plan_kind k)
 {
-    return (struct sel){&g.tune, k, g.subgroup_size, g.shared_mem, g.gemm_coopmat, g.has_float_atomic_add};
+    return (struct sel){&g.tune, k, g.subgroup_size, g.shared_mem, g.gemm_coopmat, g.has_float_atomic_add,
+                        g.precision};
 }
 
 /* Whether a --tune key sends products to one matrix-vector kernel (the ctest variants). */
@@ -466,17 +480,18 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     /* the tensor-core gemm's Q4_0 weights are f16 (gemm_tile_weights): against those, as tightly as
      * every other type (measured on the H200, bench/31), and against the exact ones within the
      * goldens' bar (decided here: run_plan frees the plan's dispatches) */
-    bool tile = t == DT_Q4_0 && last && (on_tensor_cores(last) || n_wdeq);
+    bool serving = serving_gemm(matmul_kind);
+    bool tile = (t == DT_Q4_0 && last && (on_tensor_cores(last) || n_wdeq)) || serving;
     last = NULL;
     run_plan(&p);
     float *y = malloc((size_t)cols * rows * 4);
     double *ref = malloc((size_t)cols * rows * sizeof *ref);
     down(&yb, y, (uint64_t)cols * rows * 4);
     size_t nw = (size_t)rows * (size_t)k;
-    double *v1 = tile ? gemm_tile_weights(t, w1.val, nw) : NULL;
-    double *v3 = tile && swiglu ? gemm_tile_weights(t, w3.val, nw) : NULL;
-    matmul_ref(tile ? v1 : w1.val, !swiglu ? NULL : tile ? v3 : w3.val, norm ? gn.val : NULL, x, acc ? y0 : NULL, rows,
-               k, cols, ref);
+    double *v1 = tile ? gemm_tile_weights(t, w1.val, nw, serving) : NULL;
+    double *v3 = tile && swiglu ? gemm_tile_weights(t, w3.val, nw, serving) : NULL;
+    matmul_ref_x(tile ? v1 : w1.val, !swiglu ? NULL : tile ? v3 : w3.val, norm ? gn.val : NULL, x, acc ? y0 : NULL,
+                 rows, k, cols, serving, ref);
     double er = rel_err(y, ref, (size_t)cols * rows);
     T_CHECK(er < 1e-4, "matmul %s%s%s%s rows %d k %d cols %d: rel err %g", swiglu ? "swiglu " : "", norm ? "norm " : "",
             acc ? "acc " : "", dtype_name(t), rows, k, cols, er);
@@ -485,6 +500,9 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
         er = rel_err(y, ref, (size_t)cols * rows);
         T_CHECK(er < 1e-3, "matmul %s rows %d k %d cols %d, exact weights: rel err %g", dtype_name(t), rows, k, cols,
                 er);
+        /* serving: the switch took effect (the twin's exact products come within ~1e-7) */
+        T_CHECK(!serving || er > 1e-6, "matmul %s rows %d k %d cols %d in serving precision: rel err %g from the "
+                "exact product, as small as exact's", dtype_name(t), rows, k, cols, er);
     }
     free(v1);
     free(v3);
@@ -588,6 +606,8 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
     for (int i = 0; i < n; i++)
         for (int d = 0; t[i] == DT_Q4_0 && d < p.n; d++)
             tile[i] = tile[i] || (!strcmp(p.d[d].op, ops[i]) && (on_tensor_cores(&p.d[d]) || n_wdeq));
+    bool serving = serving_gemm(kind);
+    for (int i = 0; i < n; i++) tile[i] = tile[i] || serving;
     run_plan(&p);
     double *gain = malloc((size_t)k * sizeof *gain);
     for (int i = 0; i < k; i++) gain[i] = 1 + gn.val[i];
@@ -596,16 +616,17 @@ static void matmul_multi_case(enum plan_kind kind, int n, const enum dtype t[], 
         double *ref = malloc((size_t)cols * rows[i] * sizeof *ref);
         down(&yb[i], y, (uint64_t)cols * rows[i] * 4);
         size_t nw = (size_t)rows[i] * (size_t)k;
-        double *v = tile[i] ? gemm_tile_weights(t[i], w[i].val, nw) : NULL;
-        matmul_ref(tile[i] ? v : w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, ref);
+        double *v = tile[i] ? gemm_tile_weights(t[i], w[i].val, nw, serving) : NULL;
+        matmul_ref_x(tile[i] ? v : w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, serving, ref);
         double er = rel_err(y, ref, (size_t)cols * rows[i]);
         T_CHECK(er < 1e-4, "matmul_multi %s cols %d weight %d (%s): rel err %g", plan_kind_name(kind), cols, i,
                 dtype_name(t[i]), er);
         if (tile[i]) {
             matmul_ref(w[i].val, NULL, norm ? gain : NULL, x, NULL, rows[i], k, cols, ref);
             er = rel_err(y, ref, (size_t)cols * rows[i]);
-            T_CHECK(er < 1e-3, "matmul_multi cols %d weight %d (%s), exact weights: rel err %g", cols, i,
-                    dtype_name(t[i]), er);
+            T_CHECK(er < 1e-3 && (!serving || er > 1e-6),
+                    "matmul_multi cols %d weight %d (%s), exact weights%s: rel err %g", cols, i, dtype_name(t[i]),
+                    serving ? " and serving precision (more than 1e-6 off)" : "", er);
         }
         free(v);
         free(y);
@@ -1989,9 +2010,15 @@ int main(int argc, char **argv)
     struct tune tune = tune_default();
     tune.gemm_min_cols = 1;
     char tuned[512];
+    enum precision prec = PRECISION_EXACT;
     for (int i = 3; i < argc; i++) {
+        if (!strcmp(argv[i], "--precision") && i + 1 < argc && precision_parse(argv[i + 1], &prec)) {
+            i++;
+            continue;
+        }
         if (strcmp(argv[i], "--tune") || i + 1 == argc || tune_parse_all(&tune, argv[++i], &e)) {
-            fprintf(stderr, "test_kernels: %s: %s\n", argv[i], e.msg[0] ? e.msg : "expected --tune key=value");
+            fprintf(stderr, "test_kernels: %s: %s\n", argv[i],
+                    e.msg[0] ? e.msg : "expected --tune key=value or --precision exact|serving");
             return 2;
         }
     }
@@ -2001,7 +2028,8 @@ int main(int argc, char **argv)
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
     if (rc) return t_finish();
     g.tune = tune;
-    printf("tune: %s\n", tuned);
+    g.precision = prec;
+    printf("tune: %s, precision %s\n", tuned, precision_name(prec));
     printf("device: %s, subgroup %u, shared %u, float atomic add %s\n", g.props.deviceName, g.subgroup_size,
            g.shared_mem, g.has_float_atomic_add ? "yes" : "no");
     double t0 = now_us();

@@ -989,6 +989,52 @@ static void test_tune(struct profile *p, const char *dir)
     p->tune[0] = 0;
 }
 
+/* --precision: the JSON's "precision" reads back; a file without it (written before) reads as
+ * exact, one with another value is refused naming the field; the plan line names the precision and,
+ * in serving, the dispatches that ran a _serving variant (none: it says no kernel rounded). */
+static void test_precision(struct profile *p, const char *dir)
+{
+    struct err e = {0};
+    char path[256], pl[512];
+    snprintf(path, sizeof path, "%s/profile_precision.json", dir);
+    T_CHECK(strstr(report_plan_line(pl, sizeof pl, p), "; precision exact (f32-accurate)"), "exact: %s", pl);
+    snprintf(p->precision, sizeof p->precision, "serving");
+    T_CHECK(strstr(report_plan_line(pl, sizeof pl, p), "; precision serving (no kernel of this step rounds: all f32)"),
+            "serving, no _serving pipeline: %s", pl);
+    char keep[64];
+    snprintf(keep, sizeof keep, "%s", p->dispatches[1].pipeline);
+    snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "gemm_serving_f16");
+    T_CHECK(strstr(report_plan_line(pl, sizeof pl, p), "; precision serving (f16 activations, one product: 1 dispatch)"),
+            "serving, one _serving pipeline: %s", pl);
+    T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "%s", keep);
+    cJSON *root = t_json_file(path);
+    const cJSON *v = t_json_at(root, "precision");
+    T_CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "serving"), "the JSON's precision");
+    struct profile q;
+    memset(&q, 0, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !strcmp(q.precision, "serving") &&
+                profile_serving_dispatches(&q) == 1,
+            "precision round-trip: '%s', %d serving dispatches", q.precision, profile_serving_dispatches(&q));
+    profile_free(&q);
+    const char *const vals[2] = {NULL, "fast"}; /* an older file; a value no run writes */
+    for (int i = 0; i < 2; i++) {
+        cJSON_DeleteItemFromObject(root, "precision");
+        if (vals[i]) cJSON_AddStringToObject(root, "precision", vals[i]);
+        char *txt = cJSON_PrintUnformatted(root);
+        FILE *f = fopen(path, "w");
+        T_CHECK(f && txt && fputs(txt, f) >= 0 && fclose(f) == 0, "write %s", path);
+        cJSON_free(txt);
+        memset(&q, 0, sizeof q);
+        int st = report_json_read(path, &q, &e);
+        T_CHECK(vals[i] ? st == ST_USAGE && strstr(e.msg, "precision") : st == ST_OK && !strcmp(q.precision, "exact"),
+                "precision %s: rc %d, '%s' %s", vals[i] ? vals[i] : "absent", st, q.precision, st ? e.msg : "");
+        profile_free(&q);
+    }
+    cJSON_Delete(root);
+    p->precision[0] = 0;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The summary block, --units, the head's own block, logits on a shard without the head */
 
@@ -1266,6 +1312,7 @@ int main(int argc, char **argv)
     T_CASE("json", "output", test_json(&p, dir));
     T_CASE("trace", "output", test_trace(&p, dir));
     T_CASE("tune", "output", test_tune(&p, dir));
+    T_CASE("precision", "output", test_precision(&p, dir));
     T_CASE("summary", "output", test_summary(&p));
     T_CASE("summary_noise", "output", test_summary_noise());
     T_CASE("bound", "", test_bound());

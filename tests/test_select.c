@@ -18,11 +18,11 @@ static const struct tune dflt_tune = {
  */
 static struct sel h200(enum plan_kind k, const struct tune *t)
 {
-    return (struct sel){t, k, 32, 49152, true, true};
+    return (struct sel){t, k, 32, 49152, true, true, PRECISION_EXACT};
 }
 static struct sel lavapipe(enum plan_kind k, const struct tune *t)
 {
-    return (struct sel){t, k, 8, 32768, false, true};
+    return (struct sel){t, k, 8, 32768, false, true, PRECISION_EXACT};
 }
 
 static const char *mv_name(enum sel_mv m)
@@ -580,6 +580,71 @@ static void test_tune_keys_apply(void)
             "gemm_xraw_cols=256 at 512");
 }
 
+/* --precision: serving picks the gemm's _serving variant (and its prep) at the tile and grid exact
+ * takes, on cooperative matrices and on the FMA twin alike; nothing else changes (the batch plan's
+ * kernels are f32 in both). */
+static void test_precision(void)
+{
+    static const struct {
+        bool h200, swiglu;
+        enum dtype t;
+        int64_t rows, k;
+        int cols;
+    } rows[] = {
+        {true, false, DT_BF16, 2048, 2048, 512}, {true, true, DT_BF16, 8192, 2048, 512},
+        {true, false, DT_Q8_0, 2048, 8192, 64},  {true, false, DT_Q4_0, 2048, 2048, 16},
+        {true, false, DT_F32, 300, 1056, 16},    {false, false, DT_BF16, 300, 1056, 16},
+        {false, true, DT_Q4_0, 130, 1056, 45},   {false, false, DT_F16, 2048, 2048, 512},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel ex =
+                       rows[i].h200 ? h200(PLAN_WIDE, &dflt_tune) : lavapipe(PLAN_WIDE, &dflt_tune),
+                   sv = ex;
+        sv.precision = PRECISION_SERVING;
+        struct sel_weight w = {rows[i].t, rows[i].rows, rows[i].k};
+        struct sel_gemm ce, cs;
+        struct err e = {0};
+        int rc = sel_gemm(&ex, &w, rows[i].swiglu, rows[i].cols, false, false, "t", &ce, &e);
+        rc = rc ? rc : sel_gemm(&sv, &w, rows[i].swiglu, rows[i].cols, false, false, "t", &cs, &e);
+        T_CHECK(rc == ST_OK && !ce.serving && cs.serving && !strcmp(ce.kernel, cs.kernel) &&
+                    ce.fadd == cs.fadd && ce.xraw == cs.xraw &&
+                    !memcmp(ce.spec, cs.spec, sizeof ce.spec) &&
+                    !memcmp(ce.groups, cs.groups, sizeof ce.groups),
+                "precision row %zu: serving %d/%d, kernel %s/%s, BM %u/%u, grid %u/%u: %s", i,
+                ce.serving, cs.serving, ce.kernel, cs.kernel, ce.spec[1], cs.spec[1], ce.groups[2],
+                cs.groups[2], e.msg);
+    }
+    struct sel hw = h200(PLAN_WIDE, &dflt_tune), lw = lavapipe(PLAN_WIDE, &dflt_tune), hs = hw,
+               ls = lw;
+    hs.precision = ls.precision = PRECISION_SERVING;
+    T_CHECK(!strcmp(sel_gemm_prep(&hw), "gemm_xprep") &&
+                !strcmp(sel_gemm_prep(&hs), "gemm_xprep_serving") &&
+                !strcmp(sel_gemm_prep(&lw), "gemm_xprep_f32") &&
+                !strcmp(sel_gemm_prep(&ls), "gemm_xprep_f32"),
+            "gemm prep: %s %s %s %s", sel_gemm_prep(&hw), sel_gemm_prep(&hs), sel_gemm_prep(&lw),
+            sel_gemm_prep(&ls));
+    /* the batch plan: the same kernel at every width and type in either precision */
+    struct sel b = h200(PLAN_BATCH, &dflt_tune), bs = b;
+    bs.precision = PRECISION_SERVING;
+    const enum dtype types[] = {DT_BF16, DT_F16, DT_Q8_0, DT_Q4_0};
+    for (size_t i = 0; i < ARRAY_LEN(types); i++)
+        for (int cols = 1; cols <= 64; cols *= 4) {
+            struct sel_weight w = {types[i], 2048, 2048};
+            T_CHECK(sel_mv_pick(&b, cols, &w, false, 2048, 1, false) ==
+                            sel_mv_pick(&bs, cols, &w, false, 2048, 1, false) &&
+                        sel_gemm_serves(&b, cols, types[i]) == sel_gemm_serves(&bs, cols, types[i]),
+                    "batch plan %s at %d columns: precision changed the kernel",
+                    dtype_name(types[i]), cols);
+        }
+    /* the names */
+    enum precision p = PRECISION_COUNT;
+    T_CHECK(precision_parse("serving", &p) && p == PRECISION_SERVING &&
+                precision_parse("exact", &p) && p == PRECISION_EXACT &&
+                !precision_parse("Serving", &p) && !precision_parse("", &p) &&
+                !precision_parse(NULL, &p) && !strcmp(precision_name(PRECISION_SERVING), "serving"),
+            "precision names");
+}
+
 static void test_tune_parse(void)
 {
     struct tune t = tune_default();
@@ -692,6 +757,7 @@ int main(void)
     test_conv_rules();
     test_scratch_rules();
     test_tune_keys_apply();
+    test_precision();
     test_tune_parse();
     test_flops();
     return t_finish();

@@ -64,6 +64,10 @@ void cli_usage(FILE *out)
             "                    gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols xmv_cols\n"
             "                    attn_kv_keys attn_split pool_max (ranges: src/base/tune.h);\n"
             "                    recorded in the JSON\n"
+            "  --precision P     the wide plan's matrix products: exact (default: f32-accurate, the\n"
+            "                    activations as f16 hi + lo, two tensor products) or serving (f16\n"
+            "                    activations and weights, one product, as llama.cpp computes);\n"
+            "                    in the header and JSON; --compare refuses runs of different ones\n"
             "  --list-devices    list Vulkan devices and exit\n"
             "  --list-models     list built-in models and exit\n"
             "output:\n"
@@ -85,8 +89,9 @@ void cli_usage(FILE *out)
             "  --threshold PCT   regression threshold in percent (default 10)\n"
             "verification:\n"
             "  --golden FILE     run a golden file's sequences (decode, prefill, mixed) and compare\n"
-            "                    with the reference (exit 4 when off by more than 1e-3); with --spec:\n"
-            "                    a draft verify, accept half of it, decode on from the snapshot\n"
+            "                    with the reference (exit 4 when off by more than 1e-3; 4e-3 for\n"
+            "                    --wide --precision serving); with --spec: a draft verify, accept\n"
+            "                    half of it, decode on from the snapshot\n"
             "  --help, --version\n"
             "\n"
             "exit codes: 0 ok, 1 runtime failure, 2 bad usage or input, 3 regression, 4 golden failed,\n"
@@ -218,7 +223,7 @@ static const char *const cli_flags[] = {
     "--logits", "--all-logits", "--spec", "--wide", "--plans", "--reps", "--gap-probe", "--timing",
     "--sample-stride", "--attribution", "--attribution-ops", "--device", "--list-devices", "--list-models",
     "--json", "--markdown", "--trace", "--compare", "--current", "--threshold", "--golden", "--help",
-    "--version", "--verbose", "--csv", "--html", "--units"};
+    "--version", "--verbose", "--csv", "--html", "--units", "--precision"};
 
 /* An argument no flag matches: exit 2, naming the closest flag when one is close. */
 static int unknown_flag(const char *a, struct err *e)
@@ -289,6 +294,12 @@ int cli_parse(int argc, char **argv, struct options *o, struct err *e)
             }
         } else if (!strcmp(a, "--tune")) {
             st = tune_parse(&o->tune, v, e);
+        } else if (!strcmp(a, "--precision")) {
+            static const char *const precisions[] = {"exact", "serving"};
+            const char *near = v ? suggest_closest(v, precisions, 2) : NULL;
+            if (!precision_parse(v, &o->precision))
+                return err_set(e, ST_USAGE, "--precision %s: expected exact or serving%s%s%s", v ? v : "(missing)",
+                               near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
         } else if (!strcmp(a, "--dtype")) {
             st = parse_dtype(v, &o->dtype, e);
             o->dtype_set = true;

@@ -49,6 +49,7 @@ struct options {
     const char *csv, *html; /* --csv FILE: every table as CSV; --html FILE: the self-contained page */
     double threshold;      /* percent */
     struct tune tune;      /* --tune (tune.h; automatic by default) */
+    enum precision precision; /* --precision exact|serving (default exact) */
     enum report_units units; /* --units us|ms|s|auto: the text and Markdown reports' time unit */
     char argline[2048];    /* the command line as given, for the JSON */
 };

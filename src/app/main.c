@@ -163,7 +163,7 @@ static int compare_precheck(const struct profile *base, const struct loaded *m, 
 {
     struct profile id = {0};
     struct profile_request rq = app_request(o, o->cols, o->plans[0], &m->model.d);
-    profile_identity(&m->model.d, &m->s, &rq, &id);
+    profile_identity(&m->model.d, &m->s, &rq, &id); /* --precision too (app_request) */
     if (g) {
         snprintf(id.device.name, sizeof id.device.name, "%s", g->props.deviceName);
         id.device.has_timestamps = g->timestamp_valid_bits > 0;
@@ -309,6 +309,7 @@ static int run(const struct options *o, struct err *e)
         st = gpu_open(&g, o->device, e);
         gpu_up = !st;
         g.tune = o->tune;
+        g.precision = o->precision;
     }
     if (!st && live_compare) st = compare_precheck(&base, &m, &g, o, e);
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);

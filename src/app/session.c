@@ -66,6 +66,7 @@ struct profile_request app_request(const struct options *o, int cols, enum plan_
     rq.plan = app_plan_at(o, plan, cols, d);
     rq.plan_auto = plan == CLI_PLAN_AUTO;
     rq.gemm_min_cols = sel_gemm_min_cols(&o->tune, d->dtype);
+    rq.precision = o->precision;
     rq.cols = cols;
     rq.pos = o->pos;
     rq.slots = o->slots;

@@ -50,9 +50,9 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     struct sel_gemm sg;
     int rc = sel_gemm(&s, &sw, swiglu, cols, accumulate, plain_x, op, &sg, e);
     if (rc) return rc;
-    char name[40];
-    snprintf(name, sizeof name, "%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
-             k_kind_dtype(w->dtype));
+    char name[48];
+    snprintf(name, sizeof name, "%s%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
+             sg.serving ? "_serving" : "", k_kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
              k_kind_dtype(w->dtype));
     c->choice = sg;
@@ -61,7 +61,8 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     memcpy(c->groups, sg.groups, sizeof c->groups);
     c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
     c->flops = k_product_flops(w->rows, w->k, cols, swiglu);
-    c->exec_mult = strcmp(sg.kernel, "gemm") == 0 ? k_gemm_exec_mult(true, w->dtype) : 1;
+    /* serving: one product, w and x in f16 */
+    c->exec_mult = !sg.serving && strcmp(sg.kernel, "gemm") == 0 ? k_gemm_exec_mult(true, w->dtype) : 1;
     return ST_OK;
 }
 
@@ -187,7 +188,7 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
                             op, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    if ((rc = gpu_pipeline(g, sel_gemm_prep(&s), NULL, 0, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,

@@ -17,7 +17,8 @@ uint64_t k_scale_addr(const struct gpu_weight *w)
 /* The context of the kernel choice (select.h) for plan p (NULL: a batch plan) on g. */
 struct sel k_sel(const struct gpu *g, enum plan_kind kind)
 {
-    return (struct sel){&g->tune, kind, g->subgroup_size, g->shared_mem, g->gemm_coopmat, g->has_float_atomic_add};
+    return (struct sel){&g->tune, kind, g->subgroup_size, g->shared_mem, g->gemm_coopmat, g->has_float_atomic_add,
+                        g->precision};
 }
 
 struct sel k_sel_of(const struct gpu *g, const struct plan *p) { return k_sel(g, p ? p->kind : PLAN_BATCH); }

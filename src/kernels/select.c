@@ -387,6 +387,11 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);
     c->kernel = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
+    /* serving precision: the _serving variant of the same tile (one product instead of two, or
+     * three for F32 and Q8_0 weights; the FMA twin rounds x and w to f16 as it stages them, so CI
+     * computes what the tensor cores do). The tiles stay exact's: they fit, with less shared memory
+     * (no low parts), and a timing then sets the one difference against each other (bench/41). */
+    c->serving = !roof && s->precision == PRECISION_SERVING;
     /* float atomic add where the device has it: cooperative matrices, and the twin's BF16 so that
      * CI runs that path */
     c->fadd = splits > 1 && !roof && s->float_atomic_add && (cm || w->dtype == DT_BF16);
@@ -406,6 +411,12 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     c->groups[2] = splits;
     c->kper = kper;
     return ST_OK;
+}
+
+const char *sel_gemm_prep(const struct sel *s)
+{
+    if (!s->coopmat) return "gemm_xprep_f32";
+    return s->precision == PRECISION_SERVING ? "gemm_xprep_serving" : "gemm_xprep";
 }
 
 /* Q4_0 through an f16 copy from K_GEMM_WDEQ_COLS columns on cooperative matrices: the widening's

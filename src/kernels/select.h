@@ -45,6 +45,7 @@ struct sel {
     uint32_t shared_mem;    /* bytes a workgroup may take */
     bool coopmat;           /* the gemm runs on cooperative matrices (gpu.h gemm_coopmat) */
     bool float_atomic_add;  /* float atomic add on buffers */
+    enum precision precision; /* the run's --precision (plan_kind.h): the gemm's variant */
 };
 
 /* A weight's shape and type (one matrix of a product). */
@@ -101,6 +102,7 @@ struct sel_gemm {
     bool fadd;          /* split sums by float atomic add (the _fadd variant) */
     bool zero_y;        /* split sums into a y that does not accumulate: y must start at 0 */
     bool xraw;          /* reads the plain x, no prep (gemm.comp XRAW) */
+    bool serving;       /* serving precision: x and w rounded to f16, one product (the _serving variant) */
     uint32_t spec[10];  /* 32, BM, BN, BK, threads, NBUF, SGM, PF, XRAW, FRAG */
     uint32_t groups[3]; /* column tiles, row tiles, k splits */
     uint32_t kper;      /* k per split */
@@ -109,6 +111,9 @@ struct sel_gemm {
 /* plain_x: the product has no norm (its x may be staged plain). ST_USAGE when no tile fits. */
 int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
+/* The shader of the gemm's activation prep (gemm_xprep.comp): f16 hi/lo pairs for the exact
+ * cooperative-matrix gemm, f16 values for its serving variant, f32 for the FMA twin. */
+const char *sel_gemm_prep(const struct sel *s);
 /* Whether a product of `cols` columns over w goes through an f16 copy of its weights (gemm_wdeq).
  */
 bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight *w);

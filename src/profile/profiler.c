@@ -109,6 +109,7 @@ void profile_identity(const struct model_desc *d, const struct shard *s, const s
     p->shard.a = s->a;
     p->shard.b = s->b;
     snprintf(p->shape.plan, sizeof p->shape.plan, "%s", plan_kind_name(rq->plan));
+    snprintf(p->precision, sizeof p->precision, "%s", precision_name(rq->precision));
     p->shape.plan_auto = rq->plan_auto;
     struct tune def = tune_default();
     p->shape.gemm_min_cols = rq->gemm_min_cols ? rq->gemm_min_cols : sel_gemm_min_cols(&def, d->dtype);
@@ -335,6 +336,7 @@ int profile_run(struct gpu *g, const struct model_desc *d, const struct shard *s
             "profile request: %d columns, %d slots, pos %d, %d reps: expected columns >= 1 "
             "divisible by the slots, pos >= 0, reps >= 1",
             rq->cols, rq->slots, rq->pos, rq->reps);
+    g->precision = rq->precision; /* the plans built below take it (select.c sel_gemm) */
     fill_profile_header(g, d, s, rq, p);
     int n_slots = rq->slots ? rq->slots : rq->cols, per = rq->cols / n_slots;
     bool spec = rq->plan == PLAN_SPEC, head_on = (rq->logits || spec) && s->last;

@@ -19,6 +19,7 @@ struct profile_request {
     enum plan_kind plan; /* PLAN_BATCH, PLAN_WIDE, PLAN_SPEC */
     bool plan_auto;      /* plan was the auto choice (select.h sel_plan_auto: "plan auto -> ...") */
     int gemm_min_cols;   /* the width from which the wide plan's gemm serves (0: the default rule's) */
+    enum precision precision; /* the gemm's arithmetic (--precision; profile_run applies it to the device) */
     int cols, pos;       /* columns of the step; its position (warm-up fills 0 .. pos-1) */
     int slots;           /* 0: decode shape (one column per slot); N: prefill shape */
     bool logits;         /* columns want logits (the head runs on a last stage): every column in

@@ -2,7 +2,7 @@
  *
  * Statistic: the median of each timing (robust to one slow rep), with the error of the
  * difference of two medians from the reps' MADs (struct est). Two runs are comparable only
- * when they are the same experiment: same model (family, dims, dtype), shard, shape and device;
+ * when they are the same experiment: same model (family, dims, dtype), shard, shape, precision and device;
  * a different driver version is allowed with a warning, since checking a driver upgrade is one of
  * the reasons to compare; so are different --tune overrides (a tuning experiment is compared
  * against the default). A slowdown counts when it is above the threshold in percent AND above
@@ -48,6 +48,12 @@ int compare_identity(const struct profile *b, const struct profile *c, bool devi
         return err_set(e, ST_USAGE, "cannot compare: shape logits differs: base %s, current %s",
                        b->shape.logits ? "true" : "false", c->shape.logits ? "true" : "false");
     DIFF_INT("shape logit_cols", b->shape.logit_cols, c->shape.logit_cols);
+    /* serving precision computes other numbers with half the tensor work: another experiment */
+    if (strcmp(profile_precision(b), profile_precision(c)) != 0)
+        return err_set(e, ST_USAGE,
+                       "cannot compare: precision differs: base '%s', current '%s' (--precision: the wide plan's "
+                       "products in f32-accurate or f16 arithmetic; compare runs of one)",
+                       profile_precision(b), profile_precision(c));
     if (!device) return ST_OK;
     DIFF_STR("device name", b->device.name, c->device.name);
     if (b->device.has_timestamps != c->device.has_timestamps)

@@ -40,6 +40,19 @@ void profile_free(struct profile *p)
     memset(p, 0, sizeof *p);
 }
 
+const char *profile_precision(const struct profile *p)
+{
+    return p->precision[0] ? p->precision : "exact";
+}
+
+int profile_serving_dispatches(const struct profile *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->n_dispatches; i++)
+        n += strstr(p->dispatches[i].pipeline, "_serving") != NULL;
+    return n;
+}
+
 bool prof_kind_is_head(const char *kind)
 {
     return strncmp(kind, "head.", 5) == 0;

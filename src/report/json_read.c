@@ -291,6 +291,12 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     const cJSON *hooks = cJSON_GetObjectItemCaseSensitive(root, "test_hooks"); /* optional: added later */
     if (hooks && !cJSON_IsString(hooks)) bad(r, "", "test_hooks", "a string");
     snprintf(p->test_hooks, sizeof p->test_hooks, "%s", cJSON_IsString(hooks) ? hooks->valuestring : "");
+    /* optional: files written before --precision ran exact, the only precision then */
+    const cJSON *prec = cJSON_GetObjectItemCaseSensitive(root, "precision");
+    enum precision pr = PRECISION_EXACT;
+    if (prec && !(cJSON_IsString(prec) && precision_parse(prec->valuestring, &pr)))
+        bad(r, "", "precision", "\"exact\" or \"serving\"");
+    snprintf(p->precision, sizeof p->precision, "%s", precision_name(pr));
 
     const cJSON *o = get_obj(r, root, "", "device");
     get_str(r, o, "device", "name", p->device.name, sizeof p->device.name);

@@ -248,6 +248,7 @@ static cJSON *profile_json(const struct profile *p)
     cJSON_AddStringToObject(root, "args", p->args);
     add_tune(root, p->tune);
     cJSON_AddStringToObject(root, "test_hooks", p->test_hooks);
+    cJSON_AddStringToObject(root, "precision", profile_precision(p));
 
     cJSON *dev = cJSON_AddObjectToObject(root, "device");
     cJSON_AddStringToObject(dev, "name", p->device.name);

@@ -310,9 +310,9 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md)
     char split[512];
     split_text(s, split, sizeof split);
     const struct profile *p0 = &s->st[0].p;
-    fprintf(out, md ? "\n## pipeline: %d stages (%s split %s), %d cols, plan %s\n\n"
-                    : "\n== pipeline: %d stages (%s split %s), %d cols, plan %s ==\n",
-            s->k, s->how, split, p->cols, p0->shape.plan);
+    fprintf(out, md ? "\n## pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s\n\n"
+                    : "\n== pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s ==\n",
+            s->k, s->how, split, p->cols, p0->shape.plan, profile_precision(p0));
     fprintf(out, "%sstep: the stage's gap-probe 1× wall (submit + wait, no timestamps), median; marginal: "
             "its 2× − 1× walls%s\n%s", md ? "" : "", p->layer_cost ? "; predicted: Σ of its layers' costs" : "",
             md ? "\n" : "");

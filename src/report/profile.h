@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "common.h"
+#include "plan_kind.h"
 
 /* Statistics of one quantity over the profiled repetitions, plus every sample (µs).
  * The reports quote the median with its spread: p10–p90 (the middle 80 % of the reps; with fewer
@@ -243,6 +244,8 @@ struct profile {
     char args[2048]; /* the command line, space-joined */
     char tune[512];  /* the run's --tune overrides as key=value,... (tune.h tune_format; "" none) */
     char test_hooks[256]; /* LFM2_TEST_* hooks set for the run (tuning.h tuning_describe; "" none) */
+    char precision[16]; /* the run's --precision: "exact" or "serving" (plan_kind.h; files written
+                           before the field: "exact", the only one then) */
     struct prof_device device;
     struct prof_model model;
     struct {
@@ -268,6 +271,13 @@ struct profile {
 
 /* Frees everything a profile owns and zeroes it. */
 void profile_free(struct profile *p);
+
+/* The run's precision: "exact" or "serving" (a profile made without it, e.g. synthetic: "exact"). */
+const char *profile_precision(const struct profile *p);
+
+/* Dispatches of the step that ran in serving precision: their pipeline is a _serving variant
+ * (shaders/variants.txt's flag). 0 in exact precision, and in serving where no gemm ran. */
+int profile_serving_dispatches(const struct profile *p);
 
 /* true for dispatches and kinds of the LM head ("head." prefix). */
 bool prof_kind_is_head(const char *kind);

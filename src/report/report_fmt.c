@@ -309,6 +309,19 @@ const char *report_plan_line(char *buf, size_t size, const struct profile *p)
         n += snprintf(buf + n, size - (size_t)n,
                       " (below %d cols its matrix products run the batch plan's kernels)",
                       s->gemm_min_cols);
+    if (n > 0 && (size_t)n < size) {
+        int m = profile_serving_dispatches(p);
+        if (strcmp(profile_precision(p), "serving") != 0)
+            n += snprintf(buf + n, size - (size_t)n, "; precision %s (f32-accurate)",
+                          profile_precision(p));
+        else if (m > 0)
+            n += snprintf(buf + n, size - (size_t)n,
+                          "; precision serving (f16 activations, one product: %d dispatch%s)", m,
+                          m == 1 ? "" : "es");
+        else
+            n += snprintf(buf + n, size - (size_t)n,
+                          "; precision serving (no kernel of this step rounds: all f32)");
+    }
     if (n > 0 && (size_t)n < size && k[0])
         snprintf(buf + n, size - (size_t)n, "; kernels reading weights: %s", k);
     return buf;

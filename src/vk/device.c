@@ -500,6 +500,7 @@ int gpu_open(struct gpu *g, int index, struct err *e)
 {
     memset(g, 0, sizeof *g);
     g->tune = tune_default();
+    g->precision = PRECISION_EXACT;
     int st = open_device(g, index, e);
     if (st) gpu_close(g, NULL);
     return st;

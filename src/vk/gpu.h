@@ -19,6 +19,7 @@
 #include <volk.h>
 
 #include "common.h"
+#include "plan_kind.h"
 #include "tune.h"
 
 #define GPU_MAX_BLOCKS 256
@@ -94,6 +95,7 @@ struct gpu {
     bool has_float_atomic_add;      /* VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd enabled */
     double tensor_roof;             /* FLOP/s of gpu_tensor_roof, measured once (0: not yet) */
     struct tune tune;               /* the run's --tune overrides (tune.h; gpu_open: every key automatic) */
+    enum precision precision;       /* the run's --precision (plan_kind.h; gpu_open: exact) */
 
     struct gpu_block blocks[GPU_MAX_BLOCKS];
     int n_blocks;

@@ -64,6 +64,22 @@ const char *plan_kind_name(enum plan_kind k)
     return k < PLAN_COUNT ? names[k] : "?";
 }
 
+const char *precision_name(enum precision p)
+{
+    static const char *const names[PRECISION_COUNT] = {"exact", "serving"};
+    return p < PRECISION_COUNT ? names[p] : "?";
+}
+
+bool precision_parse(const char *s, enum precision *p)
+{
+    for (int i = 0; s && i < PRECISION_COUNT; i++)
+        if (!strcmp(s, precision_name((enum precision)i))) {
+            *p = (enum precision)i;
+            return true;
+        }
+    return false;
+}
+
 void plan_hoist_last(struct plan *p, uint64_t lo, uint64_t hi)
 {
     CHECK(p->n >= 1 && lo < hi);
