@@ -41,6 +41,7 @@
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_GOOGLE_include_directive : require // glslc enables it unasked, glslang 15 (COOPMAT_KHR) does not
 #include "kern_common.glsl"
 
 #ifndef WTYPE
@@ -62,8 +63,7 @@
 #define XSPLIT 1 // 0: x' as one f16 (no low part): the roof bench only, not f32-accurate
 #endif
 #if COOPMAT
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
+#include "coopmat.glsl"
 #if WTYPE == DT_F32 || WTYPE == DT_Q8_0
 #define WSPLIT 1
 #else
@@ -347,21 +347,19 @@ void put(uint row, uint col, float v, float v3)
 const uint SGN = NT / 32u / SGM;          // subgroups along the columns
 const uint WM = BM / SGM, WN = BN / SGN; // a subgroup's outputs (of each matrix)
 const uint FM = WM / 16u, FN = WN / 16u;
-#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #else
 const uint TM = BM / 16u, TN = BN / 16u; // a thread's outputs (of each matrix)
 #endif
 
 #if COOPMAT
-F32MAT acc[NM][FM][FN];
-F16MAT fxh[2][FN]; // FRAG 1, 2: fragment sets of a k slice
+CM_C acc[NM][FM][FN];
+CM_B fxh[2][FN]; // FRAG 1, 2: fragment sets of a k slice
 #if XSPLIT
-F16MAT fxl[2][FN];
+CM_B fxl[2][FN];
 #endif
-F16MAT fa[2][NM * FM];
+CM_A fa[2][NM * FM];
 #if WSPLIT
-F16MAT fal[2][NM * FM];
+CM_A fal[2][NM * FM];
 #endif
 
 // Where a subgroup's fragments of k slice kk of shared buffer b start: column block j of x, row
@@ -380,17 +378,17 @@ void load_frags(uint b, uint kk, uint s, uint wm, uint wn)
 {
     [[unroll]] for (uint j = 0u; j < FN; j++) {
         uint o = x_frag(b, kk, wn, j);
-        coopMatLoadNV(fxh[s][j], sX, o, BKQ, true);
+        cm_load_cols(fxh[s][j], sX, o, BKQ);
 #if XSPLIT
-        coopMatLoadNV(fxl[s][j], sXlo, o, BKQ, true);
+        cm_load_cols(fxl[s][j], sXlo, o, BKQ);
 #endif
     }
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++) {
             uint o = a_frag(b, kk, wm, m, i);
-            coopMatLoadNV(fa[s][m * FM + i], sA, o, BKQ, false);
+            cm_load_rows(fa[s][m * FM + i], sA, o, BKQ);
 #if WSPLIT
-            coopMatLoadNV(fal[s][m * FM + i], sAlo, o, BKQ, false);
+            cm_load_rows(fal[s][m * FM + i], sAlo, o, BKQ);
 #endif
         }
 }
@@ -402,18 +400,18 @@ void frag_products(uint s)
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxl[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fa[s][m * FM + i], fxl[s][j], acc[m][i][j]);
 #endif
 #if WSPLIT
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fal[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fal[s][m * FM + i], fxh[s][j], acc[m][i][j]);
 #endif
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fa[s][m * FM + i], fxh[s][j], acc[m][i][j]);
 }
 #else
 float acc[NM][TM][TN];
@@ -440,34 +438,34 @@ void products(uint b)
         return;
     }
     [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-        F16MAT xh[FN];
+        CM_B xh[FN];
 #if XSPLIT
-        F16MAT xl[FN];
+        CM_B xl[FN];
 #endif
         [[unroll]] for (uint j = 0u; j < FN; j++) {
             uint o = x_frag(b, kk, wn, j);
-            coopMatLoadNV(xh[j], sX, o, BKQ, true);
+            cm_load_cols(xh[j], sX, o, BKQ);
 #if XSPLIT
-            coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
+            cm_load_cols(xl[j], sXlo, o, BKQ);
 #endif
         }
         [[unroll]] for (uint m = 0u; m < NM; m++)
             [[unroll]] for (uint i = 0u; i < FM; i++) {
                 uint o = a_frag(b, kk, wm, m, i);
-                F16MAT a;
-                coopMatLoadNV(a, sA, o, BKQ, false);
+                CM_A a;
+                cm_load_rows(a, sA, o, BKQ);
 #if WSPLIT
-                F16MAT al;
-                coopMatLoadNV(al, sAlo, o, BKQ, false);
+                CM_A al;
+                cm_load_rows(al, sAlo, o, BKQ);
 #endif
                 [[unroll]] for (uint j = 0u; j < FN; j++) {
 #if XSPLIT
-                    acc[m][i][j] = coopMatMulAddNV(a, xl[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(a, xl[j], acc[m][i][j]);
 #endif
 #if WSPLIT
-                    acc[m][i][j] = coopMatMulAddNV(al, xh[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(al, xh[j], acc[m][i][j]);
 #endif
-                    acc[m][i][j] = coopMatMulAddNV(a, xh[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(a, xh[j], acc[m][i][j]);
                 }
             }
     }
@@ -498,7 +496,7 @@ void main()
     uint sgi = tid / 32u, wm = sgi % SGM, wn = sgi / SGM;
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
-            [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = F32MAT(0.0);
+            [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = CM_C(0.0);
 #else
     uint tr = tid % 16u, tc = tid / 16u; // rows tr + 16i, columns tc + 16j
     [[unroll]] for (uint m = 0u; m < NM; m++)
@@ -562,9 +560,9 @@ void main()
     uint lane = tid % 32u, cb = sgi * 256u * NM;
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) {
-            coopMatStoreNV(acc[0][i][j], sC, cb, 16u, true);
+            cm_store_cols(acc[0][i][j], sC, cb, 16u);
 #if SWIGLU
-            coopMatStoreNV(acc[1][i][j], sC, cb + 256u, 16u, true);
+            cm_store_cols(acc[1][i][j], sC, cb + 256u, 16u);
 #endif
             subgroupMemoryBarrierShared();
             subgroupBarrier();
