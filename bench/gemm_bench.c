@@ -332,7 +332,7 @@ int main(int argc, char **argv)
     TRY(gpu_open(&g, -1, &e));
     g.tune = tune;
     printf("device %s, driver %s, gemm on %s\n", g.props.deviceName, g.driver_name,
-           g.gemm_coopmat ? "cooperative matrices" : "the FMA twin");
+           g.gemm_khr || g.gemm_nv ? "cooperative matrices" : "the FMA twin");
 
     /* weights of the 16 layers, activations */
     static const bool attn[LAYERS] = {[2] = 1, [5] = 1, [8] = 1, [10] = 1, [12] = 1, [14] = 1};

@@ -329,7 +329,7 @@ int main(int argc, char **argv)
 
     T_CASE("device_out_of_range", "", test_device_out_of_range());
     T_CASE("validation_counting", "", test_validation_counting());
-    T_CASE("list_devices", "", T_CHECK(gpu_list_devices(stdout, &e) == ST_OK, "%s", e.msg));
+    T_CASE("list_devices", "", T_CHECK(gpu_list_devices(stdout, NULL, &e) == ST_OK, "%s", e.msg));
 
     static struct gpu g;
     int st = gpu_open(&g, -1, &e);

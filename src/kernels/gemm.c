@@ -82,6 +82,24 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     return ST_OK;
 }
 
+int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e)
+{
+    struct sel s = k_sel_of(g, NULL);
+    return sel_gemm_path(&s, path, e);
+}
+
+const char *k_gemm_path_auto(bool khr, bool nv)
+{
+    static char line[160];
+    struct tune t = tune_default();
+    struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv};
+    enum gemm_path p;
+    sel_gemm_path(&s, &p, NULL);
+    snprintf(line, sizeof line, "%s: %s (%s; automatic, --tune gemm_path=khr|nv|fma picks)", gemm_path_name(p),
+             sel_gemm_path_kernel(p), sel_gemm_path_label(p));
+    return line;
+}
+
 /* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp): from K_GEMM_WDEQ_COLS columns a Q4_0
  * product is one widening of its weights into an f16 copy (the rounding gemm.comp's Q4_0 tile does
  * once a column tile) and the F16 product on it, the widening beside the previous product
@@ -208,18 +226,19 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
                      int n, const struct gemm_call *calls, int layer, const char *op, const char *kind_prefix,
                      uint64_t *xg, struct err *e)
 {
-    bool has_norm = norm && norm->w, zero = false, raw = true;
+    struct sel s = k_sel_of(g, p);
+    bool has_norm = norm && norm->w, zero = false, raw = true, cm = sel_gemm_coopmat(&s);
     for (int i = 0; i < n; i++) {
         zero = zero || calls[i].zero_y;
         raw = raw && calls[i].xraw;
     }
     *xg = x;
-    if ((!g->gemm_coopmat && !has_norm && !zero) || raw) return ST_OK;
+    if ((!cm && !has_norm && !zero) || raw) return ST_OK;
     CHECK(n >= 1 && n <= GEMM_PREP_MAX_Y);
     int rc = k_dev_scratch(g, &g->gemm_x, 4 * (uint64_t)cols * (uint64_t)k, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    if ((rc = gpu_pipeline(g, g->gemm_coopmat ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
+    if ((rc = gpu_pipeline(g, cm ? "gemm_xprep" : "gemm_xprep_f32", NULL, 0, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,

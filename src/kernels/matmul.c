@@ -17,8 +17,14 @@ uint64_t k_scale_addr(const struct gpu_weight *w)
 /* The context of the kernel choice (select.h) for plan p (NULL: a batch plan) on g. */
 struct sel k_sel_of(const struct gpu *g, const struct plan *p)
 {
-    return (struct sel){&g->tune, p ? p->kind : PLAN_BATCH, g->subgroup_size, g->shared_mem, g->gemm_coopmat,
-                        g->has_float_atomic_add};
+    return (struct sel){.tune = &g->tune,
+                        .plan = p ? p->kind : PLAN_BATCH,
+                        .subgroup_size = g->subgroup_size,
+                        .shared_mem = g->shared_mem,
+                        .coopmat_khr = g->gemm_khr,
+                        .coopmat_nv = g->gemm_nv,
+                        .float_atomic_add = g->has_float_atomic_add,
+                        .device = g->props.deviceName};
 }
 
 /* The push constants of matmul.comp and gemm.comp (norm: may be NULL; w3 NULL: no SwiGLU). */
