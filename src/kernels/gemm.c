@@ -95,7 +95,7 @@ const char *k_gemm_path_auto(bool khr, bool nv)
     struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv};
     enum gemm_path p;
     sel_gemm_path(&s, &p, NULL);
-    snprintf(line, sizeof line, "%s: %s (%s; automatic, --tune gemm_path=khr|nv|fma picks)", gemm_path_name(p),
+    snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma picks)", gemm_path_name(p),
              sel_gemm_path_kernel(p), sel_gemm_path_label(p));
     return line;
 }

@@ -202,8 +202,8 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * gemm_nv): ST_USAGE naming the device and the missing extension where --tune gemm_path forces a
  * path it lacks (main checks it once the tune is set). */
 int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
-/* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr: gemm_khr
- * on VK_KHR_cooperative_matrix (automatic; --tune gemm_path=khr|nv|fma picks)" (gpu_gemm_path_fn). */
+/* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr (gemm_khr:
+ * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma picks)" (gpu_gemm_path_fn). */
 const char *k_gemm_path_auto(bool khr, bool nv);
 /* The device-wide scratch ranges that kernels write and the engine should treat as plan buffers
  * (plan.h): the two halves of the gemm's f16 weight copies (gpu.h gemm_w) once they exist. Returns

@@ -296,6 +296,9 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     if (v && !cJSON_IsBool(v)) bad(r, "device", "has_timestamps", "true or false");
     p->device.has_timestamps = v ? cJSON_IsTrue(v) : p->device.timestamp_valid_bits > 0;
     p->device.copy_gbps = opt_num(r, o, "device", "copy_gbps", 0.0);
+    v = opt(o, "gemm_path"); /* optional: added later */
+    if (v && !cJSON_IsString(v)) bad(r, "device", "gemm_path", "a string");
+    snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "%s", cJSON_IsString(v) ? v->valuestring : "");
 
     o = get_obj(r, root, "", "model");
     get_str(r, o, "model", "family", p->model.family, sizeof p->model.family);

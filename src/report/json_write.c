@@ -229,6 +229,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(dev, "timestamp_valid_bits", p->device.timestamp_valid_bits);
     cJSON_AddBoolToObject(dev, "has_timestamps", p->device.has_timestamps);
     add_num(dev, "copy_gbps", p->device.copy_gbps);
+    cJSON_AddStringToObject(dev, "gemm_path", p->device.gemm_path);
 
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(m, "family", p->model.family);

@@ -193,6 +193,8 @@ struct prof_device {
     uint32_t timestamp_valid_bits;
     bool has_timestamps; /* false: no per-dispatch times; busy/head/dispatch us are empty */
     double copy_gbps; /* measured device-to-device copy bandwidth (read + write), 0: not measured */
+    char gemm_path[8]; /* the wide plan's gemm path: "khr", "nv", "fma" (tune.h enum gemm_path); "": a
+                          file written before this field */
 };
 
 struct prof_model {

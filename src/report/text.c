@@ -25,6 +25,9 @@ static void text_header(FILE *out, const struct profile *p)
                 fmt_sig3(bw, sizeof bw, d->copy_gbps));
     else
         fprintf(out, "  copy bandwidth not measured\n");
+    char gp[160];
+    if (d->gemm_path[0])
+        fprintf(out, "gemm path: %s\n", fmt_gemm_path(gp, sizeof gp, d->gemm_path));
     fprintf(out, "model: %s %s, %d layers, hidden %d, vocab %d, from %s\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
 }
