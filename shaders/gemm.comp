@@ -8,7 +8,9 @@
 // W: [rows][k], type WTYPE, device layout of kernels.h; x: f32 [cols][k]; y: f32 [cols][rows].
 //
 // Two implementations of the inner product, one source (COOPMAT, a compile-time define):
-//  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT / 32 subgroups of 32 in an
+//  - COOPMAT=1: cooperative matrices (16×16×16, f16 × f16 + f32) of GL_NV_cooperative_matrix, or of
+//    GL_KHR_cooperative_matrix with COOPMAT_KHR=1 (coopmat.glsl: the same products, loads and
+//    stores; the KHR variants' words are prebuilt, shaders/variants.txt), NT / 32 subgroups of 32 in an
 //    SGM × (NT/32/SGM) grid, each owning (BM/SGM) × (BN·SGM·32/NT) outputs of each matrix. Activations stay f32-accurate:
 //    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
 //    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
