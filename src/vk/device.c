@@ -33,6 +33,13 @@ struct dev_info {
     uint64_t device_local_bytes;
 };
 
+/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
+ * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
+ * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
+#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
+#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
+static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
+
 static bool has_device_extension(VkPhysicalDevice pd, const char *name)
 {
     uint32_t n = 0;
@@ -67,8 +74,9 @@ static int pick_queue_family(VkPhysicalDevice pd, uint32_t *ts_bits)
     return best;
 }
 
-/* Fills d; the pNext chains point into d, so d must not be copied afterwards. */
-static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
+/* Fills d; the pNext chains point into d, so d must not be copied afterwards. layer: the validation
+ * layer's version (0: none), which may not see a struct it predates. */
+static void dev_query(VkPhysicalDevice pd, uint32_t layer, struct dev_info *d)
 {
     memset(d, 0, sizeof *d);
     VkPhysicalDeviceProperties basic;
@@ -93,7 +101,7 @@ static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
             d->p11.pNext = &d->pcm2;
         }
         d->pkhr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
-        if (d->has_coopmat_khr) {
+        if (d->has_coopmat_khr && layer_allows(layer, LAYER_KNOWS_KHR_COOPMAT)) {
             d->pkhr.pNext = d->p11.pNext;
             d->p11.pNext = &d->pkhr;
         }
@@ -156,12 +164,6 @@ static const char *device_type_name(VkPhysicalDeviceType t)
 /* ---------------------------------------------------------------------------------------------
  * Device list */
 
-/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
- * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
- * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
-#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
-#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
-static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
 
 /* What gemm.comp's cooperative matrices need besides the extension and its shape: f16 arithmetic
  * and 16-bit storage, and subgroups of 32 (its subgroup grid: tid / 32; no pipeline asks for a
@@ -245,7 +247,7 @@ static void print_device(FILE *out, uint32_t index, VkInstance inst, VkPhysicalD
                          gpu_gemm_path_fn *gemm_path)
 {
     struct dev_info d;
-    dev_query(pd, &d);
+    dev_query(pd, layer, &d);
     const VkPhysicalDeviceProperties *p = &d.props.properties;
     fprintf(out, "device %u: %s\n", index, p->deviceName);
     fprintf(out, "  %-18s %s\n", "type", device_type_name(p->deviceType));
@@ -513,7 +515,7 @@ static int open_device(struct gpu *g, int index, struct err *e)
 
     struct dev_info *d = calloc(1, sizeof *d);
     if (!d) return err_set(e, ST_RUNTIME, "out of host memory");
-    dev_query(g->phys, d);
+    dev_query(g->phys, g->validation_layer, d);
     const char *name = d->props.properties.deviceName;
     if (d->props.properties.apiVersion < VK_API_VERSION_1_2)
         st = err_set(e, ST_RUNTIME, "device %d (%s) supports Vulkan %u.%u; this tool needs 1.2+",
