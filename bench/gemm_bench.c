@@ -361,7 +361,7 @@ int main(int argc, char **argv)
     g.tune = tune;
     g.precision = prec;
     printf("device %s, driver %s, gemm on %s, precision %s\n", g.props.deviceName, g.driver_name,
-           g.gemm_coopmat ? "cooperative matrices" : "the FMA twin", precision_name(prec));
+           g.gemm_khr || g.gemm_nv ? "cooperative matrices" : "the FMA twin", precision_name(prec));
 
     /* weights of the 16 layers, activations */
     static const bool attn[LAYERS] = {[2] = 1, [5] = 1, [8] = 1, [10] = 1, [12] = 1, [14] = 1};

@@ -178,7 +178,7 @@ int main(int argc, char **argv)
            "NV-v1 gemm %s\n",
            g.props.deviceName, g.driver_name, g.has_coopmat2 ? "yes" : "no",
            g.coopmat2_max_invocations, g.coopmat2_reserved_shared,
-           g.gemm_coopmat ? "cooperative matrices" : "FMA twin");
+           g.gemm_khr || g.gemm_nv ? "cooperative matrices" : "FMA twin");
     if (!g.has_coopmat2 || !g.timestamp_valid_bits) {
         printf("no usable VK_NV_cooperative_matrix2 or no timestamps on this device: nothing to "
                "time\n");

@@ -5,7 +5,8 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON). The sections that measured
+# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), khr (bench/41: the gemm on
+# VK_KHR_cooperative_matrix against NV v1). The sections that measured
 # switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
 # `git show 873fff1:bench/h200.sh`.
 set -u
@@ -339,6 +340,57 @@ cm2() { # bench/39: the VK_NV_cooperative_matrix2 gemm. Its test runs without th
     echo "\$ test_kernels tests/fixtures gemm"; "$d/test_kernels" tests/fixtures gemm >"$O/cm2_test_kernels.txt" 2>&1
     echo "(exit $?)"; tail -n 3 "$O/cm2_test_kernels.txt"; echo
     echo "\$ gemm_cm2_bench 512 20"; "$d/gemm_cm2_bench" 512 20; echo "(exit $?)"
+}
+khr() { # bench/41: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
+    # glslang 15) against the NV v1 kernel (gemm, Debian 12's glslc), one source. No validation layer
+    # here: Debian 12's (1.3.239) predates KHR cooperative matrices, so under it the KHR path is off.
+    # 1. which path each device takes; 2. the kernel tests on both paths (test_kernels runs the gemm
+    # on each cooperative path the device has, a SKIP line where KHR is missing), then each path
+    # alone with split-k sums; 3. the goldens through the wide plan on each path (the header line says
+    # "gemm path khr|nv"); 4. timing: LFM2-1.2B full with the head, a 512-token prefill and wide
+    # decode at 64 and 256 columns, nv and khr alternated (nv, khr, nv, khr), then --compare of the
+    # second pair (khr against nv; it warns that the tunes and the gemm paths differ).
+    local d=${BIN_DIR:-build} p m L t
+    run --list-devices
+    echo "\$ test_kernels tests/fixtures gemm"
+    "$d/test_kernels" tests/fixtures gemm >"$O/khr_test_kernels.txt" 2>&1
+    echo "(exit $?)"; grep -E "^SKIP|^\+ gemm|^device|passed|FAIL" "$O/khr_test_kernels.txt" | tail -n 12; echo
+    for p in khr nv; do
+        for t in "" ",gemm_splitk=3" ",gemm_nbuf=2"; do
+            echo "\$ test_kernels tests/fixtures gemm --tune gemm_path=$p$t"
+            "$d/test_kernels" tests/fixtures gemm --tune "gemm_path=$p$t" >"$O/khr_test_kernels_$p$t.txt" 2>&1
+            echo "(exit $?)"; grep -E "^\+ gemm on|passed|FAIL" "$O/khr_test_kernels_$p$t.txt" | tail -n 4; echo
+        done
+    done
+    for p in khr nv; do
+        for m in "$F golden" "$F/model-f16.gguf golden-f16" "$F/model-q8_0.gguf golden-q8_0" \
+            "$F/model-q4_0.gguf golden-q4_0" "$F golden-long" "$F/model-q4_0.gguf golden-q4_0-long" \
+            "$Q golden" "$Q/model-q4_0.gguf golden-q4_0" "$Q golden-long"; do
+            set -- $m
+            local dir=$F split="--layers 0:3"
+            case $1 in "$Q"*) dir=$Q split="--layers 0:2" ;; esac
+            for L in --full "$split"; do
+                run --model "$1" $L --wide --golden "$dir/$2.safetensors" --tune gemm_path=$p
+            done
+        done
+    done
+    for t in "--cols 512 --slots 1 --pos 0" "--cols 256 --pos 64" "--cols 64 --pos 64"; do
+        local c
+        c=$(echo "$t" | awk '{ print $2 }')
+        for i in 1 2; do
+            for p in nv khr; do
+                run --model lfm2-1.2b --full $t --wide --logits --gap-probe --tune gemm_path=$p \
+                    --json "$O/khr_${c}_${p}_$i.json" | grep -E '^\$|^\(exit|^gemm path|GPU busy|wall 1×|^ *[a-z_.]*gemm' | head -n 14
+            done
+        done
+        run --compare "$O/khr_${c}_nv_2.json" --current "$O/khr_${c}_khr_2.json" | head -n 30
+    done
+    for dt in q4_0 f16; do
+        for p in nv khr; do
+            run --model lfm2-1.2b --full --dtype $dt --cols 512 --slots 1 --pos 0 --wide --logits --gap-probe \
+                --tune gemm_path=$p | grep -E '^\$|^\(exit|^gemm path|GPU busy|wall 1×'
+        done
+    done
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do

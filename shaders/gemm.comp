@@ -8,7 +8,9 @@
 // W: [rows][k], type WTYPE, device layout of kernels.h; x: f32 [cols][k]; y: f32 [cols][rows].
 //
 // Two implementations of the inner product, one source (COOPMAT, a compile-time define):
-//  - COOPMAT=1: NV cooperative matrices (16×16×16, f16 × f16 + f32), NT / 32 subgroups of 32 in an
+//  - COOPMAT=1: cooperative matrices (16×16×16, f16 × f16 + f32) of GL_NV_cooperative_matrix, or of
+//    GL_KHR_cooperative_matrix with COOPMAT_KHR=1 (coopmat.glsl: the same products, loads and
+//    stores; the KHR variants' words are prebuilt, shaders/variants.txt), NT / 32 subgroups of 32 in an
 //    SGM × (NT/32/SGM) grid, each owning (BM/SGM) × (BN·SGM·32/NT) outputs of each matrix. Activations stay f32-accurate:
 //    each x' is split into an f16 high part (its top 11 significant bits) and an f16 low part
 //    (x' = hi + lo, |lo| < 2^-10 |x'|, 22 significant bits together) and both are multiplied into
@@ -48,6 +50,7 @@
 // Grid: x = ceil(cols / BN) (column tiles of one row tile adjacent), y = ceil(rows / BM), z = splits.
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_basic : require
+#extension GL_GOOGLE_include_directive : require // glslc enables it unasked, glslang 15 (COOPMAT_KHR) does not
 #include "kern_common.glsl"
 
 #ifndef WTYPE
@@ -76,8 +79,7 @@
 #endif
 #endif
 #if COOPMAT
-#extension GL_NV_cooperative_matrix : require
-#extension GL_KHR_memory_scope_semantics : require
+#include "coopmat.glsl"
 #if (WTYPE == DT_F32 || WTYPE == DT_Q8_0) && !SERVING
 #define WSPLIT 1
 #else
@@ -373,21 +375,19 @@ void put(uint row, uint col, float v, float v3)
 const uint SGN = NT / 32u / SGM;          // subgroups along the columns
 const uint WM = BM / SGM, WN = BN / SGN; // a subgroup's outputs (of each matrix)
 const uint FM = WM / 16u, FN = WN / 16u;
-#define F16MAT fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
-#define F32MAT fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
 #else
 const uint TM = BM / 16u, TN = BN / 16u; // a thread's outputs (of each matrix)
 #endif
 
 #if COOPMAT
-F32MAT acc[NM][FM][FN];
-F16MAT fxh[2][FN]; // FRAG 1, 2: fragment sets of a k slice
+CM_C acc[NM][FM][FN];
+CM_B fxh[2][FN]; // FRAG 1, 2: fragment sets of a k slice
 #if XSPLIT
-F16MAT fxl[2][FN];
+CM_B fxl[2][FN];
 #endif
-F16MAT fa[2][NM * FM];
+CM_A fa[2][NM * FM];
 #if WSPLIT
-F16MAT fal[2][NM * FM];
+CM_A fal[2][NM * FM];
 #endif
 
 // Where a subgroup's fragments of k slice kk of shared buffer b start: column block j of x, row
@@ -406,17 +406,17 @@ void load_frags(uint b, uint kk, uint s, uint wm, uint wn)
 {
     [[unroll]] for (uint j = 0u; j < FN; j++) {
         uint o = x_frag(b, kk, wn, j);
-        coopMatLoadNV(fxh[s][j], sX, o, BKQ, true);
+        cm_load_cols(fxh[s][j], sX, o, BKQ);
 #if XSPLIT
-        coopMatLoadNV(fxl[s][j], sXlo, o, BKQ, true);
+        cm_load_cols(fxl[s][j], sXlo, o, BKQ);
 #endif
     }
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++) {
             uint o = a_frag(b, kk, wm, m, i);
-            coopMatLoadNV(fa[s][m * FM + i], sA, o, BKQ, false);
+            cm_load_rows(fa[s][m * FM + i], sA, o, BKQ);
 #if WSPLIT
-            coopMatLoadNV(fal[s][m * FM + i], sAlo, o, BKQ, false);
+            cm_load_rows(fal[s][m * FM + i], sAlo, o, BKQ);
 #endif
         }
 }
@@ -428,18 +428,18 @@ void frag_products(uint s)
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxl[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fa[s][m * FM + i], fxl[s][j], acc[m][i][j]);
 #endif
 #if WSPLIT
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fal[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fal[s][m * FM + i], fxh[s][j], acc[m][i][j]);
 #endif
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
             [[unroll]] for (uint j = 0u; j < FN; j++)
-                acc[m][i][j] = coopMatMulAddNV(fa[s][m * FM + i], fxh[s][j], acc[m][i][j]);
+                acc[m][i][j] = cm_muladd(fa[s][m * FM + i], fxh[s][j], acc[m][i][j]);
 }
 #else
 float acc[NM][TM][TN];
@@ -466,34 +466,34 @@ void products(uint b)
         return;
     }
     [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-        F16MAT xh[FN];
+        CM_B xh[FN];
 #if XSPLIT
-        F16MAT xl[FN];
+        CM_B xl[FN];
 #endif
         [[unroll]] for (uint j = 0u; j < FN; j++) {
             uint o = x_frag(b, kk, wn, j);
-            coopMatLoadNV(xh[j], sX, o, BKQ, true);
+            cm_load_cols(xh[j], sX, o, BKQ);
 #if XSPLIT
-            coopMatLoadNV(xl[j], sXlo, o, BKQ, true);
+            cm_load_cols(xl[j], sXlo, o, BKQ);
 #endif
         }
         [[unroll]] for (uint m = 0u; m < NM; m++)
             [[unroll]] for (uint i = 0u; i < FM; i++) {
                 uint o = a_frag(b, kk, wm, m, i);
-                F16MAT a;
-                coopMatLoadNV(a, sA, o, BKQ, false);
+                CM_A a;
+                cm_load_rows(a, sA, o, BKQ);
 #if WSPLIT
-                F16MAT al;
-                coopMatLoadNV(al, sAlo, o, BKQ, false);
+                CM_A al;
+                cm_load_rows(al, sAlo, o, BKQ);
 #endif
                 [[unroll]] for (uint j = 0u; j < FN; j++) {
 #if XSPLIT
-                    acc[m][i][j] = coopMatMulAddNV(a, xl[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(a, xl[j], acc[m][i][j]);
 #endif
 #if WSPLIT
-                    acc[m][i][j] = coopMatMulAddNV(al, xh[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(al, xh[j], acc[m][i][j]);
 #endif
-                    acc[m][i][j] = coopMatMulAddNV(a, xh[j], acc[m][i][j]);
+                    acc[m][i][j] = cm_muladd(a, xh[j], acc[m][i][j]);
                 }
             }
     }
@@ -524,7 +524,7 @@ void main()
     uint sgi = tid / 32u, wm = sgi % SGM, wn = sgi / SGM;
     [[unroll]] for (uint m = 0u; m < NM; m++)
         [[unroll]] for (uint i = 0u; i < FM; i++)
-            [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = F32MAT(0.0);
+            [[unroll]] for (uint j = 0u; j < FN; j++) acc[m][i][j] = CM_C(0.0);
 #else
     uint tr = tid % 16u, tc = tid / 16u; // rows tr + 16i, columns tc + 16j
     [[unroll]] for (uint m = 0u; m < NM; m++)
@@ -588,9 +588,9 @@ void main()
     uint lane = tid % 32u, cb = sgi * 256u * NM;
     [[unroll]] for (uint i = 0u; i < FM; i++)
         [[unroll]] for (uint j = 0u; j < FN; j++) {
-            coopMatStoreNV(acc[0][i][j], sC, cb, 16u, true);
+            cm_store_cols(acc[0][i][j], sC, cb, 16u);
 #if SWIGLU
-            coopMatStoreNV(acc[1][i][j], sC, cb + 256u, 16u, true);
+            cm_store_cols(acc[1][i][j], sC, cb + 256u, 16u);
 #endif
             subgroupMemoryBarrierShared();
             subgroupBarrier();

@@ -34,12 +34,17 @@ cli_test(cli_folder_without_config cli 2 "config.json" --model ${CMAKE_SOURCE_DI
 cli_test(cli_wide_profile cli-gpu 0 "wide=true" --model ${LT} --full --wide --cols 6 --slots 2 --pos 5 --reps 1)
 # --tune (src/base/tune.h): unknown keys and bad values are usage errors naming the keys / range,
 # before the GPU; the test-only keys (tune.h: test and bench programs) are unknown to the CLI
-set(TUNE_KEYS "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols pool_max")
+set(TUNE_KEYS "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols gemm_path pool_max")
 cli_test(cli_tune_unknown_key cli 2 "--tune bogus: unknown key (expected one of: ${TUNE_KEYS})" --model ${LT} --full --tune xmv_cols=1 --tune bogus=1)
 cli_test(cli_tune_test_only_key cli 2 "--tune matmul_ksl: unknown key (expected one of: ${TUNE_KEYS})" --model ${LT} --full --tune xmv_cols=1,matmul_ksl=16)
 cli_test(cli_tune_bad_value cli 2 "--tune xmv_cols=9: expected an integer in 1..4" --model ${LT} --full --tune xmv_cols=9)
 cli_test(cli_tune_bad_splitk cli 2 "--tune gemm_splitk=65: expected an integer in 1..64" --model ${LT} --full --tune gemm_splitk=65)
 cli_test(cli_tune_bad_tile cli 2 "--tune gemm_tile=32x32x48: expected BMxBNxBK or BMxBNxBK:SMxSN" --model ${LT} --full --tune gemm_tile=32x32x48)
+cli_test(cli_tune_bad_gemm_path cli 2 "--tune gemm_path=cm2: expected one of auto|khr|nv|fma" --model ${LT} --full --tune gemm_path=cm2)
+# the gemm path (tune gemm_path, else the device's first of KHR, NV, the FMA twin) in the report
+# header (the twin runs on every device) and in --list-devices
+cli_test(cli_tune_gemm_path_header cli-gpu 0 "gemm path: fma (gemm_fma: the FMA twin, no cooperative matrices)" --model ${LT} --full --wide --cols 6 --reps 1 --pos 3 --tune gemm_path=fma)
+cli_test(cli_list_devices_gemm_path cli-gpu 0 "gemm path " --list-devices)
 # a tuned run names its overrides in the report header (and its JSON, test_report); gemm_min_cols
 # moves the auto plan's line: wide at 2 columns
 cli_test(cli_tune_min_cols cli-gpu 0 "plan auto -> wide (the plan a serving engine runs at 2 cols: wide from 2)" --model ${LT} --full --cols 2 --reps 1 --pos 3 --tune gemm_min_cols=2)
@@ -245,6 +250,9 @@ function(cli_test_env name label code text envs)
     ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0;${envs}")
 endfunction()
 set(NO_DRIVER "VK_DRIVER_FILES=/nonexistent/icd.json;VK_ICD_FILENAMES=/nonexistent/icd.json")
+# a gemm path the device lacks is a usage error naming the device and the extension (the test hook
+# takes both cooperative paths away, so on every device)
+cli_test_env(cli_gemm_path_absent cli-gpu 2 "' has no usable VK_KHR_cooperative_matrix" "LFM2_TEST_NO_COOPMAT=1" --model ${LT} --full --wide --cols 6 --reps 1 --tune gemm_path=khr)
 cli_test_env(cli_no_vulkan_driver cli 1 "install mesa-vulkan-drivers" "${NO_DRIVER}" --model lfm2-350m --layers 0:1 --load-only)
 # every input and output is checked before the GPU is opened (no driver: a GPU open would say so)
 cli_test_env(cli_golden_before_gpu cli 2 "the model has 6 layers" "${NO_DRIVER}" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)

@@ -88,6 +88,7 @@ static inline void synth_profile(struct profile *p, uint64_t seed, int n_reps)
     p->device.timestamp_valid_bits = 64;
     p->device.has_timestamps = true;
     p->device.copy_gbps = 3000.0 + 1000.0 * t_rng_uniform(&r);
+    strcpy(p->device.gemm_path, "nv");
     strcpy(p->model.family, "lfm2");
     p->model.n_layers = 16;
     p->model.hidden = SYNTH_HIDDEN;

@@ -162,6 +162,7 @@ static void test_identity(void)
     T_CHECK(!strstr(out, "the plan differs"), "the same plan: no note\n%s", out);
     T_CHECK(!strstr(out, "kernel variant"), "the same variants: no note\n%s", out);
     T_CHECK(!strstr(out, "tune differs"), "the same tune: no warning\n%s", out);
+    T_CHECK(!strstr(out, "gemm path differs"), "the same gemm path: no warning\n%s", out);
     free(out);
     /* runs under different --tune overrides: compared, with a warning naming both */
     snprintf(cur.tune, sizeof cur.tune, "xmv_cols=4");
@@ -170,6 +171,18 @@ static void test_identity(void)
             "tune warning: %d\n%s", st, out);
     free(out);
     cur.tune[0] = 0;
+    /* another gemm path: compared, with a warning naming both; a file without the field warns not */
+    snprintf(cur.device.gemm_path, sizeof cur.device.gemm_path, "khr");
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(st != ST_USAGE && strstr(out, "WARNING: gemm path differs: base 'nv', current 'khr'"), "gemm path warning: %d\n%s",
+            st, out);
+    free(out);
+    base.device.gemm_path[0] = 0;
+    st = compare_files(&base, &cur, 10.0, &out, &e);
+    T_CHECK(!strstr(out, "gemm path differs"), "an older base: no warning\n%s", out);
+    free(out);
+    snprintf(base.device.gemm_path, sizeof base.device.gemm_path, "nv");
+    snprintf(cur.device.gemm_path, sizeof cur.device.gemm_path, "nv");
     /* a dispatch that ran another variant (constants, or a grid's split count): a note naming the first */
     T_CHECK(cur.dispatches[4].pipeline[0] && cur.dispatches[7].pipeline[0], "synth dispatches 4, 7 name pipelines");
     cur.dispatches[4].spec[0] ^= 1;

@@ -384,8 +384,23 @@ static bool serving_gemm(enum plan_kind k) { return k == PLAN_WIDE && g.precisio
 /* The kernel choice's context (select.h) on this device for a plan of kind k. */
 static struct sel sel_for(enum plan_kind k)
 {
-    return (struct sel){&g.tune, k, g.subgroup_size, g.shared_mem, g.gemm_coopmat, g.has_float_atomic_add,
-                        g.precision};
+    return (struct sel){.tune = &g.tune,
+                        .plan = k,
+                        .subgroup_size = g.subgroup_size,
+                        .shared_mem = g.shared_mem,
+                        .coopmat_khr = g.gemm_khr,
+                        .coopmat_nv = g.gemm_nv,
+                        .float_atomic_add = g.has_float_atomic_add,
+                        .precision = g.precision,
+                        .device = g.props.deviceName};
+}
+
+/* The wide plan's gemm path now (the device's and the tune's: select.c sel_gemm_path). */
+static enum gemm_path gemm_path_now(void)
+{
+    struct sel s = sel_for(PLAN_WIDE);
+    enum gemm_path path;
+    return sel_gemm_path(&s, &path, NULL) == ST_OK ? path : GEMM_PATH_FMA;
 }
 
 /* Whether a --tune key sends products to one matrix-vector kernel (the ctest variants). */
@@ -449,7 +464,7 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
     const struct dispatch *last = p.n > 0 ? &p.d[p.n - 1] : NULL;
     if (matmul_kind == PLAN_WIDE && last) {
         char want[40];
-        snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", g.gemm_coopmat ? "gemm" : "gemm_fma",
+        snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", sel_gemm_path_kernel(gemm_path_now()),
                  swiglu ? "_swiglu" : "");
         T_CHECK(strncmp(last->kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", last->kind, want);
         T_CHECK(strcasecmp(strrchr(last->kind, '.') + 1, dtype_name(t)) == 0 || t != DT_Q4_0,
@@ -903,7 +918,8 @@ static void test_gemm_wdeq(void)
 }
 
 /* ---- gemm: the wide plan's tiled matrix product (the FMA twin on lavapipe; on a device with
- * cooperative matrices the tensor-core kernel, or the twin with LFM2_TEST_NO_COOPMAT=1), at rows,
+ * cooperative matrices the tensor-core kernel on each of its paths, test_gemm_paths, or the twin
+ * with --tune gemm_path=fma), at rows,
  * k and columns that are not multiples of its tiles. main sets the tune's gemm_min_cols=1 (tune.h) so
  * that every width goes to it. */
 
@@ -942,10 +958,44 @@ static void test_gemm(void)
     const enum dtype mixed[4] = {DT_BF16, DT_Q4_0, DT_F16, DT_Q8_0}, f32s[3] = {DT_F32, DT_F32, DT_F32};
     const int rows4[4] = {300, 67, 5, 21}, rows3[3] = {130, 19, 75}, rows2[2] = {67, 33};
     const enum dtype bf16s[2] = {DT_BF16, DT_BF16};
-    bool split_twin = !g.gemm_coopmat && g.tune.gemm_splitk > 1;
+    bool cm = gemm_path_now() != GEMM_PATH_FMA, split_twin = !cm && g.tune.gemm_splitk > 1;
     matmul_multi_case(PLAN_WIDE, 4, mixed, rows4, 1056, 45, true, 5);
-    matmul_multi_case(PLAN_WIDE, 3, f32s, rows3, 1000, 17, false, g.gemm_coopmat || split_twin ? 4 : 3);
+    matmul_multi_case(PLAN_WIDE, 3, f32s, rows3, 1000, 17, false, cm || split_twin ? 4 : 3);
     matmul_multi_case(PLAN_WIDE, 2, bf16s, rows2, 96, 130, true, 3);
+}
+
+/* test_gemm on every cooperative-matrix path the device has, KHR then NV (both products checked
+ * against the same references), or on its one path (the FMA twin on lavapipe); a --tune gemm_path
+ * runs that path alone. A device without a usable VK_KHR_cooperative_matrix prints a SKIP line for
+ * that path. */
+static void test_gemm_paths(void)
+{
+    int forced = g.tune.gemm_path;
+    enum gemm_path paths[2];
+    int n = 0;
+    if (forced != GEMM_PATH_AUTO) {
+        paths[n++] = (enum gemm_path)forced;
+    } else {
+        if (g.gemm_khr) paths[n++] = GEMM_PATH_KHR;
+        else
+            printf("SKIP gemm on VK_KHR_cooperative_matrix (gemm_khr): %s has no usable one (--list-devices)\n",
+                   g.props.deviceName);
+        if (g.gemm_nv) paths[n++] = GEMM_PATH_NV;
+        if (!n) paths[n++] = GEMM_PATH_FMA;
+    }
+    for (int i = 0; i < n; i++) {
+        double t0 = now_us();
+        g.tune.gemm_path = (int)paths[i];
+        struct sel s = sel_for(PLAN_WIDE);
+        enum gemm_path got;
+        int rc = sel_gemm_path(&s, &got, &e);
+        T_CHECK(rc == ST_OK && got == paths[i], "gemm_path=%s: %s", gemm_path_name(paths[i]), rc ? e.msg : "another path");
+        if (rc) break;
+        test_gemm();
+        printf("+ gemm on %s (%s): %.1f s\n", sel_gemm_path_kernel(paths[i]), sel_gemm_path_label(paths[i]),
+               (now_us() - t0) / 1e6);
+    }
+    g.tune.gemm_path = forced;
 }
 
 /* ---- shortconv */
@@ -2044,8 +2094,8 @@ int main(int argc, char **argv)
     T_CASE("plan_barriers", "", test_plan_barriers());
     T_CASE("plan_hoist", "", test_plan_hoist());
     printf("+ matmul: %.1f s\n", (now_us() - t0) / 1e6);
-    T_CASE("gemm", "gemm", test_gemm());
-    printf("+ gemm (%s): %.1f s\n", g.gemm_coopmat ? "cooperative matrices" : "FMA twin", (now_us() - t0) / 1e6);
+    T_CASE("gemm", "gemm", test_gemm_paths());
+    printf("+ gemm: %.1f s\n", (now_us() - t0) / 1e6);
     T_CASE("shortconv", "", test_shortconv());
     T_CASE("conv_step", "", test_conv_step());
     T_CASE("dn_conv_step", "", test_dn_conv_step());

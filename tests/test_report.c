@@ -1035,6 +1035,46 @@ static void test_precision(struct profile *p, const char *dir)
     p->precision[0] = 0;
 }
 
+/* The gemm path (device.gemm_path): in the JSON, read back, named with its kernel and extension in
+ * the text and Markdown headers; a file written before the field reads as "" and prints no line. */
+static void test_gemm_path(struct profile *p, const char *dir)
+{
+    struct err e = {0};
+    char path[256];
+    snprintf(path, sizeof path, "%s/profile_gemm_path.json", dir);
+    snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "khr");
+    T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    cJSON *root = t_json_file(path);
+    const cJSON *v = t_json_at(root, "device.gemm_path");
+    T_CHECK(cJSON_IsString(v) && !strcmp(v->valuestring, "khr"), "device.gemm_path in the JSON");
+    struct profile q;
+    memset(&q, 0, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !strcmp(q.device.gemm_path, "khr"), "read back: '%s' %s",
+            q.device.gemm_path, e.msg);
+    profile_free(&q);
+    char *txt = render(report_text, p);
+    T_CHECK(txt && strstr(txt, "\ngemm path: khr (gemm_khr: VK_KHR_cooperative_matrix)\n"), "text header\n%s",
+            txt ? txt : "");
+    free(txt);
+    txt = render(report_markdown, p);
+    T_CHECK(txt && strstr(txt, "| gemm path | khr (gemm_khr: VK_KHR_cooperative_matrix) |"), "markdown header");
+    free(txt);
+    cJSON *dev = cJSON_GetObjectItemCaseSensitive(root, "device");
+    cJSON_DeleteItemFromObject(dev, "gemm_path");
+    char *old = cJSON_PrintUnformatted(root);
+    FILE *f = fopen(path, "w");
+    T_CHECK(f && old && fputs(old, f) >= 0 && fclose(f) == 0, "write %s", path);
+    memset(&q, 0x5a, sizeof q);
+    T_CHECK(report_json_read(path, &q, &e) == ST_OK && !q.device.gemm_path[0], "an older file: none: %s", e.msg);
+    txt = render(report_text, &q);
+    T_CHECK(txt && !strstr(txt, "gemm path"), "an older file: no gemm path line");
+    free(txt);
+    profile_free(&q);
+    cJSON_free(old);
+    cJSON_Delete(root);
+    snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "nv");
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The summary block, --units, the head's own block, logits on a shard without the head */
 
@@ -1313,6 +1353,7 @@ int main(int argc, char **argv)
     T_CASE("trace", "output", test_trace(&p, dir));
     T_CASE("tune", "output", test_tune(&p, dir));
     T_CASE("precision", "output", test_precision(&p, dir));
+    T_CASE("gemm_path", "output", test_gemm_path(&p, dir));
     T_CASE("summary", "output", test_summary(&p));
     T_CASE("summary_noise", "output", test_summary_noise());
     T_CASE("bound", "", test_bound());

@@ -14,15 +14,18 @@
 static const struct tune dflt_tune = {
     .attn_kv_keys = -1, .gemm_pf = -1, .gemm_xraw_cols = -1, .gemm_wdeq_cols = -1};
 
-/* An H200 (subgroup 32, 48 KiB shared, cooperative matrices, float atomic add) and lavapipe (CI).
- */
+/* An H200 (subgroup 32, 48 KiB shared, float atomic add) with NV cooperative matrices only, the
+ * path the gemm rows below were measured on (gemm.comp on KHR ones takes the same tiles), and
+ * lavapipe (CI: no cooperative matrices). */
 static struct sel h200(enum plan_kind k, const struct tune *t)
 {
-    return (struct sel){t, k, 32, 49152, true, true, PRECISION_EXACT};
+    return (struct sel){.tune = t, .plan = k, .subgroup_size = 32, .shared_mem = 49152, .coopmat_nv = true,
+                        .float_atomic_add = true, .device = "H200"};
 }
 static struct sel lavapipe(enum plan_kind k, const struct tune *t)
 {
-    return (struct sel){t, k, 8, 32768, false, true, PRECISION_EXACT};
+    return (struct sel){.tune = t, .plan = k, .subgroup_size = 8, .shared_mem = 32768,
+                        .float_atomic_add = true, .device = "llvmpipe"};
 }
 
 static const char *mv_name(enum sel_mv m)
@@ -456,9 +459,9 @@ static void test_scratch_rules(void)
             struct err e = {0};
             T_CHECK(sel_gemm(&s, &f, m->swiglu, m->cols, m->accumulate, !m->norm, "t", &c, &e) == ST_OK,
                     "scratch row %zu: %s", i, e.msg);
-            bool p1 = (s.coopmat || m->norm || c.zero_y) && !c.xraw;
+            bool p1 = (sel_gemm_coopmat(&s) || m->norm || c.zero_y) && !c.xraw;
             if (!group && p1) want_x = MAX(want_x, 4 * (uint64_t)m->cols * (uint64_t)f.k);
-            prep = prep || (s.coopmat || m->norm || c.zero_y);
+            prep = prep || (sel_gemm_coopmat(&s) || m->norm || c.zero_y);
             if (m->swiglu) break; /* one product over both weights */
         }
         if (group && served) {
@@ -645,6 +648,71 @@ static void test_precision(void)
             "precision names");
 }
 
+/* The gemm's path: KHR before NV before the FMA twin, by the device's paths; a --tune gemm_path
+ * forces one, and a forced path the device lacks is a usage error naming it and the extension. Each
+ * path's kernel names the variant sel_gemm picks, with the same tiles on KHR and NV. */
+static void test_gemm_path(void)
+{
+    struct tune tk = dflt_tune, tn = dflt_tune, tf = dflt_tune;
+    tk.gemm_path = GEMM_PATH_KHR;
+    tn.gemm_path = GEMM_PATH_NV;
+    tf.gemm_path = GEMM_PATH_FMA;
+    static const struct {
+        bool khr, nv;
+        int tune; /* 0 auto, 1 khr, 2 nv, 3 fma */
+        enum gemm_path want;
+        const char *kernel, *err; /* err: the usage error's words (want ignored) */
+    } rows[] = {
+        {true, true, 0, GEMM_PATH_KHR, "gemm_khr", NULL},  /* both: the portable one first */
+        {true, false, 0, GEMM_PATH_KHR, "gemm_khr", NULL}, /* AMD RDNA3, Intel Arc */
+        {false, true, 0, GEMM_PATH_NV, "gemm", NULL},      /* an NVIDIA driver without KHR */
+        {false, false, 0, GEMM_PATH_FMA, "gemm_fma", NULL}, /* lavapipe */
+        {true, true, 1, GEMM_PATH_KHR, "gemm_khr", NULL},
+        {true, true, 2, GEMM_PATH_NV, "gemm", NULL},
+        {true, true, 3, GEMM_PATH_FMA, "gemm_fma", NULL},
+        {false, false, 3, GEMM_PATH_FMA, "gemm_fma", NULL},
+        {false, true, 1, 0, NULL, "--tune gemm_path=khr: device 'dev' has no usable VK_KHR_cooperative_matrix"},
+        {true, false, 2, 0, NULL, "--tune gemm_path=nv: device 'dev' has no usable VK_NV_cooperative_matrix"},
+        {false, false, 1, 0, NULL, "--tune gemm_path=khr: device 'dev' has no usable VK_KHR_cooperative_matrix"},
+    };
+    const struct tune *const tunes[] = {&dflt_tune, &tk, &tn, &tf};
+    struct err e = {0};
+    struct sel_weight w = {DT_BF16, 2048, 2048};
+    struct sel_gemm ref;
+    struct sel nv = h200(PLAN_WIDE, &dflt_tune);
+    T_CHECK(sel_gemm(&nv, &w, false, 512, false, true, "t", &ref, &e) == ST_OK, "NV reference: %s", e.msg);
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel s = h200(PLAN_WIDE, tunes[rows[i].tune]);
+        s.coopmat_khr = rows[i].khr;
+        s.coopmat_nv = rows[i].nv;
+        s.device = "dev";
+        enum gemm_path p = GEMM_PATH_AUTO;
+        struct sel_gemm c;
+        e.msg[0] = 0;
+        int rc = sel_gemm_path(&s, &p, &e), rg = sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e);
+        if (rows[i].err) {
+            T_CHECK(rc == ST_USAGE && rg == ST_USAGE && strstr(e.msg, rows[i].err) && strstr(e.msg, "--list-devices"),
+                    "row %zu: forced where absent: %d %d '%s'", i, rc, rg, e.msg);
+            continue;
+        }
+        T_CHECK(rc == ST_OK && p == rows[i].want && rg == ST_OK && !strcmp(c.kernel, rows[i].kernel),
+                "row %zu (khr %d nv %d tune %s): path %s kernel %s, want %s %s: %s", i, rows[i].khr, rows[i].nv,
+                gemm_path_name((enum gemm_path)rows[i].tune), gemm_path_name(p), rg ? "-" : c.kernel,
+                gemm_path_name(rows[i].want), rows[i].kernel, e.msg);
+        T_CHECK(sel_gemm_coopmat(&s) == (rows[i].want != GEMM_PATH_FMA), "row %zu: coopmat", i);
+        bool cm = rows[i].want != GEMM_PATH_FMA;
+        T_CHECK(!cm || !memcmp(c.spec, ref.spec, sizeof c.spec), "row %zu: the cooperative paths share tiles", i);
+    }
+    struct sel anon = h200(PLAN_WIDE, &tk);
+    anon.device = NULL;
+    enum gemm_path p;
+    T_CHECK(sel_gemm_path(&anon, &p, &e) == ST_USAGE && strstr(e.msg, "this device has no usable VK_KHR"),
+            "no device name: %s", e.msg);
+    T_CHECK(!strcmp(sel_gemm_path_kernel(GEMM_PATH_KHR), "gemm_khr") && !strcmp(sel_gemm_path_kernel(GEMM_PATH_NV), "gemm") &&
+                !strcmp(sel_gemm_path_kernel(GEMM_PATH_FMA), "gemm_fma"),
+            "kernels of the paths");
+}
+
 static void test_tune_parse(void)
 {
     struct tune t = tune_default();
@@ -674,16 +742,27 @@ static void test_tune_parse(void)
     back = tune_default();
     T_CHECK(tune_parse_all(&back, buf, &e) == ST_OK && !memcmp(&back, &t, sizeof t),
             "format reads back through tune_parse_all: %s", e.msg);
-    static const char keys8[] = "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile "
-                                "gemm_splitk gemm_wdeq_cols pool_max";
-    T_CHECK(!strcmp(tune_keys(), keys8), "the CLI's keys: %s", tune_keys());
+    static const char keys9[] = "xmv_cols attn_kv_keys attn_split gemm_min_cols gemm_tile "
+                                "gemm_splitk gemm_wdeq_cols gemm_path pool_max";
+    T_CHECK(!strcmp(tune_keys(), keys9), "the CLI's keys: %s", tune_keys());
+    /* gemm_path: a name, printed as one, read back */
+    struct tune gp = tune_default();
+    T_CHECK(tune_parse(&gp, "gemm_path=khr", &e) == ST_OK && gp.gemm_path == GEMM_PATH_KHR, "khr: %s", e.msg);
+    tune_format(&gp, buf, sizeof buf);
+    T_CHECK(!strcmp(buf, "gemm_path=khr"), "format: %s", buf);
+    T_CHECK(tune_parse(&gp, "gemm_path=nv", &e) == ST_OK && gp.gemm_path == GEMM_PATH_NV &&
+                tune_parse(&gp, "gemm_path=fma", &e) == ST_OK && gp.gemm_path == GEMM_PATH_FMA,
+            "nv, fma: %s", e.msg);
+    T_CHECK(tune_parse(&gp, "gemm_path=auto", &e) == ST_OK && gp.gemm_path == GEMM_PATH_AUTO, "auto: %s", e.msg);
+    tune_format(&gp, buf, sizeof buf);
+    T_CHECK(!buf[0], "gemm_path=auto is the default, printed as nothing: %s", buf);
     static const struct {
         const char *arg, *msg;
         bool all;
     } bad[] = {
         {"bogus=1",
          "--tune bogus: unknown key (expected one of: xmv_cols attn_kv_keys attn_split "
-         "gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols pool_max)",
+         "gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols gemm_path pool_max)",
          false},
         {"bogus=1", "--tune bogus: unknown key (expected one of: matmul_ksl", true},
         {"matmul_ksl=16", "--tune matmul_ksl: unknown key (expected one of: xmv_cols", false},
@@ -702,6 +781,9 @@ static void test_tune_parse(void)
         {"gemm_tile=32x32x32junk", "--tune gemm_tile=32x32x32junk: expected BMxBNxBK", false},
         {"xmv_cols=1,", "--tune : unknown key", false},
         {"", "--tune needs key=value", false},
+        {"gemm_path=cm2", "--tune gemm_path=cm2: expected one of auto|khr|nv|fma", false},
+        {"gemm_path=1", "--tune gemm_path=1: expected one of auto|khr|nv|fma", false},
+        {"gemm_path=", "--tune gemm_path=: expected gemm_path=value", false},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
         struct tune u = tune_default();
@@ -758,6 +840,7 @@ int main(void)
     test_scratch_rules();
     test_tune_keys_apply();
     test_precision();
+    test_gemm_path();
     test_tune_parse();
     test_flops();
     return t_finish();

@@ -3,8 +3,9 @@
 # compile (GL_NV_cooperative_matrix2, GL_KHR_cooperative_matrix: docs/architecture.md, "SPIR-V
 # that the system compiler cannot make"), or checks it.
 #
-#   tools/spirv_regen.sh           rewrite shaders/prebuilt/<name>.inc for every line of
-#                                  shaders/prebuilt/variants.txt
+#   tools/spirv_regen.sh           rewrite shaders/prebuilt/<name>.inc for every "prebuilt" blob of
+#                                  shaders/variants.txt (expanded by shaders/variants.cmake, as
+#                                  CMake does) and every line of shaders/prebuilt/variants.txt
 #   tools/spirv_regen.sh --check   compile them again and fail (exit 1) naming each committed file
 #                                  whose words differ from its sources' (CI)
 #
@@ -13,7 +14,8 @@
 # Debian 12's gcc: a `deb-src` entry for trixie in a private apt list folder under .cache/spirv/,
 # so the system's apt configuration is not touched. Debian's packaging patches only concern
 # pkg-config files and are not applied (they would need SPIRV-Tools' development files).
-# Needs: apt-get, dpkg-source (dpkg-dev), cmake, g++, python3 (glslang's build runs a script).
+# Needs: cmake; to build glslang also apt-get, dpkg-source (dpkg-dev), g++, python3 (glslang's
+# build runs a script).
 # The output is deterministic: no debug info, no file names in the words, so the same sources give
 # the same words on every machine.
 set -euo pipefail
@@ -24,6 +26,7 @@ GLSLANG_ORIG=glslang_15.1.0+1.4.309.0.orig.tar.gz
 GLSLANG_ORIG_SHA256=180f17ea51e6b71bf57b9e0fea78ba3ecd76e3ec8e4c91f0771b922eb22bf4b2
 TARGET_ENV=vulkan1.3
 LIST=shaders/prebuilt/variants.txt
+VARIANTS=shaders/variants.txt
 CACHE=.cache/spirv
 GLSLANG=$CACHE/glslang-$GLSLANG_VERSION/build/StandAlone/glslang
 
@@ -88,11 +91,25 @@ compile_inc() { # name file defines... -> stdout
     rm -f "$spv"
 }
 
+# Every prebuilt blob as "name file defines...": shaders/variants.txt's prebuilt lines expanded by
+# the same CMake code that embeds them, then shaders/prebuilt/variants.txt's lines.
+prebuilt_list() {
+    local expanded
+    expanded=$(mktemp)
+    cmake -DVARIANTS="$VARIANTS" -DOUT="$expanded" -P shaders/variants.cmake ||
+        { rm -f "$expanded"; die "shaders/variants.cmake could not expand $VARIANTS"; }
+    # "build name kernel flags type source defines..." -> "name source defines..."
+    awk '$1 == "prebuilt" {s = $2; for (i = 6; i <= NF; i++) s = s " " $i; print s}' "$expanded"
+    rm -f "$expanded"
+    grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$LIST"
+}
+
 [ -x "$GLSLANG" ] || build_glslang
 [ -f "$LIST" ] || die "$LIST is missing"
+command -v cmake >/dev/null || die "needs cmake (shaders/variants.cmake expands $VARIANTS)"
+blobs=$(prebuilt_list) || exit 1
 bad=0
 while read -r name file defines; do
-    case "$name" in "" | "#"*) continue ;; esac
     out=shaders/prebuilt/$name.inc
     # shellcheck disable=SC2086 # the defines are words
     words=$(compile_inc "$name" "$file" $defines)
@@ -104,11 +121,12 @@ while read -r name file defines; do
     else
         printf '%s\n' "$words" >"$out"
     fi
-done <"$LIST"
+done <<<"$blobs"
 for inc in shaders/prebuilt/*.inc; do
     [ -e "$inc" ] || continue
     n=$(basename "$inc" .inc)
-    grep -q "^$n " "$LIST" || { echo "spirv_regen.sh: $inc has no line in $LIST" >&2; bad=1; }
+    printf '%s\n' "$blobs" | grep -q "^$n " ||
+        { echo "spirv_regen.sh: $inc is made by no prebuilt line of $VARIANTS or $LIST" >&2; bad=1; }
 done
 [ "$bad" = 0 ] || exit 1
 [ "$check" = 1 ] && echo "spirv_regen.sh: shaders/prebuilt matches its sources" >&2

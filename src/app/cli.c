@@ -63,6 +63,7 @@ void cli_usage(FILE *out)
             "  --tune K=V,...    kernel-choice overrides for measuring alternatives (repeatable):\n"
             "                    gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols xmv_cols\n"
             "                    attn_kv_keys attn_split pool_max (ranges: src/base/tune.h);\n"
+            "                    gemm_path=auto|khr|nv|fma: the wide plan's matrix path;\n"
             "                    recorded in the JSON\n"
             "  --precision P     the wide plan's matrix products: exact (default: f32-accurate, the\n"
             "                    activations as f16 hi + lo, two tensor products) or serving (f16\n"

@@ -310,6 +310,8 @@ static int run(const struct options *o, struct err *e)
         gpu_up = !st;
         g.tune = o->tune;
         g.precision = o->precision;
+        enum gemm_path path;
+        if (!st) st = k_gemm_path(&g, &path, e); /* a forced path the device lacks: exit 2 */
     }
     if (!st && live_compare) st = compare_precheck(&base, &m, &g, o, e);
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);
@@ -375,7 +377,7 @@ int main(int argc, char **argv)
         return finish(0, &e);
     }
     if (o.list_devices) {
-        st = gpu_list_devices(stdout, &e);
+        st = gpu_list_devices(stdout, k_gemm_path_auto, &e);
         return finish(st, &e);
     }
     st = run(&o, &e);

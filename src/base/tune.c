@@ -10,7 +10,16 @@ enum key_kind {
     K_POW2,  /* lo..hi, a power of two */
     K_MUL32, /* lo..hi, rounded down to a multiple of 32 */
     K_TILE,  /* BMxBNxBK[:SMxSN] */
+    K_NAME,  /* one of names[lo..hi] (stored as its index) */
 };
+
+/* K_NAME keys' values, by index (enum gemm_path's order). */
+static const char *const names[] = {"auto", "khr", "nv", "fma"};
+
+const char *gemm_path_name(enum gemm_path p)
+{
+    return p >= GEMM_PATH_AUTO && p <= GEMM_PATH_FMA ? names[p] : "?";
+}
 
 struct key {
     const char *name;
@@ -58,6 +67,7 @@ static const struct key keys[] = {
     TEST_KEY(gemm_xraw_cols, K_INT, 0, 65535),
     KEY(gemm_wdeq_cols, K_INT, 0, 65535),
     TEST_KEY(gemm_wdeq_bpt, K_INT, 1, 8),
+    KEY(gemm_path, K_NAME, GEMM_PATH_AUTO, GEMM_PATH_FMA),
     KEY(pool_max, K_INT, 256, 1 << 30),
 };
 
@@ -110,6 +120,16 @@ static bool parse_tile(const char *v, int t[5])
     return true;
 }
 
+/* A K_NAME key's values, "a|b|c". */
+static const char *name_list(const struct key *k)
+{
+    static char list[128];
+    size_t used = 0;
+    for (long i = k->lo; i <= k->hi; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i > k->lo ? "|" : "", names[i]);
+    return list;
+}
+
 static int parse_one(struct tune *t, const char *kv, size_t len, bool all, struct err *e)
 {
     const char *eq = memchr(kv, '=', len);
@@ -137,6 +157,14 @@ static int parse_one(struct tune *t, const char *kv, size_t len, bool all, struc
                 "multiple of 32; SM x SN at most 16)",
                 k->name, v);
         return ST_OK;
+    }
+    if (k->kind == K_NAME) {
+        for (long i = k->lo; i <= k->hi; i++)
+            if (!strcmp(v, names[i])) {
+                *field = (int)i;
+                return ST_OK;
+            }
+        return err_set(e, ST_USAGE, "--tune %s=%s: expected one of %s", k->name, v, name_list(k));
     }
     char *end;
     long x = strtol(v, &end, 10);
@@ -185,6 +213,9 @@ void tune_format(const struct tune *t, char *buf, size_t n)
             if (!f[0]) continue;
             w = snprintf(buf + used, n - used, "%s%s=%dx%dx%d:%dx%d", sep, k->name, f[0], f[1],
                          f[2], f[3], f[4]);
+        } else if (k->kind == K_NAME) {
+            if (*f == key_unset(k)) continue;
+            w = snprintf(buf + used, n - used, "%s%s=%s", sep, k->name, names[*f]);
         } else {
             if (*f == key_unset(k)) continue;
             w = snprintf(buf + used, n - used, "%s%s=%d", sep, k->name, *f);

@@ -66,6 +66,24 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     return ST_OK;
 }
 
+int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e)
+{
+    struct sel s = k_sel_of(g, NULL);
+    return sel_gemm_path(&s, path, e);
+}
+
+const char *k_gemm_path_auto(bool khr, bool nv)
+{
+    static char line[160];
+    struct tune t = tune_default();
+    struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv};
+    enum gemm_path p;
+    sel_gemm_path(&s, &p, NULL);
+    snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma picks)", gemm_path_name(p),
+             sel_gemm_path_kernel(p), sel_gemm_path_label(p));
+    return line;
+}
+
 /* ---- Q4_0 products through an f16 copy (gemm_wdeq.comp): from K_GEMM_WDEQ_COLS columns a Q4_0
  * product is one widening of its weights into an f16 copy (the rounding gemm.comp's Q4_0 tile does
  * once a column tile) and the F16 product on it, the widening beside the previous product

@@ -203,14 +203,16 @@ bool k_xmv_serves(const struct gpu *g, const struct plan *p, int cols, const str
  * cooperative matrices, f32 for the twin, which reads a plain x directly when there is no norm
  * and no split) into the plan's scratch (struct k_scratch gemm_x), and zeroes y for a split product
  * that does not accumulate; then the gemm, grid (ceil(cols/BN), ceil(rows/BM), k splits), tiles
- * and splits chosen per shape (select.c sel_gemm; bench/06, bench/11). Two implementations,
- * picked once per device (gpu.h gemm_coopmat):
- *  - cooperative matrices (VK_NV_cooperative_matrix with a 16x16x16 f16*f16+f32 subgroup shape):
- *    kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"; x' enters as f16 hi + lo
+ * and splits chosen per shape (select.c sel_gemm; bench/06, bench/11). Three paths, one picked
+ * per device and tune (k_gemm_path below):
+ *  - cooperative matrices with a 16x16x16 f16*f16+f32 subgroup shape, on VK_KHR_cooperative_matrix
+ *    (kinds "<kind_prefix>gemm_khr.<dtype>", "<kind_prefix>gemm_khr_swiglu.<dtype>") or
+ *    VK_NV_cooperative_matrix (kinds "<kind_prefix>gemm.<dtype>", "<kind_prefix>gemm_swiglu.<dtype>"),
+ *    one source (shaders/coopmat.glsl), the same tiles and numbers; x' enters as f16 hi + lo
  *    parts (and F32/Q8_0 weights as hi + lo too), so results stay f32-accurate (bench/06); Q4_0's
  *    q·d is rounded to f16 (bench/31), from K_GEMM_WDEQ_COLS columns into an f16 copy of the weights first
  *    (k_gemm_wdeq, kind "<kind_prefix>gemm_wdeq.q4_0", then the F16 product tagged as Q4_0's);
- *  - the shared-memory FMA twin everywhere else (lavapipe, CI), or with LFM2_TEST_NO_COOPMAT=1:
+ *  - the shared-memory FMA twin everywhere else (lavapipe, CI), or with --tune gemm_path=fma:
  *    kinds "<kind_prefix>gemm_fma.<dtype>", "<kind_prefix>gemm_fma_swiglu.<dtype>"; plain f32.
  * Split sums go into y by float atomic add where the device has it (gpu.h has_float_atomic_add),
  * else by a compare-and-swap loop. push (88 B): matmul's 80 bytes (gain not read), then u32 cols,
@@ -242,6 +244,13 @@ struct sel_scratch k_matmul_scratch(const struct gpu *g, enum plan_kind kind, in
  * (gemm_w: two halves of need->gemm_w); the ones it replaces stay allocated (plans built on them
  * keep their addresses) until gpu_close or gpu_release. */
 int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_scratch *sc, struct err *e);
+/* The wide plan's gemm path on g with its tune (select.c sel_gemm_path over gpu.h gemm_khr,
+ * gemm_nv): ST_USAGE naming the device and the missing extension where --tune gemm_path forces a
+ * path it lacks (main checks it once the tune is set). */
+int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
+/* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr (gemm_khr:
+ * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma picks)" (gpu_gemm_path_fn). */
+const char *k_gemm_path_auto(bool khr, bool nv);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
  * the two halves of gemm_w once it exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
 #define K_SCRATCH_BUFS 2

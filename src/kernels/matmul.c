@@ -17,8 +17,15 @@ uint64_t k_scale_addr(const struct gpu_weight *w)
 /* The context of the kernel choice (select.h) for plan p (NULL: a batch plan) on g. */
 struct sel k_sel(const struct gpu *g, enum plan_kind kind)
 {
-    return (struct sel){&g->tune, kind, g->subgroup_size, g->shared_mem, g->gemm_coopmat, g->has_float_atomic_add,
-                        g->precision};
+    return (struct sel){.tune = &g->tune,
+                        .plan = kind,
+                        .subgroup_size = g->subgroup_size,
+                        .shared_mem = g->shared_mem,
+                        .coopmat_khr = g->gemm_khr,
+                        .coopmat_nv = g->gemm_nv,
+                        .float_atomic_add = g->has_float_atomic_add,
+                        .precision = g->precision,
+                        .device = g->props.deviceName};
 }
 
 struct sel k_sel_of(const struct gpu *g, const struct plan *p) { return k_sel(g, p ? p->kind : PLAN_BATCH); }

@@ -265,6 +265,47 @@ uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_
 
 /* ---- gemm.comp */
 
+/* The path the tune names, else the device's first of KHR, NV, the FMA twin: the KHR path is the
+ * portable one (AMD RDNA3, Intel Arc, NVIDIA), the NV v1 path serves NVIDIA drivers without it
+ * (issue 38). */
+static enum gemm_path gemm_path_pick(const struct sel *s)
+{
+    if (s->tune->gemm_path != GEMM_PATH_AUTO) return (enum gemm_path)s->tune->gemm_path;
+    return s->coopmat_khr ? GEMM_PATH_KHR : s->coopmat_nv ? GEMM_PATH_NV : GEMM_PATH_FMA;
+}
+
+int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e)
+{
+    enum gemm_path p = gemm_path_pick(s);
+    bool absent = (p == GEMM_PATH_KHR && !s->coopmat_khr) || (p == GEMM_PATH_NV && !s->coopmat_nv);
+    *path = p;
+    if (absent)
+        return err_set(e, ST_USAGE,
+                       "--tune gemm_path=%s: %s%s%s has no usable %s (a 16x16x16 f16*f16+f32 subgroup "
+                       "shape, subgroups of 32, f16 arithmetic and 16-bit storage; --list-devices shows "
+                       "what it has)",
+                       gemm_path_name(p), s->device ? "device '" : "this device", s->device ? s->device : "",
+                       s->device ? "'" : "", sel_gemm_path_label(p));
+    return ST_OK;
+}
+
+bool sel_gemm_coopmat(const struct sel *s)
+{
+    return gemm_path_pick(s) != GEMM_PATH_FMA;
+}
+
+const char *sel_gemm_path_kernel(enum gemm_path p)
+{
+    return p == GEMM_PATH_KHR ? "gemm_khr" : p == GEMM_PATH_NV ? "gemm" : "gemm_fma";
+}
+
+const char *sel_gemm_path_label(enum gemm_path p)
+{
+    return p == GEMM_PATH_KHR  ? "VK_KHR_cooperative_matrix"
+           : p == GEMM_PATH_NV ? "VK_NV_cooperative_matrix"
+                               : "the FMA twin, no cooperative matrices";
+}
+
 /* Shared-memory bytes of gemm.comp at one geometry (mirrors its shared arrays). */
 static uint32_t gemm_shared(bool coopmat, bool swiglu, bool wsplit, uint32_t bm, uint32_t bn,
                             uint32_t bk, uint32_t nt, uint32_t nbuf)
@@ -279,7 +320,10 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e)
 {
     const struct tune *tu = s->tune;
-    bool cm = s->coopmat;
+    enum gemm_path path;
+    int rc = sel_gemm_path(s, &path, e);
+    if (rc) return rc;
+    bool cm = path != GEMM_PATH_FMA;
     uint32_t smem = s->shared_mem;
     /* weights staged as two f16 parts (F32, Q8_0) keep their own tile rules; Q4_0 kept them
      * although now one f16 part (bench/31) */
@@ -386,7 +430,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     if (tu->gemm_splitk && !swiglu) splits = MIN((uint32_t)tu->gemm_splitk, steps);
     uint32_t kper = div_up(steps, splits) * bk;
     splits = div_up((uint64_t)w->k, kper);
-    c->kernel = roof ? "gemm_roof" : cm ? "gemm" : "gemm_fma";
+    c->kernel = roof ? "gemm_roof" : sel_gemm_path_kernel(path);
     /* serving precision: the _serving variant of the same tile (one product instead of two, or
      * three for F32 and Q8_0 weights; the FMA twin rounds x and w to f16 as it stages them, so CI
      * computes what the tensor cores do). The tiles stay exact's: they fit, with less shared memory
@@ -415,7 +459,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
 
 const char *sel_gemm_prep(const struct sel *s)
 {
-    if (!s->coopmat) return "gemm_xprep_f32";
+    if (!sel_gemm_coopmat(s)) return "gemm_xprep_f32";
     return s->precision == PRECISION_SERVING ? "gemm_xprep_serving" : "gemm_xprep";
 }
 
@@ -427,7 +471,7 @@ const char *sel_gemm_prep(const struct sel *s)
 bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight *w)
 {
     int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols
-               : s->coopmat                 ? K_GEMM_WDEQ_COLS
+               : sel_gemm_coopmat(s)        ? K_GEMM_WDEQ_COLS
                                             : 0;
     uint64_t copy = 2 * (uint64_t)w->rows * (uint64_t)w->k;
     return w->dtype == DT_Q4_0 && from > 0 && cols >= from && copy <= K_GEMM_WDEQ_MAX_BYTES;

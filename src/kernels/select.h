@@ -43,9 +43,11 @@ struct sel {
     enum plan_kind plan;
     uint32_t subgroup_size; /* 0: 32 */
     uint32_t shared_mem;    /* bytes a workgroup may take */
-    bool coopmat;           /* the gemm runs on cooperative matrices (gpu.h gemm_coopmat) */
+    bool coopmat_khr;       /* gemm.comp runs on VK_KHR_cooperative_matrix here (gpu.h gemm_khr) */
+    bool coopmat_nv;        /* ... on VK_NV_cooperative_matrix (gpu.h gemm_nv) */
     bool float_atomic_add;  /* float atomic add on buffers */
     enum precision precision; /* the run's --precision (plan_kind.h): the gemm's variant */
+    const char *device;     /* its name, for messages (NULL: "this device") */
 };
 
 /* A weight's shape and type (one matrix of a product). */
@@ -96,9 +98,21 @@ int sel_matmul_pass_cols(const struct sel *s);
 uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows,
                          uint32_t spec[SEL_MATMUL_SPECS]);
 
+/* The wide plan's gemm path (tune gemm_path, else the first the device has of KHR cooperative
+ * matrices, NV ones, the FMA twin; VK_NV_cooperative_matrix2's gemm_cm2 is not among them yet).
+ * ST_USAGE naming the device and the extension it lacks when the tune forces a path it does not
+ * have. */
+int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e);
+/* Whether the gemm's tiles run on cooperative matrices (KHR or NV): its x prep and tile rules. A
+ * forced path counts as chosen (sel_gemm_path refuses it where absent). */
+bool sel_gemm_coopmat(const struct sel *s);
+/* The kernel (shaders/variants.txt name) and the words for reports of a path. */
+const char *sel_gemm_path_kernel(enum gemm_path p); /* "gemm_khr", "gemm", "gemm_fma" */
+const char *sel_gemm_path_label(enum gemm_path p);  /* "VK_KHR_cooperative_matrix", ... */
+
 /* The gemm's geometry for one product (gemm.comp's spec constants and grid). */
 struct sel_gemm {
-    const char *kernel; /* "gemm", "gemm_fma" or (bench builds) "gemm_roof" */
+    const char *kernel; /* "gemm_khr", "gemm", "gemm_fma" or (bench builds) "gemm_roof" */
     bool fadd;          /* split sums by float atomic add (the _fadd variant) */
     bool zero_y;        /* split sums into a y that does not accumulate: y must start at 0 */
     bool xraw;          /* reads the plain x, no prep (gemm.comp XRAW) */
@@ -108,7 +122,8 @@ struct sel_gemm {
     uint32_t kper;      /* k per split */
 };
 #define SEL_GEMM_SPECS 10
-/* plain_x: the product has no norm (its x may be staged plain). ST_USAGE when no tile fits. */
+/* plain_x: the product has no norm (its x may be staged plain). ST_USAGE when no tile fits or the
+ * path is forced where absent (sel_gemm_path). */
 int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
 /* The shader of the gemm's activation prep (gemm_xprep.comp): f16 hi/lo pairs for the exact

@@ -33,7 +33,7 @@ uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct
         zero = zero || c[i].zero_y;
         raw = raw && c[i].xraw;
     }
-    if ((!s->coopmat && !norm && !zero) || raw) return 0;
+    if ((!sel_gemm_coopmat(s) && !norm && !zero) || raw) return 0;
     return 4 * (uint64_t)cols * (uint64_t)k;
 }
 

@@ -305,11 +305,14 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
     struct golden gd;
     double tol = golden_tolerance(plan, g->precision);
     int st = golden_open(&gd, path, d, s, e);
+    enum gemm_path gp = GEMM_PATH_FMA;
+    if (!st) st = k_gemm_path(g, &gp, e);
     if (!st) /* the report's header line (docs/design.md: stdout starts with the device and driver) */
         fprintf(out, "lfm2-profile-stage %s  device: %s  driver: %s  golden %s: %d sequences of %d tokens, layers %d:%d, "
-                     "%s plan, precision %s%s (tolerance %.0e)\n", LFM2_VERSION, g->props.deviceName, g->driver_name,
-                path, gd.S, gd.T, s->a, s->b, plan_kind_name(plan), precision_name(g->precision),
-                g->precision != PRECISION_EXACT && plan != PLAN_WIDE ? ": no kernel of this plan rounds" : "", tol);
+                     "%s plan, precision %s%s (tolerance %.0e), gemm path %s\n", LFM2_VERSION, g->props.deviceName,
+                g->driver_name, path, gd.S, gd.T, s->a, s->b, plan_kind_name(plan), precision_name(g->precision),
+                g->precision != PRECISION_EXACT && plan != PLAN_WIDE ? ": no kernel of this plan rounds" : "", tol,
+                gemm_path_name(gp));
     struct engine en;
     float *res = NULL;
     if (!st)

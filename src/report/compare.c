@@ -389,6 +389,10 @@ int compare_profiles_fmt(FILE *out, const struct profile *base, const struct pro
     if (strcmp(base->device.driver, cur->device.driver) != 0)
         fprintf(out, "WARNING: driver differs: base '%s', current '%s'\n", base->device.driver,
                 cur->device.driver);
+    /* another gemm path runs other matrix kernels (files before the field have none) */
+    if (base->device.gemm_path[0] && cur->device.gemm_path[0] && strcmp(base->device.gemm_path, cur->device.gemm_path))
+        fprintf(out, "WARNING: gemm path differs: base '%s', current '%s' (other matrix kernels)\n",
+                base->device.gemm_path, cur->device.gemm_path);
     /* --tune overrides change which kernels run: the comparison stands, but says so */
     if (strcmp(base->tune, cur->tune) != 0)
         fprintf(out, "WARNING: tune differs: base '%s', current '%s' (--tune: other kernel choices)\n",

@@ -310,6 +310,9 @@ static void read_profile(struct reader *r, const cJSON *root, struct profile *p)
     p->device.copy_gbps = opt_num(r, o, "device", "copy_gbps", 0.0);
     p->device.roof_tflops = opt_num(r, o, "device", "roof_tflops", 0.0); /* files before the roof: 0 */
     if (opt(o, "roof_path")) get_str(r, o, "device", "roof_path", p->device.roof_path, sizeof p->device.roof_path);
+    v = opt(o, "gemm_path"); /* optional: added later */
+    if (v && !cJSON_IsString(v)) bad(r, "device", "gemm_path", "a string");
+    snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "%s", cJSON_IsString(v) ? v->valuestring : "");
 
     o = get_obj(r, root, "", "model");
     get_str(r, o, "model", "family", p->model.family, sizeof p->model.family);

@@ -260,6 +260,7 @@ static cJSON *profile_json(const struct profile *p)
     add_num(dev, "copy_gbps", p->device.copy_gbps);
     add_num(dev, "roof_tflops", p->device.roof_tflops);
     cJSON_AddStringToObject(dev, "roof_path", p->device.roof_path);
+    cJSON_AddStringToObject(dev, "gemm_path", p->device.gemm_path);
 
     cJSON *m = cJSON_AddObjectToObject(root, "model");
     cJSON_AddStringToObject(m, "family", p->model.family);

@@ -2,6 +2,7 @@
  * verdict and wall sentences, the plan line, the top-dispatch order. */
 #include "profile.h"
 #include "report_fmt.h"
+#include "select.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -336,5 +337,17 @@ const char *plan_sentence(char *buf, size_t n, const struct gap_probe *g)
              "stage waits for the one before",
              g->dispatches, g->dispatches == 1 ? "" : "es", g->barriers,
              g->barriers == 1 ? "" : "s");
+    return buf;
+}
+
+const char *fmt_gemm_path(char *buf, size_t size, const char *name)
+{
+    for (int p = GEMM_PATH_KHR; p <= GEMM_PATH_FMA; p++)
+        if (!strcmp(name, gemm_path_name((enum gemm_path)p))) {
+            snprintf(buf, size, "%s (%s: %s)", name, sel_gemm_path_kernel((enum gemm_path)p),
+                     sel_gemm_path_label((enum gemm_path)p));
+            return buf;
+        }
+    snprintf(buf, size, "%s", name);
     return buf;
 }

@@ -28,6 +28,9 @@ const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int d
 bool shard_has_head(const struct profile *p);
 bool logits_ran(const struct profile *p);
 
+/* A gemm path name ("khr", "nv", "fma") with its kernel and extension: "khr (gemm_khr:
+ * VK_KHR_cooperative_matrix)" (an unknown name as it is). */
+const char *fmt_gemm_path(char *buf, size_t size, const char *name);
 /* µs with as many decimals as the size deserves ("828", "42.1", "4.26", "?" when not finite). */
 const char *fmt_us(char *buf, size_t size, double v);
 /* "p10–p90 a–b, MAD m, n=N" in unit u (NULL: µs, as fmt_us) */

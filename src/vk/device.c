@@ -26,11 +26,19 @@ struct dev_info {
     VkPhysicalDeviceCooperativeMatrixFeaturesKHR fkhr;     /* zero without VK_KHR_cooperative_matrix */
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV fcm2;     /* zero without VK_NV_cooperative_matrix2 */
     VkPhysicalDeviceCooperativeMatrix2PropertiesNV pcm2;
+    VkPhysicalDeviceCooperativeMatrixPropertiesKHR pkhr; /* zero without VK_KHR_cooperative_matrix */
     bool api13, has_budget, has_coopmat_nv, has_coopmat_khr, has_coopmat2_ext;
     int queue_family; /* compute family used, -1 if none */
     uint32_t ts_bits; /* its timestampValidBits */
     uint64_t device_local_bytes;
 };
+
+/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
+ * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
+ * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
+#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
+#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
+static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
 
 static bool has_device_extension(VkPhysicalDevice pd, const char *name)
 {
@@ -66,8 +74,9 @@ static int pick_queue_family(VkPhysicalDevice pd, uint32_t *ts_bits)
     return best;
 }
 
-/* Fills d; the pNext chains point into d, so d must not be copied afterwards. */
-static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
+/* Fills d; the pNext chains point into d, so d must not be copied afterwards. layer: the validation
+ * layer's version (0: none), which may not see a struct it predates. */
+static void dev_query(VkPhysicalDevice pd, uint32_t layer, struct dev_info *d)
 {
     memset(d, 0, sizeof *d);
     VkPhysicalDeviceProperties basic;
@@ -90,6 +99,11 @@ static void dev_query(VkPhysicalDevice pd, struct dev_info *d)
         if (d->has_coopmat2_ext) {
             d->pcm2.pNext = d->p11.pNext;
             d->p11.pNext = &d->pcm2;
+        }
+        d->pkhr.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+        if (d->has_coopmat_khr && layer_allows(layer, LAYER_KNOWS_KHR_COOPMAT)) {
+            d->pkhr.pNext = d->p11.pNext;
+            d->p11.pNext = &d->pkhr;
         }
         vkGetPhysicalDeviceProperties2(pd, &d->props);
     } else {
@@ -150,12 +164,46 @@ static const char *device_type_name(VkPhysicalDeviceType t)
 /* ---------------------------------------------------------------------------------------------
  * Device list */
 
-/* The first Khronos validation layers that know VK_KHR_cooperative_matrix (1.3.255) and
- * VK_NV_cooperative_matrix2 (1.3.300): an older one (Debian 12 has 1.3.239) reports their feature
- * structs and SPIR-V capabilities as errors, so under it (layer != 0) they are left off. */
-#define LAYER_KNOWS_KHR_COOPMAT VK_MAKE_API_VERSION(0, 1, 3, 255)
-#define LAYER_KNOWS_COOPMAT2 VK_MAKE_API_VERSION(0, 1, 3, 300)
-static bool layer_allows(uint32_t layer, uint32_t since) { return layer == 0 || layer >= since; }
+
+/* What gemm.comp's cooperative matrices need besides the extension and its shape: f16 arithmetic
+ * and 16-bit storage, and subgroups of 32 (its subgroup grid: tid / 32; no pipeline asks for a
+ * subgroup size). Test hook: LFM2_TEST_NO_COOPMAT=1 takes both paths away (tune gemm_path=fma
+ * forces the twin in the product). */
+static bool gemm_coopmat_base(const struct dev_info *d)
+{
+    return d->f12.shaderFloat16 && d->f11.storageBuffer16BitAccess && d->p11.subgroupSize == 32 &&
+           !tuning()->test_no_coopmat;
+}
+
+/* gemm.comp on VK_NV_cooperative_matrix: its feature and the 16x16x16 f16*f16+f32 subgroup shape. */
+static bool gemm_nv_usable(VkPhysicalDevice pd, const struct dev_info *d)
+{
+    return d->has_coopmat_nv && d->fcoop.cooperativeMatrix && vk_coopmat_f16_16(pd) && gemm_coopmat_base(d);
+}
+
+/* gemm_khr: VK_KHR_cooperative_matrix enabled (its feature; a validation layer that knows it), in
+ * compute shaders, with the same shape. */
+static bool gemm_khr_usable(VkInstance inst, VkPhysicalDevice pd, const struct dev_info *d, uint32_t layer)
+{
+    return d->has_coopmat_khr && d->fkhr.cooperativeMatrix && layer_allows(layer, LAYER_KNOWS_KHR_COOPMAT) &&
+           (d->pkhr.cooperativeMatrixSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+           vk_coopmat_khr_f16_16(inst, pd) && gemm_coopmat_base(d);
+}
+
+static void print_coopmat_khr(FILE *out, VkInstance inst, VkPhysicalDevice pd, const struct dev_info *d,
+                              uint32_t layer)
+{
+    char why[160];
+    const char *state = NULL;
+    if (!d->has_coopmat_khr || !d->fkhr.cooperativeMatrix) {
+        state = "none (VK_KHR_cooperative_matrix absent)";
+    } else if (!layer_allows(layer, LAYER_KNOWS_KHR_COOPMAT)) {
+        snprintf(why, sizeof why, "VK_KHR_cooperative_matrix present, not enabled: the validation layer %u.%u.%u "
+                 "predates it", VK_API_VERSION_MAJOR(layer), VK_API_VERSION_MINOR(layer), VK_API_VERSION_PATCH(layer));
+        state = why;
+    }
+    vk_print_coopmat_khr(out, inst, pd, state);
+}
 
 /* Whether the device gives gemm_cm2.comp what it uses: VK_NV_cooperative_matrix2's workgroup-scope
  * matrices of flexible dimensions, tensor addressing and block loads (the decode functions), on
@@ -195,10 +243,11 @@ static void print_coopmat2(FILE *out, const struct dev_info *d, uint32_t layer)
             d->pcm2.cooperativeMatrixWorkgroupScopeReservedSharedMemory);
 }
 
-static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd, uint32_t layer)
+static void print_device(FILE *out, uint32_t index, VkInstance inst, VkPhysicalDevice pd, uint32_t layer,
+                         gpu_gemm_path_fn *gemm_path)
 {
     struct dev_info d;
-    dev_query(pd, &d);
+    dev_query(pd, layer, &d);
     const VkPhysicalDeviceProperties *p = &d.props.properties;
     fprintf(out, "device %u: %s\n", index, p->deviceName);
     fprintf(out, "  %-18s %s\n", "type", device_type_name(p->deviceType));
@@ -223,9 +272,10 @@ static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd, uint32_
     fprintf(out, "  %-18s %s\n", "buffer address",
             d.f12.bufferDeviceAddress ? "yes" : "NO (this tool cannot use the device)");
     vk_print_coopmat_nv(out, pd, d.has_coopmat_nv && d.fcoop.cooperativeMatrix);
-    fprintf(out, "  %-18s %s\n", "coopmat KHR",
-            d.has_coopmat_khr && d.fkhr.cooperativeMatrix ? "VK_KHR_cooperative_matrix" : "none");
+    print_coopmat_khr(out, inst, pd, &d, layer);
     print_coopmat2(out, &d, layer);
+    if (gemm_path)
+        fprintf(out, "  %-18s %s\n", "gemm path", gemm_path(gemm_khr_usable(inst, pd, &d, layer), gemm_nv_usable(pd, &d)));
     for (uint32_t h = 0; h < d.mem.memoryHeapCount; h++) {
         char label[32];
         snprintf(label, sizeof label, "heap %u", h);
@@ -235,7 +285,7 @@ static void print_device(FILE *out, uint32_t index, VkPhysicalDevice pd, uint32_
     }
 }
 
-int gpu_list_devices(FILE *out, struct err *e)
+int gpu_list_devices(FILE *out, gpu_gemm_path_fn *gemm_path, struct err *e)
 {
     VkInstance instance = VK_NULL_HANDLE;
     VkDebugUtilsMessengerEXT messenger = VK_NULL_HANDLE;
@@ -249,7 +299,7 @@ int gpu_list_devices(FILE *out, struct err *e)
         if (n == 0) fprintf(out, "no Vulkan devices\n");
         for (uint32_t i = 0; i < n; i++) {
             if (i) fprintf(out, "\n");
-            print_device(out, i, devs[i], layer);
+            print_device(out, i, instance, devs[i], layer, gemm_path);
         }
     }
     free(devs);
@@ -400,11 +450,8 @@ static void fill_device_fields(struct gpu *g, const struct dev_info *d)
     g->max_subgroup_size = d->api13 ? d->p13.maxSubgroupSize : g->subgroup_size;
     g->has_float16 = d->f12.shaderFloat16;
     g->has_int8 = d->f12.shaderInt8;
-    /* the wide plan's tensor-core gemm needs the shape, f16 arithmetic and 16-bit storage, and a
-     * subgroup of 32 (its 2 x 2 subgroup grid); test hook: LFM2_TEST_NO_COOPMAT=1 runs the FMA twin
-     * on such a device too, so both can be compared on it */
-    g->gemm_coopmat = g->has_coopmat_nv && vk_coopmat_f16_16(g->phys) && g->has_float16 &&
-                      d->f11.storageBuffer16BitAccess && g->subgroup_size == 32 && !tuning()->test_no_coopmat;
+    g->gemm_nv = gemm_nv_usable(g->phys, d);
+    g->gemm_khr = gemm_khr_usable(g->instance, g->phys, d, g->validation_layer);
 }
 
 /* The command pool, the step and transfer command buffers, the fence, the staging buffer. */
@@ -468,7 +515,7 @@ static int open_device(struct gpu *g, int index, struct err *e)
 
     struct dev_info *d = calloc(1, sizeof *d);
     if (!d) return err_set(e, ST_RUNTIME, "out of host memory");
-    dev_query(g->phys, d);
+    dev_query(g->phys, g->validation_layer, d);
     const char *name = d->props.properties.deviceName;
     if (d->props.properties.apiVersion < VK_API_VERSION_1_2)
         st = err_set(e, ST_RUNTIME, "device %d (%s) supports Vulkan %u.%u; this tool needs 1.2+",

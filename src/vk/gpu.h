@@ -85,7 +85,11 @@ struct gpu {
     bool has_coopmat2_per_element;     /* and its per-element operations (gemm_cm2.comp's SwiGLU epilogue) */
     uint32_t coopmat2_reserved_shared; /* its workgroup-scope staging's shared memory, bytes */
     uint32_t coopmat2_max_invocations; /* its largest workgroup of workgroup-scope matrices */
-    bool gemm_coopmat;             /* the wide plan's gemm runs on cooperative matrices (kernels.h) */
+    bool gemm_khr;                 /* gemm.comp's cooperative matrices usable on VK_KHR_cooperative_matrix
+                                    * (its 16x16x16 f16*f16+f32 subgroup shape, f16 arithmetic and storage,
+                                    * subgroups of 32) */
+    bool gemm_nv;                  /* ... on VK_NV_cooperative_matrix (which of them the gemm takes:
+                                    * kernels/select.c sel_gemm_path) */
     bool has_memory_budget;        /* VK_EXT_memory_budget */
     uint64_t device_local_bytes;   /* size of the largest device-local heap */
     uint64_t max_buffer;           /* maxBufferSize (Vulkan 1.3), else max_alloc */
@@ -121,9 +125,14 @@ struct gpu {
     uint32_t validation_layer;    /* the validation layer's spec version when enabled, else 0 */
 };
 
+/* The words naming the wide plan's gemm path on a device whose gemm.comp may run on KHR / NV
+ * cooperative matrices (gpu.h gemm_khr, gemm_nv): the kernel stage's rule, handed down by the app
+ * (the vk stage does not choose kernels). */
+typedef const char *gpu_gemm_path_fn(bool khr, bool nv);
 /* Prints every device (index, name, type, driver, API, timestamps, subgroup size, shared memory,
- * cooperative-matrix support, memory heaps). */
-int gpu_list_devices(FILE *out, struct err *e);
+ * cooperative-matrix support, the gemm path gemm_path names (NULL: that line left out), memory
+ * heaps). */
+int gpu_list_devices(FILE *out, gpu_gemm_path_fn *gemm_path, struct err *e);
 
 /* Opens device `index` (-1: the first discrete GPU, else the first device); an index out of range
  * is ST_USAGE. *g must stay at one address until gpu_close (the validation callback counts into
@@ -208,7 +217,7 @@ int gpu_copy_bandwidth(struct gpu *g, int reps, double *bytes_per_s, struct err 
  * freed again; uses timestamp queries 0 and 1. */
 int gpu_copy_bandwidth_d2h(struct gpu *g, int reps, double *bytes_per_s, struct err *e);
 
-/* FLOP/s of the arithmetic the wide plan's gemm runs on (roof.c): with gemm_coopmat, 16×16×16
+/* FLOP/s of the arithmetic the wide plan's gemm runs on (roof.c): with gemm_nv or gemm_khr, 16×16×16
  * f16 × f16 + f32 cooperative-matrix products (*path "NV coopmat f16"), else f32 fused
  * multiply-adds, the FMA twin's (*path "f32 FMA"); on registers, no memory traffic, the best of 3
  * short runs (a few ms). Measured on the first call and kept in g->tensor_roof (once a process and

@@ -19,8 +19,12 @@ struct roof_kernel {
 static struct roof_kernel roof_kernel(const struct gpu *g)
 {
     bool cpu = g->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (g->gemm_coopmat)
+    /* the same units either way: NV v1 where the device has it (Debian 12's compiler), else KHR */
+    if (g->gemm_nv)
         return (struct roof_kernel){"coopmat_roof", "NV coopmat f16", 4096, 1024,
+                                    4.0 * 8 * 2 * 16 * 16 * 16};
+    if (g->gemm_khr)
+        return (struct roof_kernel){"coopmat_roof_khr", "KHR coopmat f16", 4096, 1024,
                                     4.0 * 8 * 2 * 16 * 16 * 16};
     return (struct roof_kernel){"fma_roof", "f32 FMA", cpu ? 64 : 4096, cpu ? 256 : 1024,
                                 128.0 * 8 * 4 * 2};

@@ -18,6 +18,30 @@ typedef struct VkPhysicalDeviceCooperativeMatrixFeaturesKHR {
     VkBool32 cooperativeMatrix;
     VkBool32 cooperativeMatrixRobustBufferAccess;
 } VkPhysicalDeviceCooperativeMatrixFeaturesKHR;
+#define VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR ((VkStructureType)1000506001)
+#define VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_PROPERTIES_KHR                        \
+    ((VkStructureType)1000506002)
+typedef VkComponentTypeNV VkComponentTypeKHR; /* the same values (FLOAT16 0, FLOAT32 1, ...) */
+typedef VkScopeNV VkScopeKHR;                 /* the same values (SUBGROUP 3) */
+#define VK_COMPONENT_TYPE_FLOAT16_KHR VK_COMPONENT_TYPE_FLOAT16_NV
+#define VK_COMPONENT_TYPE_FLOAT32_KHR VK_COMPONENT_TYPE_FLOAT32_NV
+#define VK_SCOPE_SUBGROUP_KHR VK_SCOPE_SUBGROUP_NV
+typedef struct VkCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    uint32_t MSize, NSize, KSize; /* A is M x K, B K x N, C and the result M x N */
+    VkComponentTypeKHR AType, BType, CType, ResultType;
+    VkBool32 saturatingAccumulation;
+    VkScopeKHR scope;
+} VkCooperativeMatrixPropertiesKHR;
+typedef struct VkPhysicalDeviceCooperativeMatrixPropertiesKHR {
+    VkStructureType sType;
+    void *pNext;
+    VkShaderStageFlags cooperativeMatrixSupportedStages;
+} VkPhysicalDeviceCooperativeMatrixPropertiesKHR;
+typedef VkResult(VKAPI_PTR *PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+    VkPhysicalDevice physicalDevice, uint32_t *pPropertyCount,
+    VkCooperativeMatrixPropertiesKHR *pProperties);
 #endif
 
 #ifndef VK_NV_cooperative_matrix2

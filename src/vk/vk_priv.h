@@ -59,6 +59,11 @@ int vk_submit(struct gpu *g, VkCommandBuffer cb, VkFence fence, struct err *e);
 void vk_print_coopmat_nv(FILE *out, VkPhysicalDevice pd, bool usable);
 /* Whether pd lists the shape gemm.comp uses: 16x16x16, f16 * f16 + f32 -> f32, subgroup scope. */
 bool vk_coopmat_f16_16(VkPhysicalDevice pd);
+/* The same through VK_KHR_cooperative_matrix (its query fetched from inst): the shapes pd lists, or
+ * `state` instead where not NULL (absent, or not enabled: why); and whether the gemm's shape is
+ * among them (16x16x16, f16 * f16 + f32 -> f32, not saturating, subgroup scope). */
+void vk_print_coopmat_khr(FILE *out, VkInstance inst, VkPhysicalDevice pd, const char *state);
+bool vk_coopmat_khr_f16_16(VkInstance inst, VkPhysicalDevice pd);
 
 /* pipeline.c */
 uint32_t vk_push_range(const struct gpu *g);
