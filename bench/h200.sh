@@ -5,7 +5,7 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), khr (bench/41: the gemm on
+# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), khr (bench/42: the gemm on
 # VK_KHR_cooperative_matrix against NV v1). The sections that measured
 # switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
 # `git show 873fff1:bench/h200.sh`.
@@ -341,7 +341,7 @@ cm2() { # bench/39: the VK_NV_cooperative_matrix2 gemm. Its test runs without th
     echo "(exit $?)"; tail -n 3 "$O/cm2_test_kernels.txt"; echo
     echo "\$ gemm_cm2_bench 512 20"; "$d/gemm_cm2_bench" 512 20; echo "(exit $?)"
 }
-khr() { # bench/41: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
+khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
     # glslang 15) against the NV v1 kernel (gemm, Debian 12's glslc), one source. No validation layer
     # here: Debian 12's (1.3.239) predates KHR cooperative matrices, so under it the KHR path is off.
     # 1. which path each device takes; 2. the kernel tests on both paths (test_kernels runs the gemm
