@@ -98,8 +98,8 @@ int sel_matmul_pass_cols(const struct sel *s);
 uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows,
                          uint32_t spec[SEL_MATMUL_SPECS]);
 
-/* The wide plan's gemm path (tune gemm_path, else the first the device has of KHR cooperative
- * matrices, NV ones, the FMA twin; VK_NV_cooperative_matrix2's gemm_cm2 is not among them yet).
+/* The wide plan's gemm path (tune gemm_path, else the first the device has of NV cooperative
+ * matrices, KHR ones, the FMA twin (select_path.c says why); VK_NV_cooperative_matrix2's gemm_cm2 is not among them yet).
  * ST_USAGE naming the device and the extension it lacks when the tune forces a path it does not
  * have. */
 int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e);
