@@ -43,7 +43,7 @@ static void down(const struct gpu_buf *b, void *dst, uint64_t n)
     T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
 }
 
-/* Every prebuilt variant is embedded (CMake reads shaders/prebuilt/variants.txt). */
+/* Every prebuilt variant is embedded (shaders/variants.txt's prebuilt lines). */
 static void test_embedded(void)
 {
     static const char *const modes[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",

@@ -5,7 +5,7 @@
 #
 #   tools/spirv_regen.sh           rewrite shaders/prebuilt/<name>.inc for every "prebuilt" blob of
 #                                  shaders/variants.txt (expanded by shaders/variants.cmake, as
-#                                  CMake does) and every line of shaders/prebuilt/variants.txt
+#                                  CMake does)
 #   tools/spirv_regen.sh --check   compile them again and fail (exit 1) naming each committed file
 #                                  whose words differ from its sources' (CI)
 #
@@ -25,7 +25,6 @@ GLSLANG_VERSION=15.1.0+1.4.309.0-1
 GLSLANG_ORIG=glslang_15.1.0+1.4.309.0.orig.tar.gz
 GLSLANG_ORIG_SHA256=180f17ea51e6b71bf57b9e0fea78ba3ecd76e3ec8e4c91f0771b922eb22bf4b2
 TARGET_ENV=vulkan1.3
-LIST=shaders/prebuilt/variants.txt
 VARIANTS=shaders/variants.txt
 CACHE=.cache/spirv
 GLSLANG=$CACHE/glslang-$GLSLANG_VERSION/build/StandAlone/glslang
@@ -92,7 +91,7 @@ compile_inc() { # name file defines... -> stdout
 }
 
 # Every prebuilt blob as "name file defines...": shaders/variants.txt's prebuilt lines expanded by
-# the same CMake code that embeds them, then shaders/prebuilt/variants.txt's lines.
+# the same CMake code that embeds them.
 prebuilt_list() {
     local expanded
     expanded=$(mktemp)
@@ -101,11 +100,9 @@ prebuilt_list() {
     # "build name kernel flags type source defines..." -> "name source defines..."
     awk '$1 == "prebuilt" {s = $2; for (i = 6; i <= NF; i++) s = s " " $i; print s}' "$expanded"
     rm -f "$expanded"
-    grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$LIST"
 }
 
 [ -x "$GLSLANG" ] || build_glslang
-[ -f "$LIST" ] || die "$LIST is missing"
 command -v cmake >/dev/null || die "needs cmake (shaders/variants.cmake expands $VARIANTS)"
 blobs=$(prebuilt_list) || exit 1
 bad=0
@@ -126,7 +123,7 @@ for inc in shaders/prebuilt/*.inc; do
     [ -e "$inc" ] || continue
     n=$(basename "$inc" .inc)
     printf '%s\n' "$blobs" | grep -q "^$n " ||
-        { echo "spirv_regen.sh: $inc is made by no prebuilt line of $VARIANTS or $LIST" >&2; bad=1; }
+        { echo "spirv_regen.sh: $inc is made by no prebuilt line of $VARIANTS" >&2; bad=1; }
 done
 [ "$bad" = 0 ] || exit 1
 [ "$check" = 1 ] && echo "spirv_regen.sh: shaders/prebuilt matches its sources" >&2
