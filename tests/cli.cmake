@@ -338,6 +338,9 @@ cli_test(cli_stages_too_many cli 2 "--stages 7: more stages than the model's 6 l
 cli_test(cli_stages_zero cli 2 "--stages 0: expected a stage count" --model ${LT} --stages 0)
 cli_test(cli_stages_garbage cli 2 "--stages 0:3,x" --model ${LT} --stages 0:3,x)
 cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 2 --layers 0:3)
+# the layer costs: from the stages' own runs by default; one-layer shards without timestamps
+cli_test(cli_stages_layer_shares cli-gpu 0 "layer costs (each layer's share of its stage's kernel time" --model ${LT} --stages 2 --cols 2 --reps 2)
+cli_test(cli_stages_layer_shards cli-gpu 0 "layer costs (marginal pass of each one-layer shard" --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
 # every stage under the run's --tune, each on its engine's kernel scratch (f16 weight copies, attention's

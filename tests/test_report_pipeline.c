@@ -178,11 +178,63 @@ static void test_json_compare(void)
     pipeline_free(&rc);
 }
 
+/* One dispatch of a hand-made stage profile: kind, layer and one timing of 3 equal samples (0: no
+ * timestamps). */
+static struct prof_dispatch hand_dispatch(const char *kind, int layer, double us)
+{
+    struct prof_dispatch d = {.layer = layer};
+    snprintf(d.kind, sizeof d.kind, "%s", kind);
+    double v[3] = {us, us, us};
+    if (us > 0) d.us = timing_from(v, 3);
+    return d;
+}
+
+/* The layer costs from a split's stage runs: each layer's share of its stage's kernel time (less the
+ * timestamps' own cost a dispatch where the kernel sum exceeds the marginal pass) times the stage's
+ * marginal pass; the embedding counted with the stage's first layer, the head with its last; none
+ * when a dispatch has no timestamps or the split does not cover the model. */
+static void test_layer_costs_from(void)
+{
+    struct pipeline pl = {.n_layers = 3};
+    struct pipeline_split *s = &pl.given;
+    s->k = 2;
+    s->bounds[0] = 0, s->bounds[1] = 2, s->bounds[2] = 3;
+    struct prof_dispatch d0[] = {hand_dispatch("embed.bf16", -1, 10), hand_dispatch("matmul.bf16", 0, 30),
+                                 hand_dispatch("matmul_swiglu.bf16", 0, 20), hand_dispatch("matmul.bf16", 1, 50),
+                                 hand_dispatch("head.matmul.bf16", -1, 40)};
+    struct prof_dispatch d1[] = {hand_dispatch("matmul.bf16", 2, 20)};
+    s->st[0] = (struct pipeline_stage){.a = 0, .b = 2, .marginal_us = est_exact(130)};
+    s->st[0].p.dispatches = d0, s->st[0].p.n_dispatches = 5;
+    s->st[1] = (struct pipeline_stage){.a = 2, .b = 3, .marginal_us = est_exact(25)};
+    s->st[1].p.dispatches = d1, s->st[1].p.n_dispatches = 1;
+    /* stage 0: kernel sum 150 over a marginal of 130: 4 µs a dispatch is the timestamps' own;
+     * layer 0 = embed 6 + 26 + 16 = 48, layer 1 = 46 + head 36 = 82; stage 1: 20 under 25, all of it */
+    T_CHECK(pipeline_layer_costs_from(&pl, s) && pl.layer_cost_shares, "costs from the stages");
+    T_CHECK(pl.layer_cost && fabs(pl.layer_cost[0].v - 48) < 1e-9 && fabs(pl.layer_cost[1].v - 82) < 1e-9 &&
+                fabs(pl.layer_cost[2].v - 25) < 1e-9,
+            "layer costs %g %g %g, want 48 82 25", pl.layer_cost ? pl.layer_cost[0].v : -1,
+            pl.layer_cost ? pl.layer_cost[1].v : -1, pl.layer_cost ? pl.layer_cost[2].v : -1);
+    pipeline_summarize(&pl, s);
+    T_CHECK(fabs(s->st[0].predicted_us - 130) < 1e-9 && fabs(s->st[1].predicted_us - 25) < 1e-9,
+            "a stage's layers add up to its marginal pass: %g %g", s->st[0].predicted_us, s->st[1].predicted_us);
+    free(pl.layer_cost);
+    pl.layer_cost = NULL;
+    pl.layer_cost_shares = false;
+    d1[0].us.n_reps = 0; /* --timing none: no samples */
+    T_CHECK(!pipeline_layer_costs_from(&pl, s) && !pl.layer_cost && !pl.layer_cost_shares, "no timestamps: none");
+    d1[0].us.n_reps = 3;
+    s->bounds[2] = 2, s->k = 1; /* layers 0:2 of 3 */
+    T_CHECK(!pipeline_layer_costs_from(&pl, s) && !pl.layer_cost, "a split short of the model: none");
+    for (size_t i = 0; i < 5; i++) free(d0[i].us.reps);
+    free(d1[0].us.reps);
+}
+
 int main(void)
 {
     test_partition_brute_force();
     test_spec();
     test_summary();
+    test_layer_costs_from();
     test_json_compare();
     return t_finish();
 }

@@ -6,12 +6,16 @@
  * the columns want logits), then its device memory is released (gpu_mark / gpu_release) before
  * the next: one process, one device open, pipelines compiled once.
  *
- * Per-layer costs come from per-layer marginal passes: the one-layer shard l:l+1 profiled without
- * timestamps, its gap probe's 2× − 1× walls (the kernels plus the dead time between them, submit and
- * wait cancelled). The attribution mode would give per-kind costs of a whole shard, not per-layer
- * ones; a marginal pass per layer is what a stage is made of, and sums to a stage's marginal pass
- * up to cache effects at the seams. The balanced split is the exact contiguous partition of those
- * costs into K parts with the smallest maximum (pipeline_partition); it is profiled again so the
+ * Per-layer costs come from the given split's own stage runs: each layer's share of its stage's
+ * kernel time (the timestamped dispatches summed by layer, less the timestamps' own cost a
+ * dispatch) times the stage's marginal pass (its gap probe's 2× − 1× walls: kernels plus the dead
+ * time between them, submit and wait cancelled), so a stage's layers add up to its marginal pass.
+ * They were first measured as the marginal pass of each one-layer shard l:l+1; on an H100 those
+ * grew with the layer index for LFM2-2.6B and Qwen3.5-2B (identical layers 129 → 344 µs) while the
+ * multi-layer stages profiled after them did not (bench/38), and they cost a shard load a layer.
+ * One-layer shards remain for runs without timestamps (--timing none). The balanced split is the
+ * exact contiguous partition of those costs into K parts with the smallest maximum
+ * (pipeline_partition); it is profiled again so the
  * report sets prediction and measurement side by side. */
 #include "stages.h"
 
@@ -108,7 +112,8 @@ static int profile_split(struct gpu *g, const struct app_model *m, const struct 
     return ST_OK;
 }
 
-/* Each layer's marginal pass (stages.c's header says why), without timestamps. */
+/* Each layer's marginal pass, without timestamps: the layer costs where the stage runs have no
+ * timestamps (--timing none). */
 static int measure_layers(struct gpu *g, const struct app_model *m, const struct options *o,
                           const struct profile_request *rq0, struct pipeline *pl, struct err *e)
 {
@@ -171,7 +176,9 @@ static int run_pipeline(struct gpu *g, const struct app_model *m, const struct o
     pl->d2h_gbps = d2h * 1e-9;
     pl->handoff_us = pl->d2h_gbps > 0 ? (double)pl->handoff_bytes / (pl->d2h_gbps * 1e3) : 0;
     if ((st = profile_split(g, m, o, &rq, &pl->given, out, e))) return st;
-    if ((st = measure_layers(g, m, o, &rq, pl, e))) return st;
+    /* the layer costs from the given split's own runs; one-layer shards where they have no
+     * timestamps (stages.c's header says why) */
+    if (!pipeline_layer_costs_from(pl, &pl->given) && (st = measure_layers(g, m, o, &rq, pl, e))) return st;
     balance(pl);
     if (!pl->balanced_is_given && (st = profile_split(g, m, o, &rq, &pl->balanced, out, e))) return st;
     pipeline_summarize(pl, &pl->given);

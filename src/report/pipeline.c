@@ -167,6 +167,53 @@ void pipeline_stage_times(struct pipeline_stage *s)
     if (g->ran && !g->n_reps) s->marginal_us = est_exact(g->head ? g->marginal_head_us : g->marginal_us);
 }
 
+bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *s)
+{
+    if (s->k < 1 || s->bounds[0] != 0 || s->bounds[s->k] != p->n_layers) return false;
+    double *share = calloc((size_t)p->n_layers, sizeof *share);
+    if (!share) return false;
+    for (int i = 0; i < s->k; i++) {
+        const struct pipeline_stage *st = &s->st[i];
+        const struct profile *pr = &st->p;
+        int n = 0;
+        double sum = 0;
+        for (int d = 0; d < pr->n_dispatches; d++)
+            if (pr->dispatches[d].us.n_reps) {
+                n++;
+                sum += pr->dispatches[d].us.median;
+            }
+        if (n == 0 || n < pr->n_dispatches || sum <= 0 || st->a != s->bounds[i] || st->b != s->bounds[i + 1]) {
+            free(share);
+            return false;
+        }
+        /* the timestamps' own cost a dispatch: what the kernel sum has beyond the marginal pass
+         * (its dead time included), shared out evenly; none where the marginal is the larger */
+        double over = MAX(0, (sum - st->marginal_us.v) / n), left = 0;
+        for (int d = 0; d < pr->n_dispatches; d++) {
+            const struct prof_dispatch *pd = &pr->dispatches[d];
+            int l = pd->layer >= st->a && pd->layer < st->b ? pd->layer
+                    : strncmp(pd->kind, "head.", 5) == 0    ? st->b - 1 /* the LM head */
+                                                            : st->a;    /* the embedding */
+            double t = MAX(0, pd->us.median - over);
+            share[l] += t;
+            left += t;
+        }
+        for (int l = st->a; l < st->b; l++)
+            share[l] = left > 0 ? share[l] / left : 1.0 / (st->b - st->a);
+    }
+    p->layer_cost = calloc((size_t)p->n_layers, sizeof *p->layer_cost);
+    if (!p->layer_cost) {
+        free(share);
+        return false;
+    }
+    for (int i = 0; i < s->k; i++)
+        for (int l = s->bounds[i]; l < s->bounds[i + 1]; l++)
+            p->layer_cost[l] = est_scale(s->st[i].marginal_us, share[l]);
+    p->layer_cost_shares = true;
+    free(share);
+    return true;
+}
+
 void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s)
 {
     s->sum_us = s->max_us = s->predicted_max_us = 0;
@@ -292,10 +339,11 @@ static void split_summary(FILE *out, const struct pipeline *p, const struct pipe
 
 static void layer_costs(FILE *out, const struct pipeline *p, bool md)
 {
-    fprintf(out, md ? "\n**layer costs** (marginal pass of each one-layer shard, µs; layer 0 with the embedding, "
-                      "the last with the head when logits):\n\n"
-                    : "-- layer costs (marginal pass of each one-layer shard, µs; layer 0 with the embedding, "
-                      "the last with the head when logits) --\n");
+    const char *how = p->layer_cost_shares ? "each layer's share of its stage's kernel time × the stage's marginal pass"
+                                           : "marginal pass of each one-layer shard";
+    fprintf(out, md ? "\n**layer costs** (%s, µs; layer 0 with the embedding, the last with the head when logits):\n\n"
+                    : "-- layer costs (%s, µs; layer 0 with the embedding, the last with the head when logits) --\n",
+            how);
     for (int l = 0; l < p->n_layers; l++) {
         char v[16], u[16];
         fprintf(out, "%s%d: %s ± %s%s", l && !md ? "  " : "", l, fmt_sig3(v, sizeof v, p->layer_cost[l].v),

@@ -83,9 +83,11 @@ struct pipeline {
     uint64_t handoff_bytes; /* cols · hidden · 4 */
     double d2h_gbps;        /* measured device → host-visible transfer bandwidth (0: unknown) */
     double handoff_us;      /* handoff_bytes over d2h_gbps, one boundary (0: unknown) */
-    /* per-layer costs: the marginal pass of each one-layer shard l:l+1 (with the embedding for
-     * layer 0 and the head for the last layer when the columns want logits); n_layers of them */
+    /* per-layer costs, n_layers of them (with the embedding for layer 0 and the head for the last
+     * layer when the columns want logits): from the given split's stage runs where they have
+     * timestamps (pipeline_layer_costs_from), else the marginal pass of each one-layer shard */
     struct est *layer_cost; /* owned; NULL when not measured */
+    bool layer_cost_shares; /* layer_cost came from the stages' kernel-time shares */
     struct pipeline_split given;    /* the split --stages asked for */
     struct pipeline_split balanced; /* the split from the layer costs (k 0: not run) */
     bool balanced_is_given;         /* the balanced split equals the given one (profiled once) */
@@ -95,6 +97,14 @@ struct pipeline {
 void pipeline_free(struct pipeline *p);
 /* The step and marginal of a finished stage profile (stage fields step_us, marginal_us). */
 void pipeline_stage_times(struct pipeline_stage *s);
+/* Per-layer costs from the stage runs of split s (their times filled by pipeline_stage_times):
+ * each layer's cost is its share of its stage's kernel time (the stage's dispatches summed by
+ * layer, medians, each less the timestamps' own cost a dispatch, the embedding counted with the
+ * stage's first layer and the head with its last) times the stage's marginal pass, so a stage's
+ * layers sum to its marginal pass. Allocates p->layer_cost and returns true; false (nothing
+ * allocated) when a stage has no timestamped dispatches (--timing none) or s does not cover every
+ * layer. */
+bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *s);
 /* Fills the split's summary (bottleneck, sums, throughputs, bubble) and, when p has layer costs,
  * every stage's prediction. */
 void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s);

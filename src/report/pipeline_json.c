@@ -2,7 +2,7 @@
  *
  * The file: {"pipeline": {version, split, k, bounds, cols, hidden, n_layers, handoff, bottleneck,
  * sum_us, max_us, tok_s_bound, tok_s_ideal, bubble_share, stages: [{index, a, b, step_us,
- * marginal_us, predicted_us, share_of_slowest}], layer_costs, balanced, balanced_is_given},
+ * marginal_us, predicted_us, share_of_slowest}], layer_costs_from, layer_costs, balanced, balanced_is_given},
  * "stages": [one --json profile per stage], "balanced_stages": [...]}. The top-level "pipeline"
  * object is what tells a pipeline file from a single profile. */
 #include "pipeline.h"
@@ -77,6 +77,8 @@ int pipeline_json_write(const char *path, const struct pipeline *p, struct err *
     cJSON_AddItemToObject(h, "us_per_boundary", report_json_number(p->handoff_us));
     cJSON_AddNumberToObject(h, "boundaries", p->given.k - 1);
     cJSON_AddItemToObject(h, "us_per_step", report_json_number(p->handoff_us * (p->given.k - 1)));
+    cJSON_AddStringToObject(pl, "layer_costs_from", !p->layer_cost ? "" : p->layer_cost_shares ? "stage_shares"
+                                                                                            : "one_layer_shards");
     if (p->layer_cost) {
         cJSON *lc = cJSON_AddArrayToObject(pl, "layer_costs");
         for (int l = 0; l < p->n_layers; l++) {
