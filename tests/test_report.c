@@ -1110,6 +1110,21 @@ static void test_summary(struct profile *p)
     T_CHECK(strstr(txt, want), "top kinds '%s'\n%s", want, txt);
     T_CHECK(strstr(txt, "  action: dead time between dispatches ") && strstr(txt, "fusing dispatches reclaims at most that"),
             "per-dispatch verdict: the fusion action\n%s", txt);
+    /* submit/poll verdicts: a small dead time is below the line; a negative one (the timestamps'
+     * own cost above the dead time) is no dead time at all */
+    struct gap_probe keep = p->gap_probe;
+    p->gap_probe.verdict = VERDICT_SUBMIT_POLL;
+    const double gaps[2] = {50, -230};
+    const char *const says[2] = {"  no action: dead time between dispatches 50.0 µs = ",
+                                 "  no action: no dead time between dispatches to reclaim (the pass without "
+                                 "timestamps is 230 µs below the kernel sum): fusion buys nothing\n"};
+    for (int i = 0; i < 2; i++) {
+        p->gap_probe.gaps_us = gaps[i];
+        char *t = render(report_text, p);
+        T_CHECK(t && strstr(t, says[i]), "submit/poll verdict, dead time %g: '%s'\n%s", gaps[i], says[i], t ? t : "");
+        free(t);
+    }
+    p->gap_probe = keep;
     /* the bandwidth action: the kind furthest in time from the copy bandwidth, ceiling time − bytes ÷ bandwidth */
     const struct prof_kind *mm = &p->by_kind[0];
     double gain = mm->us.median - (double)mm->bytes / (p->device.copy_gbps * 1e3);

@@ -162,6 +162,14 @@ static bool action_gaps(const struct profile *p, const struct unit *u, struct su
             fmt_t(m, sizeof m, u, g->marginal_us, -1), u->name);
         return true;
     }
+    if (g->verdict == VERDICT_SUBMIT_POLL && g->gaps_us < 0) {
+        /* the marginal pass below the kernel sum: the timestamps' own cost exceeds the dead time */
+        add(s,
+            "no action: no dead time between dispatches to reclaim (the pass without timestamps is "
+            "%s %s below the kernel sum): fusion buys nothing",
+            fmt_t(a, sizeof a, u, -g->gaps_us, -1), u->name);
+        return true;
+    }
     if (g->verdict == VERDICT_SUBMIT_POLL) {
         add(s,
             "no action: dead time between dispatches %s %s = %.0f %% of the pass is below the 25 "
