@@ -219,7 +219,18 @@ static void test_layer_costs_from(void)
             "a stage's layers add up to its marginal pass: %g %g", s->st[0].predicted_us, s->st[1].predicted_us);
     free(pl.layer_cost);
     pl.layer_cost = NULL;
+    /* timestamps dearer than a small kernel (lavapipe): the cost taken a dispatch stays under half
+     * the shortest, so no layer reads 0: stage 0's sum 150 over a marginal of 30 would take 24 a
+     * dispatch; 5 it is (embed 5 + 25 + 15 = 45, 45 + 35 = 80, of 125) */
+    s->st[0].marginal_us = est_exact(30);
+    T_CHECK(pipeline_layer_costs_from(&pl, s) && pl.layer_cost && fabs(pl.layer_cost[0].v - 30 * 45 / 125.0) < 1e-9 &&
+                fabs(pl.layer_cost[1].v - 30 * 80 / 125.0) < 1e-9,
+            "capped timestamp cost: %g %g", pl.layer_cost ? pl.layer_cost[0].v : -1,
+            pl.layer_cost ? pl.layer_cost[1].v : -1);
+    free(pl.layer_cost);
+    pl.layer_cost = NULL;
     pl.layer_cost_shares = false;
+    s->st[0].marginal_us = est_exact(130);
     d1[0].us.n_reps = 0; /* --timing none: no samples */
     T_CHECK(!pipeline_layer_costs_from(&pl, s) && !pl.layer_cost && !pl.layer_cost_shares, "no timestamps: none");
     d1[0].us.n_reps = 3;

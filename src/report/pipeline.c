@@ -187,8 +187,12 @@ bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *
             return false;
         }
         /* the timestamps' own cost a dispatch: what the kernel sum has beyond the marginal pass
-         * (its dead time included), shared out evenly; none where the marginal is the larger */
-        double over = MAX(0, (sum - st->marginal_us.v) / n), left = 0;
+         * (its dead time included), shared out evenly; none where the marginal is the larger, and
+         * at most half the shortest dispatch (a CPU device's timestamps can cost more than its
+         * small kernels take: a whole layer would read 0) */
+        double shortest = pr->dispatches[0].us.median;
+        for (int d = 1; d < pr->n_dispatches; d++) shortest = MIN(shortest, pr->dispatches[d].us.median);
+        double over = MIN(MAX(0, (sum - st->marginal_us.v) / n), 0.5 * shortest), left = 0;
         for (int d = 0; d < pr->n_dispatches; d++) {
             const struct prof_dispatch *pd = &pr->dispatches[d];
             int l = pd->layer >= st->a && pd->layer < st->b ? pd->layer
