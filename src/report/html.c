@@ -83,8 +83,13 @@ static bool has_times(const struct profile *p)
 
 /* ---- page parts ----------------------------------------------------------------------------- */
 
-void html_style(FILE *out)
+void html_page_open(FILE *out, const char *title)
 {
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
+          out);
+    html_esc(out, title);
+    fputs("</title>\n", out);
     fputs(
         "<style>\n"
         "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px "
@@ -107,20 +112,16 @@ void html_style(FILE *out)
         "svg{display:block;margin:6px 0}svg text{font:11px system-ui,sans-serif;fill:#333}\n"
         "pre{background:#f6f6f6;padding:8px;overflow:auto;font-size:12px}.note{color:#666;font-"
         "size:12px}\n"
-        "</style>\n",
+        "</style></head><body>\n",
         out);
 }
 
 static void page_head(FILE *out, const struct profile *p)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-          out);
-    html_esc(out, p->tool);
-    fprintf(out, ": %s, layers %d:%d, %d cols</title>\n", p->shape.plan, p->shard.a, p->shard.b,
-            p->shape.cols);
-    html_style(out);
-    fputs("</head><body>\n", out);
+    char title[256];
+    snprintf(title, sizeof title, "%s: %s, layers %d:%d, %d cols", p->tool, p->shape.plan, p->shard.a, p->shard.b,
+             p->shape.cols);
+    html_page_open(out, title);
 }
 
 static void summary(FILE *out, const struct profile *p)

@@ -19,14 +19,10 @@ static const char *const stage_colours[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b
 
 static void page_head(FILE *out, const struct pipeline *p, const char *split)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
-          out);
-    html_esc(out, p->tool);
-    fprintf(out, ": pipeline of %d stages (%s split %s), %d cols</title>\n", p->given.k, p->given.how, split,
-            p->cols);
-    html_style(out);
-    fputs("</head><body>\n", out);
+    char title[640];
+    snprintf(title, sizeof title, "%s: pipeline of %d stages (%s split %s), %d cols", p->tool, p->given.k,
+             p->given.how, split, p->cols);
+    html_page_open(out, title);
 }
 
 static void card(FILE *out, const char *value, const char *what)

@@ -10,8 +10,9 @@
 void html_esc(FILE *out, const char *s);
 /* µs as µs, ms or s with three significant digits. */
 const char *html_us(char *buf, size_t n, double us);
-/* The page's one <style> block (every page shares it). */
-void html_style(FILE *out);
+/* A page's start up to <body>: the doctype, the title (escaped here) and the one <style> block
+ * every page shares. */
+void html_page_open(FILE *out, const char *title);
 /* a / b, 0 when b is 0 or the quotient not finite */
 double html_div0(double a, double b);
 /* One colour per kind, the same in every chart (html.c says how). */
