@@ -343,6 +343,30 @@ cli_test(cli_stages_layer_shares cli-gpu 0 "layer costs (each layer's share of i
 cli_test(cli_stages_layer_shards cli-gpu 0 "layer costs (marginal pass of each one-layer shard" --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
+# every output flag with --stages either works (--json, --markdown, --csv, --html) or is refused
+# before the GPU opens: --trace (one step's dispatches; a pipeline has many), an unwritable
+# --csv/--html; a comparison of two pipeline files takes --markdown only
+cli_test(cli_stages_trace cli 2 "--stages and --trace" --model ${LT} --stages 2 --trace t.json)
+cli_test(cli_stages_csv_unwritable cli 2 "--csv /nonexistent/x.csv: folder /nonexistent does not exist" --model ${LT} --stages 2 --csv /nonexistent/x.csv)
+cli_test(cli_stages_html_unwritable cli 2 "--html /nonexistent/x.html: folder /nonexistent does not exist" --model ${LT} --stages 2 --html /nonexistent/x.html)
+foreach(flag csv html trace)
+  add_test(NAME cli_stages_compare_${flag} COMMAND sh -c "d=$(mktemp -d) || exit 1; printf '{\"pipeline\":{}}' > $d/p.json; \
+    ${EXPECT} 2 '--${flag} with a comparison of two pipeline files is not supported yet' $0 --compare $d/p.json --current $d/p.json --${flag} $d/x.out; \
+    rc=$?; rm -rf $d; exit $rc" ${BIN})
+  set_tests_properties(cli_stages_compare_${flag} PROPERTIES LABELS cli TIMEOUT 60)
+endforeach()
+# --stages --csv: the pipeline's sections (stage rows of both splits, a summary row per split, a row
+# per layer), one blank line between them; --html: the page, whole (tests/html_check.sh renders it)
+add_test(NAME cli_stages_csv_html COMMAND sh -c "d=$(mktemp -d) || exit 1; trap 'rm -rf $d' EXIT; \
+  $0 --model ${LT} --stages 2 --cols 2 --reps 2 --csv $d/p.csv --html $d/p.html > $d/out 2>&1 || { cat $d/out; exit 1; }; cat $d/p.csv; \
+  grep -q '^table,split,stage,a,b,step_us,p10_us,p90_us,of_slowest,marginal_us,marginal_err_us,predicted_us,bottleneck$' $d/p.csv && \
+  grep -q '^pipeline_stage,even,0,0,3,[0-9]' $d/p.csv && grep -q '^pipeline_stage,even,1,3,6,[0-9]' $d/p.csv && \
+  grep -q '^pipeline_stage,balanced,1,' $d/p.csv && grep -q '^pipeline,even,2,\"0:3,3:6\",2,[01],[0-9]' $d/p.csv && \
+  grep -q '^pipeline,balanced,2,' $d/p.csv && test $(grep -c '^layer_cost,[0-9]*,.*,stage_shares,[01],[01]$' $d/p.csv) = 6 && \
+  test $(grep -c '^table,' $d/p.csv) = 3 && test $(grep -c '^$' $d/p.csv) = 2 && \
+  grep -q 'aria-label=\"stage step times\"' $d/p.html && grep -q 'aria-label=\"per-layer costs\"' $d/p.html && \
+  tail -1 $d/p.html | grep -q '</html>'" ${BIN})
+set_tests_properties(cli_stages_csv_html PROPERTIES LABELS cli-gpu TIMEOUT 600 ENVIRONMENT "LFM2_VALIDATION=require;ASAN_OPTIONS=detect_leaks=0")
 # every stage under the run's --tune, each on its engine's kernel scratch (f16 weight copies, attention's
 # key splits), released with the stage's memory before the next (gpu_mark / gpu_release): both stages
 # run both kinds, under the validation layer

@@ -154,8 +154,10 @@ static void balance(struct pipeline *pl)
 
 static int compare_files(const struct options *o, struct err *e)
 {
-    if (o->json)
-        return err_set(e, ST_USAGE, "--json with a comparison of two pipeline files is not supported yet (drop --json)");
+    const char *no = o->json ? "--json" : o->csv ? "--csv" : o->html ? "--html" : o->trace ? "--trace" : NULL;
+    if (no)
+        return err_set(e, ST_USAGE, "%s with a comparison of two pipeline files is not supported yet (drop %s; "
+                       "--markdown works)", no, no);
     struct pipeline base, cur;
     int st = pipeline_json_read(o->compare, &base, e);
     if (st) return st;
@@ -186,6 +188,25 @@ static int run_pipeline(struct gpu *g, const struct app_model *m, const struct o
     return ST_OK;
 }
 
+/* --csv and --html of the finished pipeline, each written whole or not at all (outfile.h). */
+static int write_outputs(const struct options *o, const struct pipeline *pl, struct err *e)
+{
+    for (int i = 0; i < 2; i++) {
+        const char *path = i ? o->html : o->csv, *flag = i ? "--html" : "--csv";
+        if (!path) continue;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&buf, &len);
+        if (!mem) return err_set(e, ST_RUNTIME, "out of memory for %s", flag);
+        (i ? report_html_pipeline : csv_pipeline)(mem, pl);
+        fclose(mem);
+        int st = outfile_save(flag, path, buf, len, e);
+        free(buf);
+        if (st) return st;
+    }
+    return ST_OK;
+}
+
 int stages_run(const struct options *o, struct err *e)
 {
     if (o->compare && o->current && !o->stages) return compare_files(o, e);
@@ -200,6 +221,8 @@ int stages_run(const struct options *o, struct err *e)
     /* every input file and output path is checked before the GPU is touched */
     if (!st && o->compare) st = pipeline_json_read(o->compare, &base, e);
     if (!st && o->json) st = outfile_check("--json", o->json, e);
+    if (!st && o->csv) st = outfile_check("--csv", o->csv, e);
+    if (!st && o->html) st = outfile_check("--html", o->html, e);
     struct gpu g;
     bool gpu_up = false;
     if (!st) {
@@ -223,6 +246,7 @@ int stages_run(const struct options *o, struct err *e)
     }
     if (!st) pipeline_report(out, &pl, o->markdown);
     if (!st && o->json) st = pipeline_json_write(o->json, &pl, e);
+    if (!st) st = write_outputs(o, &pl, e);
     if (!st && o->compare) st = pipeline_compare(out, &base, &pl, o->threshold, o->markdown, e);
     if (gpu_up) {
         struct err ce;

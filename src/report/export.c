@@ -8,6 +8,17 @@
  *   dispatch   every dispatch, with its rank by median time (rank 1 = the top single dispatch)
  *   crossover  one row per width × plan of a width list
  *   compare    one row per kind both runs have, then the totals (medians, µs/step)
+ * and for --stages (pipeline.h):
+ *   pipeline_stage  one row per stage of the given split, then of the balanced split (split says
+ *              which: even, given, balanced); step is the stage's median with p10 / p90,
+ *              of_slowest its share of the split's slowest step, marginal ± its standard error,
+ *              predicted Σ of its layers' costs, bottleneck 1 on the split's slowest stage
+ *   pipeline   one row per split: the bottleneck stage, the slowest and summed steps, the
+ *              throughput bound against the ideal (tok/s), the bubble (0..1), the largest
+ *              prediction, the hand-off a boundary (bytes, µs over the measured d2h GB/s)
+ *   layer_cost one row per layer: its cost ± its error, how it was measured (stage_shares or
+ *              one_layer_shards), the stage holding it in the split asked for (given_stage, an
+ *              even split included) and in the balanced split
  * Times are µs per step (medians unless the column says p10 / p90), bandwidths GB/s, FLOP rates
  * TFLOP/s, shares 0..1 (by_kind: of the layer kinds' summed medians, head kinds of the head kinds';
  * roof_share: of the measured arithmetic roof). crossover: x_floor and x_roof are the step over
@@ -15,6 +26,7 @@
  * the end of a section's rows.
  * Text fields are quoted when they hold a comma, a quote or a newline (RFC 4180). */
 #include "outfile.h"
+#include "pipeline.h"
 #include "profile.h"
 
 #include <errno.h>
@@ -203,3 +215,85 @@ void csv_compare(FILE *out, const struct profile *base, const struct profile *cu
         csv_compare_row(out, "LM head", &base->head_us, &cur->head_us);
 }
 
+
+static void csv_stages(FILE *out, const struct pipeline *p, const struct pipeline_split *s)
+{
+    for (int i = 0; i < s->k; i++) {
+        const struct pipeline_stage *st = pipeline_split_stage(p, s, i);
+        const struct timing *t = pipeline_stage_wall(st);
+        fprintf(out, "pipeline_stage,%s,%d,%d,%d,", s->how, i, s->bounds[i], s->bounds[i + 1]);
+        csv_num(out, st->step_us.v);
+        fputc(',', out);
+        csv_num(out, t->p10);
+        fputc(',', out);
+        csv_num(out, t->p90);
+        fputc(',', out);
+        csv_num(out, ratio(st->step_us.v, s->max_us));
+        fputc(',', out);
+        csv_num(out, st->marginal_us.v);
+        fputc(',', out);
+        csv_num(out, st->marginal_us.u);
+        fputc(',', out);
+        if (p->layer_cost) csv_num(out, st->predicted_us);
+        fprintf(out, ",%d\n", i == s->bottleneck);
+    }
+}
+
+static void csv_split(FILE *out, const struct pipeline *p, const struct pipeline_split *s)
+{
+    char split[512];
+    pipeline_split_text(s, split, sizeof split);
+    fprintf(out, "pipeline,%s,%d,", s->how, s->k);
+    csv_str(out, split);
+    fprintf(out, ",%d,%d,", p->cols, s->bottleneck);
+    csv_num(out, s->max_us);
+    fputc(',', out);
+    csv_num(out, s->sum_us);
+    fputc(',', out);
+    csv_num(out, s->tok_s_bound);
+    fputc(',', out);
+    csv_num(out, s->tok_s_ideal);
+    fputc(',', out);
+    csv_num(out, s->bubble);
+    fputc(',', out);
+    if (p->layer_cost) csv_num(out, s->predicted_max_us);
+    fprintf(out, ",%llu,", (unsigned long long)p->handoff_bytes);
+    if (p->handoff_us > 0) csv_num(out, p->handoff_us);
+    fputc(',', out);
+    if (p->d2h_gbps > 0) csv_num(out, p->d2h_gbps);
+    fprintf(out, ",%d\n", s == &p->balanced && p->balanced_is_given);
+}
+
+/* The stage of split s holding layer l. */
+static int stage_of(const struct pipeline_split *s, int l)
+{
+    int i = 0;
+    while (i + 1 < s->k && l >= s->bounds[i + 1])
+        i++;
+    return i;
+}
+
+void csv_pipeline(FILE *out, const struct pipeline *p)
+{
+    const struct pipeline_split *g = &p->given, *b = &p->balanced;
+    if (ftell(out) > 0) fputc('\n', out);
+    fprintf(out, "table,split,stage,a,b,step_us,p10_us,p90_us,of_slowest,marginal_us,marginal_err_us,predicted_us,"
+            "bottleneck\n");
+    csv_stages(out, p, g);
+    csv_stages(out, p, b);
+    fprintf(out, "\ntable,split,k,stages,cols,bottleneck,max_us,sum_us,tok_s_bound,tok_s_ideal,bubble,"
+            "predicted_max_us,handoff_bytes,handoff_us,d2h_gbps,same_as_given\n");
+    csv_split(out, p, g);
+    if (b->k) csv_split(out, p, b);
+    if (!p->layer_cost) return;
+    fprintf(out, "\ntable,layer,cost_us,cost_err_us,from,given_stage,balanced_stage\n");
+    for (int l = 0; l < p->n_layers; l++) {
+        fprintf(out, "layer_cost,%d,", l);
+        csv_num(out, p->layer_cost[l].v);
+        fputc(',', out);
+        csv_num(out, p->layer_cost[l].u);
+        fprintf(out, ",%s,%d,", p->layer_cost_shares ? "stage_shares" : "one_layer_shards", stage_of(g, l));
+        if (b->k) fprintf(out, "%d", stage_of(b, l));
+        fputc('\n', out);
+    }
+}

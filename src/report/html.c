@@ -62,8 +62,7 @@ const char *html_kind_colour(const struct profile *p, const char *kind)
     return "#888";
 }
 
-/* µs as µs, ms or s with three significant digits. */
-static const char *hus(char *buf, size_t n, double us)
+const char *html_us(char *buf, size_t n, double us)
 {
     char v[32];
     if (!isfinite(us))
@@ -84,14 +83,13 @@ static bool has_times(const struct profile *p)
 
 /* ---- page parts ----------------------------------------------------------------------------- */
 
-static void page_head(FILE *out, const struct profile *p)
+void html_page_open(FILE *out, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
           out);
-    html_esc(out, p->tool);
-    fprintf(out, ": %s, layers %d:%d, %d cols</title>\n", p->shape.plan, p->shard.a, p->shard.b,
-            p->shape.cols);
+    html_esc(out, title);
+    fputs("</title>\n", out);
     fputs(
         "<style>\n"
         "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px "
@@ -118,6 +116,14 @@ static void page_head(FILE *out, const struct profile *p)
         out);
 }
 
+static void page_head(FILE *out, const struct profile *p)
+{
+    char title[256];
+    snprintf(title, sizeof title, "%s: %s, layers %d:%d, %d cols", p->tool, p->shape.plan, p->shard.a, p->shard.b,
+             p->shape.cols);
+    html_page_open(out, title);
+}
+
 static void summary(FILE *out, const struct profile *p)
 {
     const struct prof_shape *s = &p->shape;
@@ -139,14 +145,14 @@ static void summary(FILE *out, const struct profile *p)
         fprintf(out,
                 "<div class=\"card\"><b>%s</b><span>GPU busy per step (median, p10–p90 "
                 "%s–%s)</span></div>\n",
-                hus(a, sizeof a, p->busy_us.median), hus(b, sizeof b, p->busy_us.p10),
-                hus(pl, sizeof pl, p->busy_us.p90));
+                html_us(a, sizeof a, p->busy_us.median), html_us(b, sizeof b, p->busy_us.p10),
+                html_us(pl, sizeof pl, p->busy_us.p90));
     if (p->head_us.n_reps)
         fprintf(out, "<div class=\"card\"><b>%s</b><span>LM head, beside busy</span></div>\n",
-                hus(a, sizeof a, p->head_us.median));
+                html_us(a, sizeof a, p->head_us.median));
     fprintf(out,
             "<div class=\"card\"><b>%s</b><span>wall of one step (submit + wait)</span></div>\n",
-            hus(a, sizeof a, p->wall_us.median));
+            html_us(a, sizeof a, p->wall_us.median));
     fprintf(out, "<div class=\"card\"><b>%.0f</b><span>tok/s/stage at this width</span></div>\n",
             p->tok_s);
     if (profile_tok_s_head(p) > 0)
@@ -158,7 +164,7 @@ static void summary(FILE *out, const struct profile *p)
     if (bd.kind != BOUND_UNKNOWN)
         fprintf(out, "<div class=\"card\"><b>× %.2f</b><span>step ÷ %s %s (%s-bound)</span></div>\n", bd.x,
                 bd.kind == BOUND_COMPUTE ? roof_name(&p->device) : "weight-bytes floor",
-                hus(a, sizeof a, bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us), bound_kind_name(bd.kind));
+                html_us(a, sizeof a, bd.kind == BOUND_COMPUTE ? bd.roof_us : bd.floor_us), bound_kind_name(bd.kind));
     if (p->device.copy_gbps > 0)
         fprintf(out,
                 "<div class=\"card\"><b>%s GB/s</b><span>measured copy bandwidth</span></div>\n",
@@ -211,7 +217,7 @@ static void kinds_bar(FILE *out, const struct profile *p)
                 html_kind_colour(p, pk->kind));
         char a[32];
         html_esc(out, pk->kind);
-        fprintf(out, " %s (%.1f %%%s)</span>\n", hus(a, sizeof a, pk->us.median), 100 * pk->share,
+        fprintf(out, " %s (%.1f %%%s)</span>\n", html_us(a, sizeof a, pk->us.median), 100 * pk->share,
                 prof_kind_is_head(pk->kind) ? " of the head" : "");
     }
     fputs("</div>\n", out);
@@ -260,7 +266,7 @@ static void timeline(FILE *out, const struct profile *p)
                 t == 0   ? "start"
                 : t == 4 ? "end"
                          : "middle",
-                hus(a, sizeof a, end * t / 4));
+                html_us(a, sizeof a, end * t / 4));
     }
     fprintf(
         out,
@@ -278,10 +284,10 @@ static void seg(FILE *out, double *x, double us, double scale, const char *fill,
     fprintf(out,
             "<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"30\" fill=\"%s\"><title>%s: "
             "%s</title></rect>\n",
-            *x, us * scale, fill, what, hus(a, sizeof a, us));
+            *x, us * scale, fill, what, html_us(a, sizeof a, us));
     if (us * scale > 90)
         fprintf(out, "<text x=\"%.2f\" y=\"19\" fill=\"#fff\">%s %s</text>\n", *x + 4, what,
-                hus(a, sizeof a, us));
+                html_us(a, sizeof a, us));
     *x += us * scale;
 }
 
@@ -314,27 +320,27 @@ static void gap_probe(FILE *out, const struct profile *p)
     fputs("</svg>\n<table>\n", out);
     char a[32], b[32];
     fprintf(out, "<tr><th>wall, plan 1×</th><td class=\"n\">%s</td></tr>\n",
-            hus(a, sizeof a, g->wall1_us));
+            html_us(a, sizeof a, g->wall1_us));
     fprintf(out, "<tr><th>wall, plan 2×</th><td class=\"n\">%s</td></tr>\n",
-            hus(a, sizeof a, g->wall2_us));
+            html_us(a, sizeof a, g->wall2_us));
     fprintf(out, "<tr><th>marginal pass (2× − 1×)</th><td class=\"n\">%s</td><td>± %s</td></tr>\n",
-            hus(a, sizeof a, g->marginal_us), hus(b, sizeof b, g->marginal.u));
+            html_us(a, sizeof a, g->marginal_us), html_us(b, sizeof b, g->marginal.u));
     if (ts) {
         fprintf(out, "<tr><th>kernel sum</th><td class=\"n\">%s</td></tr>\n",
-                hus(a, sizeof a, g->kernel_sum_us));
+                html_us(a, sizeof a, g->kernel_sum_us));
         fprintf(out,
                 "<tr><th>gaps (marginal − kernels)</th><td class=\"n\">%s</td><td>%.1f %% of the "
                 "pass%s</td></tr>\n",
-                hus(a, sizeof a, g->gaps_us), 100 * g->gaps_share,
+                html_us(a, sizeof a, g->gaps_us), 100 * g->gaps_share,
                 est_within_noise(g->gaps) ? ", within noise" : "");
     }
     fprintf(out, "<tr><th>fixed (1× − marginal)</th><td class=\"n\">%s</td></tr>\n",
-            hus(a, sizeof a, g->fixed_us));
+            html_us(a, sizeof a, g->fixed_us));
     if (g->head)
         fprintf(out,
                 "<tr><th>LM head (marginal with − without)</th><td class=\"n\">%s</td><td>%s "
                 "GB/s</td></tr>\n",
-                hus(a, sizeof a, g->lm_head_us), fmt_sig3(b, sizeof b, g->head_gbps));
+                html_us(a, sizeof a, g->lm_head_us), fmt_sig3(b, sizeof b, g->head_gbps));
     fprintf(out, "<tr><th>verdict</th><td colspan=\"2\">%s</td></tr>\n</table>\n",
             verdict_name(g->verdict));
 }
@@ -379,7 +385,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
         for (int t = 0; t <= 4; t++) {
             double y = H - B - (H - B - T) * t / 4;
             fprintf(out, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%s</text>\n", L - 4,
-                    y + 4, hus(a, sizeof a, smax * t / 4));
+                    y + 4, html_us(a, sizeof a, smax * t / 4));
         }
         static const char *const line_colours[] = {"#4e79a7", "#f28e2b", "#59a14f",
                                                    "#e15759", "#b07aa1", "#9c755f"};
@@ -416,7 +422,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
                         c);
                 html_esc(out, rows[i].plan);
                 fprintf(out, " at %d cols: %s, %.0f tok/s</title></circle>\n", rows[i].cols,
-                        hus(a, sizeof a, rows[i].step_us.v), rows[i].tok_s);
+                        html_us(a, sizeof a, rows[i].step_us.v), rows[i].tok_s);
                 if (k == 0)
                     fprintf(out, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%d</text>\n",
                             x, H - B + 16, rows[i].cols);
@@ -453,7 +459,7 @@ static void crossover(FILE *out, const struct crossover_row *rows, int n)
         fprintf(out,
                 "</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%.0f</td><td "
                 "class=\"n\">",
-                hus(a, sizeof a, r->step_us.v), hus(b, sizeof b, r->step_us.u), r->tok_s);
+                html_us(a, sizeof a, r->step_us.v), html_us(b, sizeof b, r->step_us.u), r->tok_s);
         enum bound_kind bk = bound_pick(r->floor_us, r->roof_us);
         if (bk == BOUND_COMPUTE) fprintf(out, "%.2f roof", html_div0(r->step_us.v, r->roof_us));
         else if (bk == BOUND_MEMORY) fprintf(out, "%.2f floor", html_div0(r->step_us.v, r->floor_us));
@@ -489,7 +495,7 @@ static void comparison(FILE *out, const struct profile *base, const struct profi
                 "<td><svg width=\"200\" height=\"12\"><rect x=\"%.1f\" y=\"1\" width=\"%.1f\" "
                 "height=\"10\" "
                 "fill=\"%s\"/></svg></td></tr>\n",
-                hus(x, sizeof x, b->us.median), hus(y, sizeof y, c->us.median), pct,
+                html_us(x, sizeof x, b->us.median), html_us(y, sizeof y, c->us.median), pct,
                 pct < 0 ? 100 + fmax(pct, -100) : 100.0, fmin(fabs(pct), 100),
                 pct > 0 ? "#e15759" : "#59a14f");
         }

@@ -239,6 +239,17 @@ void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s)
     s->bubble = s->max_us > 0 ? 1.0 - s->sum_us / (s->k * s->max_us) : 0;
 }
 
+const struct timing *pipeline_stage_wall(const struct pipeline_stage *st)
+{
+    const struct gap_probe *g = &st->p.gap_probe;
+    return g->ran && g->n_reps ? (g->head ? &g->hw1 : &g->w1) : &st->p.wall_us;
+}
+
+const struct pipeline_stage *pipeline_split_stage(const struct pipeline *p, const struct pipeline_split *s, int i)
+{
+    return s == &p->balanced && p->balanced_is_given ? &p->given.st[i] : &s->st[i];
+}
+
 /* ------------------------------------------------------------------------------------------------
  * Report */
 
@@ -266,7 +277,7 @@ static void top_kinds(const struct profile *p, char *buf, size_t size)
     if (!buf[0]) snprintf(buf, size, "-");
 }
 
-static void split_text(const struct pipeline_split *s, char *buf, size_t size)
+void pipeline_split_text(const struct pipeline_split *s, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = 0;
@@ -290,8 +301,7 @@ static void stage_table(FILE *out, const struct pipeline *p, const struct pipeli
     }
     for (int i = 0; i < s->k; i++) {
         const struct pipeline_stage *st = &s->st[i];
-        const struct gap_probe *g = &st->p.gap_probe;
-        const struct timing *t = g->ran && g->n_reps ? (g->head ? &g->hw1 : &g->w1) : &st->p.wall_us;
+        const struct timing *t = pipeline_stage_wall(st);
         char kinds[160], range[32], a[16], b[16], c[16], d[16], f[16];
         top_kinds(&st->p, kinds, sizeof kinds);
         snprintf(range, sizeof range, "%d:%d", st->a, st->b);
@@ -360,7 +370,7 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md)
 {
     const struct pipeline_split *s = &p->given;
     char split[512];
-    split_text(s, split, sizeof split);
+    pipeline_split_text(s, split, sizeof split);
     const struct profile *p0 = &s->st[0].p;
     fprintf(out, md ? "\n## pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s\n\n"
                     : "\n== pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s ==\n",
@@ -376,7 +386,7 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md)
     const struct pipeline_split *bs = &p->balanced;
     if (!bs->k) return;
     char bsplit[512], x[16], y[16];
-    split_text(bs, bsplit, sizeof bsplit);
+    pipeline_split_text(bs, bsplit, sizeof bsplit);
     fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest stage %s µs (the %s split: %s µs)%s\n\n"
                     : "-- balanced split %s: predicted slowest stage %s µs (the %s split: %s µs)%s --\n",
             bsplit, fmt_sig3(x, sizeof x, bs->predicted_max_us), s->how, fmt_sig3(y, sizeof y, s->predicted_max_us),

@@ -4,11 +4,7 @@
  * activations a stage hands to the next, the per-layer costs and the split that evens the stages.
  * Pure data and arithmetic, no device: tests build pipelines synthetically.
  *
- * Units as in profile.h: µs per step, GB/s, bytes.
- *
- * TODO(lead): --csv and --html (branch report) for a pipeline: one CSV row per stage (split, a, b,
- * step, p10, p90, share of slowest, marginal, predicted) plus the summary, and in the HTML a bar
- * chart of the stages' steps, even beside balanced. Not done here on purpose. */
+ * Units as in profile.h: µs per step, GB/s, bytes. */
 #ifndef LFM2_PIPELINE_H
 #define LFM2_PIPELINE_H
 
@@ -109,9 +105,25 @@ bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *
  * every stage's prediction. */
 void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s);
 
+/* The stage's step timing whose median is step_us: the gap probe's 1× wall (with the head when it
+ * ran), else the timestamped step's wall (p10 and p90 for the tables). */
+const struct timing *pipeline_stage_wall(const struct pipeline_stage *st);
+/* Stage i of split s as profiled: the given split's stage when s is the balanced split and equals
+ * the given one (profiled once: its own stages hold no profile). */
+const struct pipeline_stage *pipeline_split_stage(const struct pipeline *p, const struct pipeline_split *s, int i);
+/* The split's ranges, "0:3,3:6". */
+void pipeline_split_text(const struct pipeline_split *s, char *buf, size_t size);
+
 /* Text (Markdown when markdown) report of the pipeline: the split's stage table, bottleneck,
  * throughput, bubble, hand-off; the layer costs and the balanced split beside its prediction. */
 void pipeline_report(FILE *out, const struct pipeline *p, bool markdown);
+
+/* --csv (export.c says the layout): the pipeline's tables appended to out (a memory stream). */
+void csv_pipeline(FILE *out, const struct pipeline *p);
+/* --html: one self-contained page of the pipeline (html_pipeline.c): the summary, the stages' step
+ * times of the given and the balanced split side by side, the per-layer costs with both splits'
+ * boundaries. */
+void report_html_pipeline(FILE *out, const struct pipeline *p);
 
 /* ---- JSON (pipeline_json.c): {"pipeline": {summary}, "stages": [profile, ...], "balanced_stages":
  * [profile, ...]}; the top-level "pipeline" object marks the file. */
