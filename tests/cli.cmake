@@ -76,6 +76,10 @@ cli_test(cli_plans_and_wide cli 2 "--plans and --wide" --model ${LT} --full --pl
 cli_test(cli_timing_unknown cli 2 "--timing some" --model ${LT} --full --timing some)
 cli_test(cli_stride_without_sampled cli 2 "--sample-stride 4 needs --timing sampled" --model ${LT} --full --sample-stride 4)
 cli_test(cli_slots_not_divisor_list cli 2 "--slots 2" --model ${LT} --full --cols 4,3 --slots 2)
+# a saved comparison refuses the flags of a live run rather than ignore them
+cli_test(cli_compare_files_live_flag cli 2 "--precision shapes a live run and would be ignored" --compare a.json --current b.json --precision serving)
+cli_test(cli_compare_files_tune cli 2 "--tune shapes a live run" --compare a.json --current b.json --tune gemm_splitk=2)
+cli_test(cli_compare_files_model cli 2 "--model shapes a live run" --compare a.json --current b.json --model lfm2-350m)
 cli_test(cli_compare_missing_file cli 2 "nope.json" --compare nope.json --current nope.json)
 
 # the fixtures match the checksums their README lists (tests/fixtures/README.md)

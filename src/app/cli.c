@@ -208,6 +208,22 @@ static int cli_check_conflicts(const struct options *o, struct err *e)
     if (o->golden && out_flag)
         return err_set(e, ST_USAGE, "--golden and %s: a golden run checks numbers and writes no profile (drop one "
                        "of them)", out_flag);
+    /* two saved files compared: the flags that shape a live run would be ignored (--stages has
+     * its own message, stages.c) */
+    if (o->compare && o->current && !o->stages) {
+        struct tune dflt = tune_default();
+        const char *live = o->model                                ? "--model"
+                           : o->layers_set || o->full              ? (o->full ? "--full" : "--layers")
+                           : o->shape_set                          ? "--cols/--pos/--slots/--logits"
+                           : o->dtype_set                          ? "--dtype"
+                           : o->seed_set                           ? "--seed"
+                           : o->precision != PRECISION_EXACT       ? "--precision"
+                           : memcmp(&o->tune, &dflt, sizeof dflt) ? "--tune"
+                                                                   : NULL;
+        if (live)
+            return err_set(e, ST_USAGE, "--compare A --current B compares two saved files: %s shapes a live run and "
+                           "would be ignored (drop it, or drop --current to profile live against A)", live);
+    }
     const char *outs[4] = {o->json, o->trace, o->csv, o->html};
     static const char *const names[4] = {"--json", "--trace", "--csv", "--html"};
     for (int i = 0; i < 4; i++)
