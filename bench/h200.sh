@@ -5,7 +5,8 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), khr (bench/42: the gemm on
+# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
+# shards), khr (bench/42: the gemm on
 # VK_KHR_cooperative_matrix against NV v1). The sections that measured
 # switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
 # `git show 873fff1:bench/h200.sh`.
@@ -391,6 +392,14 @@ khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr,
                 --tune gemm_path=$p | grep -E '^\$|^\(exit|^gemm path|GPU busy|wall 1×'
         done
     done
+}
+drift() { # bench/38: the one-layer shards' growth with the layer index. The same one-layer shard of
+    # LFM2-2.6B in fresh processes (early and late layer) and inside one --stages run after others:
+    # a fresh late layer as fast as an early one puts the growth in the process, not the layer.
+    for L in 5:6 25:26 5:6; do
+        run --model lfm2-2.6b --layers $L --cols 16 --pos 64 --gap-probe --reps 10 | grep -E '^\$|GPU busy|marginal pass'
+    done
+    run --model lfm2-2.6b --stages 0:5,5:6,6:25,25:26,26:30 --cols 16 --pos 64 --reps 10 --timing none | sed -n '/^== pipeline/,$p'
 }
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
