@@ -345,6 +345,7 @@ cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 
 # the layer costs: from the stages' own runs by default; one-layer shards without timestamps
 cli_test(cli_stages_layer_shares cli-gpu 0 "layer costs (each layer's share of its stage's kernel time" --model ${LT} --stages 2 --cols 2 --reps 2)
 cli_test(cli_stages_layer_shards cli-gpu 0 "layer costs (marginal pass of each one-layer shard" --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
+cli_test(cli_stages_units cli-gpu 0 "marginal ms" --model ${LT} --stages 2 --cols 2 --reps 2 --units ms)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
 # every output flag with --stages either works (--json, --markdown, --csv, --html) or is refused

@@ -244,7 +244,7 @@ int stages_run(const struct options *o, struct err *e)
         pl.given.k = spec.k;
         st = run_pipeline(&g, &m, o, &pl, out, e);
     }
-    if (!st) pipeline_report(out, &pl, o->markdown);
+    if (!st) pipeline_report(out, &pl, o->markdown, o->units);
     if (!st && o->json) st = pipeline_json_write(o->json, &pl, e);
     if (!st) st = write_outputs(o, &pl, e);
     if (!st && o->compare) st = pipeline_compare(out, &base, &pl, o->threshold, o->markdown, e);

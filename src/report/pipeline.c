@@ -2,6 +2,8 @@
  * (pipeline.h). */
 #include "pipeline.h"
 
+#include "report_fmt.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -253,9 +255,16 @@ const struct pipeline_stage *pipeline_split_stage(const struct pipeline *p, cons
 /* ------------------------------------------------------------------------------------------------
  * Report */
 
-/* The stage's three costliest kinds, head kinds among them, with their median µs a step ("-"
- * without timestamps). */
-static void top_kinds(const struct profile *p, char *buf, size_t size)
+/* A time of the pipeline report in its unit: three significant digits (as the µs report always
+ * printed them). */
+static const char *ft(char *buf, size_t size, const struct unit *u, double us)
+{
+    return fmt_sig3(buf, size, us / u->per_us);
+}
+
+/* The stage's three costliest kinds, head kinds among them, with their median time a step in u
+ * ("-" without timestamps). */
+static void top_kinds(const struct profile *p, const struct unit *u, char *buf, size_t size)
 {
     buf[0] = 0;
     size_t used = 0;
@@ -270,7 +279,7 @@ static void top_kinds(const struct profile *p, char *buf, size_t size)
     for (int n = 0; n < 3 && order[n] >= 0; n++) {
         const struct prof_kind *k = &p->by_kind[order[n]];
         char t[16];
-        int w = snprintf(buf + used, size - used, "%s%s %s", n ? ", " : "", k->kind, fmt_sig3(t, sizeof t, k->us.median));
+        int w = snprintf(buf + used, size - used, "%s%s %s", n ? ", " : "", k->kind, ft(t, sizeof t, u, k->us.median));
         if (w < 0 || (size_t)w >= size - used) break;
         used += (size_t)w;
     }
@@ -288,28 +297,29 @@ void pipeline_split_text(const struct pipeline_split *s, char *buf, size_t size)
     }
 }
 
-static void stage_table(FILE *out, const struct pipeline *p, const struct pipeline_split *s, bool md)
+static void stage_table(FILE *out, const struct pipeline *p, const struct pipeline_split *s, const struct unit *u,
+                        bool md)
 {
     bool pred = p->layer_cost != NULL;
     if (md) {
-        fprintf(out, "| stage | layers | step µs | p10–p90 µs | of slowest | marginal µs |%s top kinds (µs) |\n",
-                pred ? " predicted µs |" : "");
+        fprintf(out, "| stage | layers | step %s | p10–p90 %s | of slowest | marginal %s |%s%s%s top kinds (%s) |\n",
+                u->name, u->name, u->name, pred ? " predicted " : "", pred ? u->name : "", pred ? " |" : "", u->name);
         fprintf(out, "|---:|---|---:|---:|---:|---:|%s---|\n", pred ? "---:|" : "");
     } else {
-        fprintf(out, "stage  layers    step µs  (p10–p90)          of slowest  marginal µs%s  top kinds (µs)\n",
-                pred ? "  predicted µs" : "");
+        fprintf(out, "stage  layers    step %-2s  (p10–p90)          of slowest  marginal %-2s%s%s  top kinds (%s)\n",
+                u->name, u->name, pred ? "  predicted " : "", pred ? u->name : "", u->name);
     }
     for (int i = 0; i < s->k; i++) {
         const struct pipeline_stage *st = &s->st[i];
         const struct timing *t = pipeline_stage_wall(st);
         char kinds[160], range[32], a[16], b[16], c[16], d[16], f[16];
-        top_kinds(&st->p, kinds, sizeof kinds);
+        top_kinds(&st->p, u, kinds, sizeof kinds);
         snprintf(range, sizeof range, "%d:%d", st->a, st->b);
-        fmt_sig3(a, sizeof a, st->step_us.v);
-        fmt_sig3(b, sizeof b, t->p10);
-        fmt_sig3(c, sizeof c, t->p90);
-        fmt_sig3(d, sizeof d, st->marginal_us.v);
-        fmt_sig3(f, sizeof f, st->predicted_us);
+        ft(a, sizeof a, u, st->step_us.v);
+        ft(b, sizeof b, u, t->p10);
+        ft(c, sizeof c, u, t->p90);
+        ft(d, sizeof d, u, st->marginal_us.v);
+        ft(f, sizeof f, u, st->predicted_us);
         double share = div0(st->step_us.v, s->max_us);
         const char *mark = i == s->bottleneck ? " *" : "";
         if (md) {
@@ -326,49 +336,51 @@ static void stage_table(FILE *out, const struct pipeline *p, const struct pipeli
     }
 }
 
-static void split_summary(FILE *out, const struct pipeline *p, const struct pipeline_split *s, bool md)
+static void split_summary(FILE *out, const struct pipeline *p, const struct pipeline_split *s, const struct unit *u,
+                          bool md)
 {
     const char *li = md ? "- " : "";
     const struct pipeline_stage *b = &s->st[s->bottleneck];
     char x[16], y[16], z[16], w[16];
-    fprintf(out, "%sbottleneck  stage %d (layers %d:%d): %s µs a step\n", li, s->bottleneck, b->a, b->b,
-            fmt_sig3(x, sizeof x, s->max_us));
-    fprintf(out, "%sthroughput  bound %s tok/s (%d cols / slowest stage), ideal %s tok/s (cols / (sum %s µs / %d))\n",
+    fprintf(out, "%sbottleneck  stage %d (layers %d:%d): %s %s a step\n", li, s->bottleneck, b->a, b->b,
+            ft(x, sizeof x, u, s->max_us), u->name);
+    fprintf(out, "%sthroughput  bound %s tok/s (%d cols / slowest stage), ideal %s tok/s (cols / (sum %s %s / %d))\n",
             li, fmt_sig3(x, sizeof x, s->tok_s_bound), p->cols, fmt_sig3(y, sizeof y, s->tok_s_ideal),
-            fmt_sig3(z, sizeof z, s->sum_us), s->k);
+            ft(z, sizeof z, u, s->sum_us), u->name, s->k);
     fprintf(out, "%sbubble      %.1f %% (1 − bound / ideal: the stages' time spent waiting for the bottleneck)\n", li,
             100 * s->bubble);
     if (s->k > 1) {
         fprintf(out, "%shand-off    %d cols × %d hidden × 4 B (f32) = %s kB a boundary", li, p->cols, p->hidden,
                 fmt_sig3(x, sizeof x, (double)p->handoff_bytes / 1e3));
         if (p->handoff_us > 0)
-            fprintf(out, ": %s µs at %s GB/s device → host-visible; %d %s %s µs a step on %d GPUs "
-                    "(staged through the host that is one hop of two)\n", fmt_sig3(y, sizeof y, p->handoff_us),
+            fprintf(out, ": %s %s at %s GB/s device → host-visible; %d %s %s %s a step on %d GPUs "
+                    "(staged through the host that is one hop of two)\n", ft(y, sizeof y, u, p->handoff_us), u->name,
                     fmt_sig3(z, sizeof z, p->d2h_gbps), s->k - 1, s->k == 2 ? "boundary adds" : "boundaries add",
-                    fmt_sig3(w, sizeof w, p->handoff_us * (s->k - 1)), s->k);
+                    ft(w, sizeof w, u, p->handoff_us * (s->k - 1)), u->name, s->k);
         else
             fprintf(out, " (transfer bandwidth not measured)\n");
     }
 }
 
-static void layer_costs(FILE *out, const struct pipeline *p, bool md)
+static void layer_costs(FILE *out, const struct pipeline *p, const struct unit *un, bool md)
 {
     const char *how = p->layer_cost_shares ? "each layer's share of its stage's kernel time × the stage's marginal pass"
                                            : "marginal pass of each one-layer shard";
-    fprintf(out, md ? "\n**layer costs** (%s, µs; layer 0 with the embedding, the last with the head when logits):\n\n"
-                    : "-- layer costs (%s, µs; layer 0 with the embedding, the last with the head when logits) --\n",
-            how);
+    fprintf(out, md ? "\n**layer costs** (%s, %s; layer 0 with the embedding, the last with the head when logits):\n\n"
+                    : "-- layer costs (%s, %s; layer 0 with the embedding, the last with the head when logits) --\n",
+            how, un->name);
     for (int l = 0; l < p->n_layers; l++) {
         char v[16], u[16];
-        fprintf(out, "%s%d: %s ± %s%s", l && !md ? "  " : "", l, fmt_sig3(v, sizeof v, p->layer_cost[l].v),
-                isfinite(p->layer_cost[l].u) ? fmt_sig3(u, sizeof u, p->layer_cost[l].u) : "?",
+        fprintf(out, "%s%d: %s ± %s%s", l && !md ? "  " : "", l, ft(v, sizeof v, un, p->layer_cost[l].v),
+                isfinite(p->layer_cost[l].u) ? ft(u, sizeof u, un, p->layer_cost[l].u) : "?",
                 l + 1 < p->n_layers ? (md ? ", " : (l % 6 == 5 ? "\n" : "")) : "\n");
     }
 }
 
-void pipeline_report(FILE *out, const struct pipeline *p, bool md)
+void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_units units)
 {
     const struct pipeline_split *s = &p->given;
+    const struct unit un = unit_for(units, s->max_us), *u = &un;
     char split[512];
     pipeline_split_text(s, split, sizeof split);
     const struct profile *p0 = &s->st[0].p;
@@ -378,25 +390,26 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md)
     fprintf(out, "%sstep: the stage's gap-probe 1× wall (submit + wait, no timestamps), median; marginal: "
             "its 2× − 1× walls%s\n%s", md ? "" : "", p->layer_cost ? "; predicted: Σ of its layers' costs" : "",
             md ? "\n" : "");
-    stage_table(out, p, s, md);
+    stage_table(out, p, s, u, md);
     if (md) fprintf(out, "\n");
-    split_summary(out, p, s, md);
+    split_summary(out, p, s, u, md);
     if (!p->layer_cost) return;
-    layer_costs(out, p, md);
+    layer_costs(out, p, u, md);
     const struct pipeline_split *bs = &p->balanced;
     if (!bs->k) return;
     char bsplit[512], x[16], y[16];
     pipeline_split_text(bs, bsplit, sizeof bsplit);
-    fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest stage %s µs (the %s split: %s µs)%s\n\n"
-                    : "-- balanced split %s: predicted slowest stage %s µs (the %s split: %s µs)%s --\n",
-            bsplit, fmt_sig3(x, sizeof x, bs->predicted_max_us), s->how, fmt_sig3(y, sizeof y, s->predicted_max_us),
+    fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest stage %s %s (the %s split: %s %s)%s\n\n"
+                    : "-- balanced split %s: predicted slowest stage %s %s (the %s split: %s %s)%s --\n",
+            bsplit, ft(x, sizeof x, u, bs->predicted_max_us), u->name, s->how, ft(y, sizeof y, u, s->predicted_max_us),
+            u->name,
             p->balanced_is_given ? "; the same split, profiled once" : "");
     if (p->balanced_is_given) return;
-    stage_table(out, p, bs, md);
+    stage_table(out, p, bs, u, md);
     if (md) fprintf(out, "\n");
-    split_summary(out, p, bs, md);
+    split_summary(out, p, bs, u, md);
     char z[16], w[16];
-    fprintf(out, "%sbalanced split against %s: slowest stage %s → %s µs, bound %s → %s tok/s\n", md ? "- " : "",
-            s->how, fmt_sig3(x, sizeof x, s->max_us), fmt_sig3(y, sizeof y, bs->max_us),
+    fprintf(out, "%sbalanced split against %s: slowest stage %s → %s %s, bound %s → %s tok/s\n", md ? "- " : "",
+            s->how, ft(x, sizeof x, u, s->max_us), ft(y, sizeof y, u, bs->max_us), u->name,
             fmt_sig3(z, sizeof z, s->tok_s_bound), fmt_sig3(w, sizeof w, bs->tok_s_bound));
 }

@@ -115,8 +115,9 @@ const struct pipeline_stage *pipeline_split_stage(const struct pipeline *p, cons
 void pipeline_split_text(const struct pipeline_split *s, char *buf, size_t size);
 
 /* Text (Markdown when markdown) report of the pipeline: the split's stage table, bottleneck,
- * throughput, bubble, hand-off; the layer costs and the balanced split beside its prediction. */
-void pipeline_report(FILE *out, const struct pipeline *p, bool markdown);
+ * throughput, bubble, hand-off; the layer costs and the balanced split beside its prediction. Times
+ * in units (--units: auto picks by the slowest stage step, as the profile report does). */
+void pipeline_report(FILE *out, const struct pipeline *p, bool markdown, enum report_units units);
 
 /* --csv (export.c says the layout): the pipeline's tables appended to out (a memory stream). */
 void csv_pipeline(FILE *out, const struct pipeline *p);
