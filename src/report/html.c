@@ -83,6 +83,15 @@ static bool has_times(const struct profile *p)
 
 /* ---- page parts ----------------------------------------------------------------------------- */
 
+void html_page_close(FILE *out, const char *tool, const char *version)
+{
+    fputs("<p class=\"note\">written by ", out);
+    html_esc(out, tool);
+    fputs(" ", out);
+    html_esc(out, version);
+    fputs("; self-contained: no script, no network.</p>\n</body></html>\n", out);
+}
+
 void html_page_open(FILE *out, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -529,7 +538,5 @@ void report_html(FILE *out, const struct profile *p, const struct crossover_row 
     gap_probe(out, p);
     if (n > 0) crossover(out, rows, n);
     if (base) comparison(out, base, p, compare_text);
-    fputs("<p class=\"note\">written by ", out);
-    html_esc(out, p->tool);
-    fprintf(out, " %s; self-contained: no script, no network.</p>\n</body></html>\n", p->version);
+    html_page_close(out, p->tool, p->version);
 }

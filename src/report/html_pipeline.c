@@ -282,9 +282,6 @@ void report_html_pipeline(FILE *out, const struct pipeline *p)
     layer_chart(out, p);
     fputs("<p class=\"note\">command: <code>", out);
     html_esc(out, p->args);
-    fputs("</code></p>\n<p class=\"note\">written by ", out);
-    html_esc(out, p->tool);
-    fputs(" ", out);
-    html_esc(out, p->version);
-    fputs("; self-contained: no script, no network.</p>\n</body></html>\n", out);
+    fputs("</code></p>\n", out);
+    html_page_close(out, p->tool, p->version);
 }

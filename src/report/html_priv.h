@@ -13,6 +13,8 @@ const char *html_us(char *buf, size_t n, double us);
 /* A page's start up to <body>: the doctype, the title (escaped here) and the one <style> block
  * every page shares. */
 void html_page_open(FILE *out, const char *title);
+/* A page's end: the tool and version that wrote it, and </body></html>. */
+void html_page_close(FILE *out, const char *tool, const char *version);
 /* a / b, 0 when b is 0 or the quotient not finite */
 double html_div0(double a, double b);
 /* One colour per kind, the same in every chart (html.c says how). */
