@@ -401,6 +401,46 @@ drift() { # bench/38: the one-layer shards' growth with the layer index. The sam
     done
     run --model lfm2-2.6b --stages 0:5,5:6,6:25,25:26,26:30 --cols 16 --pos 64 --reps 10 --timing none | sed -n '/^== pipeline/,$p'
 }
+targets38() { # issue 38's targets table: LFM2-1.2B full with the head, the best plan (auto), gap-probe
+    # wall 1x +head (median of 5, no timestamps), F16 exact / F16 serving / Q4_0 at decode 1, 16, 64,
+    # 256 (pos 64) and a 512-token prefill (one slot); Qwen3.5-2B's F16 prefill 512. Bounds beside
+    # each row: x floor (weight bytes / this run's copy bandwidth), x roof (useful FLOPs / the
+    # measured tensor roof, the report's bound line), and the chain: the step's dependent dispatches
+    # x the link latency of this card, measured on the tiny fixture (a 1-column step of hidden 128,
+    # all latency: its marginal pass / its dispatches).
+    local J="$O/t38.json" link
+    "$B" --model $F --full --cols 1 --pos 8 --logits --gap-probe --reps 5 --json "$J" >/dev/null 2>&1
+    link=$(awk -v m="$(json_num "$J" gap_probe marginal_us)" -v d="$(json_num "$J" gap_probe dispatches)" 'BEGIN { printf "%.2f", m / d }')
+    echo "link latency: ${link} us a dependent dispatch (lfm2-tiny, 1 column: marginal pass / dispatches)"
+    printf '%-28s %7s %9s %9s %8s %8s %6s %9s\n' row target "wall ms" "floor ms" "x floor" "x roof" disp "chain ms"
+    local row
+    for row in "lfm2-1.2b f16 exact 1" "lfm2-1.2b f16 exact 16" "lfm2-1.2b f16 exact 64" "lfm2-1.2b f16 exact 256" \
+        "lfm2-1.2b f16 exact 512" "lfm2-1.2b f16 serving 256" "lfm2-1.2b f16 serving 512" \
+        "lfm2-1.2b q4_0 exact 1" "lfm2-1.2b q4_0 exact 16" "lfm2-1.2b q4_0 exact 64" "lfm2-1.2b q4_0 exact 256" \
+        "lfm2-1.2b q4_0 exact 512" "lfm2-1.2b q4_0 serving 512" "qwen3.5-2b f16 exact 512" "qwen3.5-2b f16 serving 512"; do
+        set -- $row
+        local m=$1 dt=$2 pr=$3 c=$4 args="--cols $4 --pos 64" tgt=-
+        [ "$c" = 512 ] && args="--cols 512 --slots 1 --pos 0"
+        case "$m $dt $pr $c" in "lfm2-1.2b f16 exact 1") tgt=0.95 ;; "lfm2-1.2b f16 exact 16") tgt=1.3 ;;
+            "lfm2-1.2b f16 exact 64") tgt=1.6 ;; "lfm2-1.2b f16 exact 256") tgt=4.0 ;; "lfm2-1.2b f16 exact 512") tgt=6.0 ;;
+            "lfm2-1.2b f16 serving 256") tgt=3.5 ;; "lfm2-1.2b f16 serving 512") tgt=4.0 ;; "lfm2-1.2b q4_0 exact 1") tgt=0.45 ;;
+            "lfm2-1.2b q4_0 exact 16") tgt=1.3 ;; "lfm2-1.2b q4_0 exact 64") tgt=2.0 ;; "lfm2-1.2b q4_0 exact 256") tgt=4.5 ;;
+            "lfm2-1.2b q4_0 "*" 512") tgt=5.0 ;; "qwen3.5-2b f16 "*" 512") tgt=10 ;; esac
+        if ! timeout 60 "$B" --model $m --full --dtype $dt --precision $pr $args --logits --gap-probe --reps 5 --json "$J" \
+            >"$O/t38_run.txt" 2>&1; then
+            echo "$row: failed"; tail -n 3 "$O/t38_run.txt"; continue
+        fi
+        local wall floor roofx disp
+        wall=$(json_num "$J" lm_head wall1_us)
+        disp=$(json_num "$J" gap_probe dispatches)
+        floor=$(sed -n 's/.*(floor: .* = \([0-9.]*\) \(ms\|µs\|us\)).*/\1 \2/p' "$O/t38_run.txt" | head -1)
+        roofx=$(sed -n 's/^  bound: \([0-9.]*\) × the .*roof.*/\1/p' "$O/t38_run.txt" | head -1)
+        awk -v r="$m $dt $pr $c" -v t=$tgt -v w="$wall" -v f="$floor" -v rx="${roofx:--}" -v d="$disp" -v l="$link" \
+            'BEGIN { split(f, a, " "); fm = a[2] == "ms" ? a[1] : a[1] / 1e3
+                     printf "%-28s %7s %9.3f %9.3f %8.2f %8s %6d %9.3f\n", r, t, w / 1e3, fm, fm > 0 ? w / 1e3 / fm : 0, rx, d, d * l / 1e3 }'
+        grep -E "^  (bound|top kinds):" "$O/t38_run.txt" | sed 's/^/      /'
+    done
+}
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
     case $what in
