@@ -342,7 +342,7 @@ const char *plan_sentence(char *buf, size_t n, const struct gap_probe *g)
 
 const char *fmt_gemm_path(char *buf, size_t size, const char *name)
 {
-    for (int p = GEMM_PATH_KHR; p <= GEMM_PATH_FMA; p++)
+    for (int p = GEMM_PATH_KHR; p <= GEMM_PATH_CM2; p++)
         if (!strcmp(name, gemm_path_name((enum gemm_path)p))) {
             snprintf(buf, size, "%s (%s: %s)", name, sel_gemm_path_kernel((enum gemm_path)p),
                      sel_gemm_path_label((enum gemm_path)p));
