@@ -284,21 +284,9 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     if (rc) return rc;
     *c = (struct sel_gemm){0};
     bool serving = s->precision == PRECISION_SERVING;
-    /* cm2 forced: gemm_cm2 where it serves the product (its x per select_path.c; its tile rule is
-     * gemm_cm2.c's), else the automatic path's gemm below */
-    if (path == GEMM_PATH_CM2) {
-        c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
-        if (!c->fallback) {
-            c->kernel = sel_gemm_path_kernel(path);
-            c->cm2 = true;
-            c->serving = serving;
-            c->cm2_x = serving ? SEL_CM2_X_SERVING : SEL_CM2_X_PREP;
-            c->no_prep = serving && plain_x;
-            c->prep = serving ? "gemm_xprep_f32" : "gemm_xprep";
-            return ST_OK;
-        }
-        path = sel_gemm_v1_path(s);
-    }
+    /* cm2 forced: gemm_cm2 where it serves the product, else the automatic path's gemm below */
+    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, accumulate, plain_x, c)) return ST_OK;
+    if (path == GEMM_PATH_CM2) path = sel_gemm_v1_path(s);
     bool cm = path != GEMM_PATH_FMA;
     uint32_t smem = s->shared_mem;
     /* weights staged as two f16 parts (F32, Q8_0) keep their own tile rules; Q4_0 kept them

@@ -146,6 +146,10 @@ struct sel_gemm {
  * path is forced where absent (sel_gemm_path). */
 int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
+/* sel_gemm's choice with cm2 forced (select_path.c): true and c filled (kernel, cm2, cm2_x,
+ * serving, no_prep, prep) where gemm_cm2 serves the product, else false with c->fallback set. */
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
+                     struct sel_gemm *c);
 /* The shader of gemm.comp's activation prep (gemm_xprep.comp) on sel_gemm_v1_path: f16 hi/lo
  * pairs for the exact cooperative-matrix gemm, f16 values for its serving variant, f32 for the FMA
  * twin (struct sel_gemm prep: each product's, gemm_cm2's included). */

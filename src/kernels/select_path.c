@@ -100,3 +100,18 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
         if (gaps[i].when) return gaps[i].why;
     return NULL;
 }
+
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
+                     struct sel_gemm *c)
+{
+    bool serving = s->precision == PRECISION_SERVING;
+    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
+    if (c->fallback) return false;
+    c->kernel = sel_gemm_path_kernel(GEMM_PATH_CM2);
+    c->cm2 = true;
+    c->serving = serving;
+    c->cm2_x = serving ? SEL_CM2_X_SERVING : SEL_CM2_X_PREP;
+    c->no_prep = serving && plain_x; /* the plain x, rounded as it loads */
+    c->prep = serving ? "gemm_xprep_f32" : "gemm_xprep";
+    return true;
+}
