@@ -1008,6 +1008,17 @@ static void test_precision(struct profile *p, const char *dir)
     T_CHECK(strstr(report_plan_line(pl, sizeof pl, p), "; precision serving (f16 activations, one product: 1 dispatch)"),
             "serving, one _serving pipeline: %s", pl);
     T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    /* gemm_cm2 (--tune gemm_path=cm2): its serving mode rounds, its exact modes do not */
+    static const struct {
+        const char *pipe;
+        int n;
+    } cm2[] = {{"gemm_cm2_swiglu_bf16", 1}, {"gemm_cm2_q4_0", 1}, {"gemm_cm2_prep_swiglu_bf16", 0},
+               {"gemm_cm2_exact_f16", 0}, {"gemm_cm2_xf16_f16", 1}};
+    for (size_t i = 0; i < sizeof cm2 / sizeof cm2[0]; i++) {
+        snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "%s", cm2[i].pipe);
+        T_CHECK(profile_serving_dispatches(p) == cm2[i].n, "%s: %d dispatches round", cm2[i].pipe,
+                profile_serving_dispatches(p));
+    }
     snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "%s", keep);
     cJSON *root = t_json_file(path);
     const cJSON *v = t_json_at(root, "precision");
