@@ -7,7 +7,8 @@
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
 # Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
 # shards), khr (bench/42: the gemm on
-# VK_KHR_cooperative_matrix against NV v1). The sections that measured
+# VK_KHR_cooperative_matrix against NV v1), cm2_goldens (every golden with --tune gemm_path=cm2, both
+# precisions; LFM2-1.2B's prefill nv/cm2). The sections that measured
 # switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
 # `git show 873fff1:bench/h200.sh`.
 set -u
@@ -392,6 +393,56 @@ khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr,
                 --tune gemm_path=$p | grep -E '^\$|^\(exit|^gemm path|GPU busy|wall 1×'
         done
     done
+}
+cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_cooperative_matrix2),
+    # which only --tune gemm_path=cm2 takes (never automatic: select_path.c). 1. the device's paths;
+    # 2. every family's tiny goldens through the wide plan with cm2 forced, exact (bar 1e-3) then
+    # serving (bar 4e-3), the whole model each (CM2_SPLITS=1 adds the pipeline splits, ~3x the runs);
+    # the header says "gemm path cm2"; products gemm_cm2 cannot serve (F32 weights, exact Q8_0 SwiGLU
+    # pairs) run NV v1 (a gemm.* / gemm_swiglu.* kind); 3. test_kernels' gemm cases on cm2 in both
+    # precisions; 4. LFM2-1.2B's 512-token prefill, nv and cm2 alternated (nv, cm2, nv, cm2; the report
+    # header names the fallback kinds), then --compare of the second pair. Each command under `timeout`.
+    local d=${BIN_DIR:-build} pr m L G=${GLM_FX:-tests/fixtures/glm-ocr-tiny} p i rc ok=0 all=0
+    local splits=("--full")
+    echo "\$ lfm2-profile-stage --list-devices | grep coopmat2|gemm path"
+    timeout 60 "$B" --list-devices | grep -E "coopmat2|gemm path"; echo
+    for pr in exact serving; do
+        for m in "$F $F golden" "$F/model-f16.gguf $F golden-f16" "$F/model-q8_0.gguf $F golden-q8_0" \
+            "$F/model-q4_0.gguf $F golden-q4_0" "$F $F golden-long" "$F/model-q4_0.gguf $F golden-q4_0-long" \
+            "$Q $Q golden" "$Q/model-f16.gguf $Q golden-f16" "$Q/model-q8_0.gguf $Q golden-q8_0" \
+            "$Q/model-q4_0.gguf $Q golden-q4_0" "$Q $Q golden-long" "$Q/model-q4_0.gguf $Q golden-q4_0-long" \
+            "$G $G golden" "$G $G golden-long"; do
+            set -- $m
+            splits=("--full")
+            [ "${CM2_SPLITS:-0}" = 1 ] && case $2 in
+                "$F") splits=("--full" "--layers 0:3" "--layers 3:6") ;;
+                "$Q") splits=("--full" "--layers 0:2" "--layers 2:4") ;;
+                *) splits=("--full" "--layers 0:1" "--layers 1:3") ;;
+                esac
+            for L in "${splits[@]}"; do
+                echo "\$ lfm2-profile-stage --model $1 $L --wide --precision $pr --tune gemm_path=cm2 --golden $2/$3.safetensors"
+                timeout 60 "$B" --model "$1" $L --wide --precision $pr --tune gemm_path=cm2 --golden "$2/$3.safetensors"
+                rc=$?; echo "(exit $rc)"; echo
+                all=$((all + 1)); [ $rc = 0 ] && ok=$((ok + 1))
+            done
+        done
+    done
+    for pr in exact serving; do
+        echo "\$ test_kernels tests/fixtures gemm --precision $pr --tune gemm_path=cm2"
+        timeout 120 "$d/test_kernels" tests/fixtures gemm --precision $pr --tune gemm_path=cm2 >"$O/cm2_test_kernels_$pr.txt" 2>&1
+        echo "(exit $?)"; grep -E "^\+ gemm on|passed|FAIL" "$O/cm2_test_kernels_$pr.txt" | tail -n 12; echo
+    done
+    for i in 1 2; do
+        for p in nv cm2; do
+            echo "\$ lfm2-profile-stage --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 --tune gemm_path=$p"
+            timeout 90 "$B" --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 \
+                --tune gemm_path=$p --json "$O/cm2_prefill_${p}_$i.json" |
+                grep -E '^gemm path|GPU busy|wall 1×|^ *[a-z_.]*gemm'
+            echo "(exit ${PIPESTATUS[0]})"; echo
+        done
+    done
+    run --compare "$O/cm2_prefill_nv_2.json" --current "$O/cm2_prefill_cm2_2.json" | head -n 30
+    echo "== cm2 goldens: $ok of $all runs passed (exit 0)"
 }
 drift() { # bench/38: the one-layer shards' growth with the layer index. The same one-layer shard of
     # LFM2-2.6B in fresh processes (early and late layer) and inside one --stages run after others:

@@ -40,7 +40,7 @@ cli_test(cli_tune_test_only_key cli 2 "--tune matmul_ksl: unknown key (expected 
 cli_test(cli_tune_bad_value cli 2 "--tune xmv_cols=9: expected an integer in 1..4" --model ${LT} --full --tune xmv_cols=9)
 cli_test(cli_tune_bad_splitk cli 2 "--tune gemm_splitk=65: expected an integer in 1..64" --model ${LT} --full --tune gemm_splitk=65)
 cli_test(cli_tune_bad_tile cli 2 "--tune gemm_tile=32x32x48: expected BMxBNxBK or BMxBNxBK:SMxSN" --model ${LT} --full --tune gemm_tile=32x32x48)
-cli_test(cli_tune_bad_gemm_path cli 2 "--tune gemm_path=cm2: expected one of auto|khr|nv|fma" --model ${LT} --full --tune gemm_path=cm2)
+cli_test(cli_tune_bad_gemm_path cli 2 "--tune gemm_path=cm3: expected one of auto|khr|nv|fma|cm2" --model ${LT} --full --tune gemm_path=cm3)
 # the gemm path (tune gemm_path, else the device's first of KHR, NV, the FMA twin) in the report
 # header (the twin runs on every device) and in --list-devices
 cli_test(cli_tune_gemm_path_header cli-gpu 0 "gemm path: fma (gemm_fma: the FMA twin, no cooperative matrices)" --model ${LT} --full --wide --cols 6 --reps 1 --pos 3 --tune gemm_path=fma)
@@ -257,6 +257,9 @@ set(NO_DRIVER "VK_DRIVER_FILES=/nonexistent/icd.json;VK_ICD_FILENAMES=/nonexiste
 # a gemm path the device lacks is a usage error naming the device and the extension (the test hook
 # takes both cooperative paths away, so on every device)
 cli_test_env(cli_gemm_path_absent cli-gpu 2 "' has no usable VK_KHR_cooperative_matrix" "LFM2_TEST_NO_COOPMAT=1" --model ${LT} --full --wide --cols 6 --reps 1 --tune gemm_path=khr)
+# gemm_cm2 (VK_NV_cooperative_matrix2) is never automatic; forced on a device without it (lavapipe,
+# and any device under Debian 12's validation layer, which predates it) exit 2 names both
+cli_test(cli_gemm_path_cm2_absent cli-gpu 2 "' has no usable VK_NV_cooperative_matrix2 (workgroup-scope matrices" --model ${LT} --full --wide --cols 6 --reps 1 --tune gemm_path=cm2)
 cli_test_env(cli_no_vulkan_driver cli 1 "install mesa-vulkan-drivers" "${NO_DRIVER}" --model lfm2-350m --layers 0:1 --load-only)
 # every input and output is checked before the GPU is opened (no driver: a GPU open would say so)
 cli_test_env(cli_golden_before_gpu cli 2 "the model has 6 layers" "${NO_DRIVER}" --model ${LT} --full --golden ${FIXTURES}/qwen35-tiny/golden.safetensors)

@@ -359,13 +359,14 @@ static void matmul_ref(const double *w1, const double *w3, const double *gain, c
     matmul_ref_x(w1, w3, gain, x, y0, rows, k, cols, false, ref);
 }
 
-/* Whether dispatch d is the cooperative-matrix gemm (kind [prefix]gemm[_khr][_swiglu].<dtype>; the
- * FMA twin's is gemm_fma.<dtype>). The H100 found the KHR names missing here: its Q4_0 cases were
- * held to the exact weights the tile rounds (bench/42). */
+/* Whether dispatch d is the cooperative-matrix gemm (kind [prefix]gemm[_khr][_swiglu].<dtype>, or
+ * gemm_cm2[_prep][_swiglu].<dtype>, which rounds Q4_0's q·d to f16 as well; the FMA twin's is
+ * gemm_fma.<dtype>). The H100 found the KHR names missing here: its Q4_0 cases were held to the
+ * exact weights the tile rounds (bench/42). */
 static bool on_tensor_cores(const struct dispatch *d)
 {
     return strstr(d->kind, "gemm.") || strstr(d->kind, "gemm_swiglu.") || strstr(d->kind, "gemm_khr.") ||
-           strstr(d->kind, "gemm_khr_swiglu.");
+           strstr(d->kind, "gemm_khr_swiglu.") || strstr(d->kind, "gemm_cm2");
 }
 
 /* The weights as the cooperative-matrix gemm stages them (gemm.comp): Q4_0's q·d rounded to f16
@@ -386,15 +387,7 @@ static bool serving_gemm(enum plan_kind k) { return k == PLAN_WIDE && g.precisio
 /* The kernel choice's context (select.h) on this device for a plan of kind k. */
 static struct sel sel_for(enum plan_kind k)
 {
-    return (struct sel){.tune = &g.tune,
-                        .plan = k,
-                        .subgroup_size = g.subgroup_size,
-                        .shared_mem = g.shared_mem,
-                        .coopmat_khr = g.gemm_khr,
-                        .coopmat_nv = g.gemm_nv,
-                        .float_atomic_add = g.has_float_atomic_add,
-                        .precision = g.precision,
-                        .device = g.props.deviceName};
+    return k_sel(&g, k);
 }
 
 /* The wide plan's gemm path now (the device's and the tune's: select.c sel_gemm_path). */
@@ -465,9 +458,15 @@ static void test_matmul_case(enum dtype t, int rows, int k, int cols, bool swigl
             "dispatches, %d columns", swiglu, n, cols);
     const struct dispatch *last = p.n > 0 ? &p.d[p.n - 1] : NULL;
     if (matmul_kind == PLAN_WIDE && last) {
+        /* the kernel the choice names: the path's, or with cm2 forced gemm_cm2 (its x mode in the kind)
+         * or the fallback's (test_select has the rows) */
+        struct sel sk = sel_for(PLAN_WIDE);
+        struct sel_weight skw = {wdeq ? DT_F16 : t, rows, k};
+        struct sel_gemm sg;
+        T_CHECK(sel_gemm(&sk, &skw, swiglu, cols, acc && !swiglu, !norm, "t", &sg, &e) == ST_OK, "choice: %s", e.msg);
         char want[40];
-        snprintf(want, sizeof want, "%s%s%s.", swiglu || norm ? "" : "head.", sel_gemm_path_kernel(gemm_path_now()),
-                 swiglu ? "_swiglu" : "");
+        snprintf(want, sizeof want, "%s%s%s%s.", swiglu || norm ? "" : "head.", sg.kernel,
+                 sg.cm2 && sg.cm2_x == SEL_CM2_X_PREP ? "_prep" : "", swiglu ? "_swiglu" : "");
         T_CHECK(strncmp(last->kind, want, strlen(want)) == 0, "gemm kind %s, expected %s<dtype>", last->kind, want);
         T_CHECK(strcasecmp(strrchr(last->kind, '.') + 1, dtype_name(t)) == 0 || t != DT_Q4_0,
                 "gemm kind %s: the weights' type, %s", last->kind, dtype_name(t));
@@ -968,8 +967,8 @@ static void test_gemm(void)
 
 /* test_gemm on every cooperative-matrix path the device has, KHR then NV (both products checked
  * against the same references), or on its one path (the FMA twin on lavapipe); a --tune gemm_path
- * runs that path alone. A device without a usable VK_KHR_cooperative_matrix prints a SKIP line for
- * that path. */
+ * runs that path alone (gemm_path=cm2: gemm_cm2 where it serves the product, never automatic). A
+ * device without a usable VK_KHR_cooperative_matrix prints a SKIP line for that path. */
 static void test_gemm_paths(void)
 {
     int forced = g.tune.gemm_path;

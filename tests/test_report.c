@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "report_fmt.h"
 #include "synth_profile.h"
 #include "testutil.h"
 
@@ -1007,6 +1008,17 @@ static void test_precision(struct profile *p, const char *dir)
     T_CHECK(strstr(report_plan_line(pl, sizeof pl, p), "; precision serving (f16 activations, one product: 1 dispatch)"),
             "serving, one _serving pipeline: %s", pl);
     T_CHECK(report_json_write(path, p, &e) == ST_OK, "write: %s", e.msg);
+    /* gemm_cm2 (--tune gemm_path=cm2): its serving mode rounds, its exact modes do not */
+    static const struct {
+        const char *pipe;
+        int n;
+    } cm2[] = {{"gemm_cm2_swiglu_bf16", 1}, {"gemm_cm2_q4_0", 1}, {"gemm_cm2_prep_swiglu_bf16", 0},
+               {"gemm_cm2_exact_f16", 0}, {"gemm_cm2_xf16_f16", 1}};
+    for (size_t i = 0; i < sizeof cm2 / sizeof cm2[0]; i++) {
+        snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "%s", cm2[i].pipe);
+        T_CHECK(profile_serving_dispatches(p) == cm2[i].n, "%s: %d dispatches round", cm2[i].pipe,
+                profile_serving_dispatches(p));
+    }
     snprintf(p->dispatches[1].pipeline, sizeof p->dispatches[1].pipeline, "%s", keep);
     cJSON *root = t_json_file(path);
     const cJSON *v = t_json_at(root, "precision");
@@ -1072,6 +1084,27 @@ static void test_gemm_path(struct profile *p, const char *dir)
     profile_free(&q);
     cJSON_free(old);
     cJSON_Delete(root);
+    /* cm2 (forced only): the header names it and the gemm kinds that fell back (select_path.c) */
+    snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "cm2");
+    txt = render(report_text, p);
+    T_CHECK(txt && strstr(txt, "\ngemm path: cm2 (gemm_cm2: VK_NV_cooperative_matrix2)"), "text header, cm2\n%s",
+            txt ? txt : "");
+    free(txt);
+    struct prof_dispatch ds[5] = {{.kind = "gemm_xprep"}, {.kind = "gemm_cm2_prep.bf16"}, {.kind = "gemm_swiglu.q8_0"},
+                                  {.kind = "head.gemm.f32"}, {.kind = "gemm_swiglu.q8_0"}};
+    struct profile c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.device.gemm_path, sizeof c.device.gemm_path, "cm2");
+    c.dispatches = ds;
+    c.n_dispatches = 5;
+    char fb[256];
+    T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c), "; on the fallback: gemm_swiglu.q8_0, head.gemm.f32"),
+            "cm2 fallbacks: '%s'", fb);
+    c.n_dispatches = 2;
+    T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c), "; no fallback"), "cm2, none: '%s'", fb);
+    snprintf(c.device.gemm_path, sizeof c.device.gemm_path, "nv");
+    c.n_dispatches = 5;
+    T_CHECK(!fmt_gemm_fallbacks(fb, sizeof fb, &c)[0], "nv: no fallback words: '%s'", fb);
     snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "nv");
 }
 

@@ -659,7 +659,7 @@ static void test_gemm_path(void)
     tf.gemm_path = GEMM_PATH_FMA;
     static const struct {
         bool khr, nv;
-        int tune; /* 0 auto, 1 khr, 2 nv, 3 fma */
+        int tune; /* 0 auto, 1 khr, 2 nv, 3 fma, 4 cm2 */
         enum gemm_path want;
         const char *kernel, *err; /* err: the usage error's words (want ignored) */
     } rows[] = {
@@ -674,8 +674,13 @@ static void test_gemm_path(void)
         {false, true, 1, 0, NULL, "--tune gemm_path=khr: device 'dev' has no usable VK_KHR_cooperative_matrix"},
         {true, false, 2, 0, NULL, "--tune gemm_path=nv: device 'dev' has no usable VK_NV_cooperative_matrix"},
         {false, false, 1, 0, NULL, "--tune gemm_path=khr: device 'dev' has no usable VK_KHR_cooperative_matrix"},
+        /* cm2 forced on a device without VK_NV_cooperative_matrix2 (sel h200: coopmat2 false) */
+        {true, true, 4, 0, NULL, "--tune gemm_path=cm2: device 'dev' has no usable VK_NV_cooperative_matrix2"},
+        {false, false, 4, 0, NULL, "--tune gemm_path=cm2: device 'dev' has no usable VK_NV_cooperative_matrix2"},
     };
-    const struct tune *const tunes[] = {&dflt_tune, &tk, &tn, &tf};
+    struct tune tc = dflt_tune;
+    tc.gemm_path = GEMM_PATH_CM2;
+    const struct tune *const tunes[] = {&dflt_tune, &tk, &tn, &tf, &tc};
     struct err e = {0};
     struct sel_weight w = {DT_BF16, 2048, 2048};
     struct sel_gemm ref;
@@ -709,8 +714,133 @@ static void test_gemm_path(void)
     T_CHECK(sel_gemm_path(&anon, &p, &e) == ST_USAGE && strstr(e.msg, "this device has no usable VK_KHR"),
             "no device name: %s", e.msg);
     T_CHECK(!strcmp(sel_gemm_path_kernel(GEMM_PATH_KHR), "gemm_khr") && !strcmp(sel_gemm_path_kernel(GEMM_PATH_NV), "gemm") &&
-                !strcmp(sel_gemm_path_kernel(GEMM_PATH_FMA), "gemm_fma"),
+                !strcmp(sel_gemm_path_kernel(GEMM_PATH_FMA), "gemm_fma") &&
+                !strcmp(sel_gemm_path_kernel(GEMM_PATH_CM2), "gemm_cm2") &&
+                !strcmp(sel_gemm_path_label(GEMM_PATH_CM2), "VK_NV_cooperative_matrix2"),
             "kernels of the paths");
+    /* the automatic path never takes gemm_cm2, whatever the device has (bench/39: ~2.7x slower a
+     * product than NV v1 on the H100) */
+    for (int m = 0; m < 8; m++) {
+        struct sel s = h200(PLAN_WIDE, &dflt_tune);
+        s.coopmat_khr = m & 1;
+        s.coopmat_nv = m & 2;
+        s.coopmat2 = s.coopmat2_swiglu = s.int8 = m & 4;
+        enum gemm_path got;
+        struct sel_gemm c;
+        T_CHECK(sel_gemm_path(&s, &got, &e) == ST_OK && got != GEMM_PATH_CM2 &&
+                    sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e) == ST_OK && !c.cm2 && !c.fallback &&
+                    strcmp(c.kernel, "gemm_cm2"),
+                "devices %d: auto took %s (%s)", m, gemm_path_name(got), e.msg);
+    }
+    struct sel cm2 = h200(PLAN_WIDE, &tc);
+    cm2.coopmat2 = true;
+    cm2.coopmat_nv = false;
+    cm2.coopmat_khr = true;
+    T_CHECK(sel_gemm_path(&cm2, &p, &e) == ST_OK && p == GEMM_PATH_CM2 && sel_gemm_v1_path(&cm2) == GEMM_PATH_KHR &&
+                sel_gemm_coopmat(&cm2),
+            "cm2 forced: its fallbacks on the automatic path (here KHR)");
+}
+
+/* --tune gemm_path=cm2 on a device with VK_NV_cooperative_matrix2: which products gemm_cm2 takes,
+ * with which x mode and prep, and the others' fallback to the automatic path's gemm (NV v1 here)
+ * with the reason named (select_path.c sel_gemm_cm2_refusal). */
+static void test_gemm_cm2(void)
+{
+    struct tune tc = dflt_tune;
+    tc.gemm_path = GEMM_PATH_CM2;
+    enum { EX = PRECISION_EXACT, SV = PRECISION_SERVING };
+    static const struct {
+        enum dtype dt;
+        int64_t k;
+        bool swiglu, accumulate, plain_x;
+        int precision;
+        bool no_swiglu_dev, no_int8; /* the device lacks per-element operations / 8-bit integers */
+        const char *kernel;          /* "gemm_cm2" or the fallback's */
+        enum sel_cm2_x x;
+        bool no_prep;
+        const char *prep, *why; /* why: the fallback's reason (words of) */
+    } rows[] = {
+        /* exact: PREP mode on gemm_xprep's pairs (a prep even without a norm) */
+        {DT_BF16, 2048, false, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
+        {DT_F16, 2048, false, true, true, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
+        {DT_Q4_0, 2048, true, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
+        {DT_Q8_0, 2048, false, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
+        {DT_BF16, 2048, true, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
+        /* serving: SERVING mode on the f32 x (the plain x, or gemm_xprep_f32's normed one) */
+        {DT_BF16, 2048, false, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, false, "gemm_xprep_f32",
+         NULL},
+        {DT_BF16, 8192, false, true, true, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, true, "gemm_xprep_f32",
+         NULL},
+        {DT_Q8_0, 2048, true, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, false, "gemm_xprep_f32",
+         NULL},
+        /* fallbacks to NV v1, the reason named */
+        {DT_F32, 2048, false, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "F16, BF16, Q8_0, Q4_0"},
+        {DT_F32, 2048, false, false, false, SV, false, false, "gemm", 0, false, "gemm_xprep_serving",
+         "F16, BF16, Q8_0, Q4_0"},
+        {DT_Q8_0, 2048, true, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "exact Q8_0 SwiGLU"},
+        {DT_Q8_0, 48, false, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "multiple of 32"},
+        {DT_Q4_0, 2048, false, false, false, EX, false, true, "gemm", 0, false, "gemm_xprep", "8-bit integers"},
+        {DT_BF16, 2048, true, false, false, SV, true, false, "gemm", 0, false, "gemm_xprep_serving", "per-element"},
+        {DT_F16, 2046, false, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "multiple of 4"},
+    };
+    struct err e = {0};
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel s = h200(PLAN_WIDE, &tc);
+        s.coopmat2 = true;
+        s.coopmat2_swiglu = !rows[i].no_swiglu_dev;
+        s.int8 = !rows[i].no_int8;
+        s.precision = (enum precision)rows[i].precision;
+        struct sel_weight w = {rows[i].dt, 2048, rows[i].k};
+        struct sel_gemm c;
+        e.msg[0] = 0;
+        int rc = sel_gemm(&s, &w, rows[i].swiglu, 512, rows[i].accumulate, rows[i].plain_x, "t", &c, &e);
+        const char *why = sel_gemm_cm2_refusal(&s, &w, rows[i].swiglu, rows[i].accumulate);
+        bool on = !rows[i].why;
+        T_CHECK(rc == ST_OK && !strcmp(c.kernel, rows[i].kernel) && c.cm2 == on && (!on || c.cm2_x == rows[i].x) &&
+                    (!on || c.no_prep == rows[i].no_prep) && c.prep && !strcmp(c.prep, rows[i].prep) &&
+                    c.serving == (rows[i].precision == SV) &&
+                    (on ? !why && !c.fallback : why && c.fallback && strstr(why, rows[i].why) && !strcmp(why, c.fallback)),
+                "row %zu (%s k %lld%s%s %s): kernel %s cm2 %d x %d no_prep %d prep %s fallback '%s': %s", i,
+                dtype_name(rows[i].dt), (long long)rows[i].k, rows[i].swiglu ? " swiglu" : "",
+                rows[i].accumulate ? " accumulate" : "", precision_name((enum precision)rows[i].precision),
+                rc ? "-" : c.kernel, c.cm2, (int)c.cm2_x, c.no_prep, c.prep ? c.prep : "-",
+                c.fallback ? c.fallback : "", e.msg);
+    }
+    /* not forced: no refusal to name, and the automatic choice unchanged by coopmat2 */
+    struct sel a = h200(PLAN_WIDE, &dflt_tune);
+    struct sel_weight bf = {DT_BF16, 2048, 2048}, f32 = {DT_F32, 2048, 2048}, q4 = {DT_Q4_0, 2048, 2048};
+    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not forced"), "not forced");
+    /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
+    struct sel s = h200(PLAN_WIDE, &tc);
+    s.coopmat2 = s.coopmat2_swiglu = s.int8 = true;
+    T_CHECK(!sel_gemm_wdeq_serves(&s, 512, &q4) && sel_gemm_wdeq_serves(&a, 512, &q4), "Q4_0 copies: cm2 none, NV v1's");
+    /* one prep for a multi call only when all its products take one kernel family */
+    const struct sel_weight same[2] = {bf, bf}, mixed[2] = {bf, f32};
+    T_CHECK(sel_gemm_multi(&s, 2, same, 512) && !sel_gemm_multi(&s, 2, mixed, 512) && sel_gemm_multi(&a, 2, mixed, 512),
+            "multi groups under cm2");
+    /* the scratch the engine reserves for them (select_scratch.c): exact reads a prep even with no
+     * norm; serving with no norm reads the plain x; Q4_0 takes no copy; a SwiGLU pair that falls
+     * back keeps NV v1's rules */
+    struct sel sv = s;
+    sv.precision = PRECISION_SERVING;
+    const uint64_t x512 = 4ull * 512 * 2048;
+    const struct {
+        const struct sel *s;
+        struct sel_product m;
+        uint64_t gemm_x, gemm_w;
+        const char *what;
+    } sc[] = {
+        {&s, {1, {bf}, false, false, true, 512}, x512, 0, "exact, no norm: gemm_xprep's pairs"},
+        {&sv, {1, {bf}, false, false, true, 512}, 0, 0, "serving, no norm: the plain x"},
+        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, "serving with a norm: gemm_xprep_f32"},
+        {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, "a Q4_0 pair: decoded in the loads, no copy"},
+        {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, "q/k/v: one prep"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(sc); i++) {
+        struct sel_scratch got = sel_product_scratch(sc[i].s, &sc[i].m);
+        T_CHECK(got.gemm_x == sc[i].gemm_x && got.gemm_w == sc[i].gemm_w, "scratch %zu (%s): x %llu w %llu", i,
+                sc[i].what, (unsigned long long)got.gemm_x, (unsigned long long)got.gemm_w);
+    }
 }
 
 static void test_tune_parse(void)
@@ -753,6 +883,9 @@ static void test_tune_parse(void)
     T_CHECK(tune_parse(&gp, "gemm_path=nv", &e) == ST_OK && gp.gemm_path == GEMM_PATH_NV &&
                 tune_parse(&gp, "gemm_path=fma", &e) == ST_OK && gp.gemm_path == GEMM_PATH_FMA,
             "nv, fma: %s", e.msg);
+    T_CHECK(tune_parse(&gp, "gemm_path=cm2", &e) == ST_OK && gp.gemm_path == GEMM_PATH_CM2, "cm2: %s", e.msg);
+    tune_format(&gp, buf, sizeof buf);
+    T_CHECK(!strcmp(buf, "gemm_path=cm2"), "format: %s", buf);
     T_CHECK(tune_parse(&gp, "gemm_path=auto", &e) == ST_OK && gp.gemm_path == GEMM_PATH_AUTO, "auto: %s", e.msg);
     tune_format(&gp, buf, sizeof buf);
     T_CHECK(!buf[0], "gemm_path=auto is the default, printed as nothing: %s", buf);
@@ -781,8 +914,8 @@ static void test_tune_parse(void)
         {"gemm_tile=32x32x32junk", "--tune gemm_tile=32x32x32junk: expected BMxBNxBK", false},
         {"xmv_cols=1,", "--tune : unknown key", false},
         {"", "--tune needs key=value", false},
-        {"gemm_path=cm2", "--tune gemm_path=cm2: expected one of auto|khr|nv|fma", false},
-        {"gemm_path=1", "--tune gemm_path=1: expected one of auto|khr|nv|fma", false},
+        {"gemm_path=cm3", "--tune gemm_path=cm3: expected one of auto|khr|nv|fma|cm2", false},
+        {"gemm_path=1", "--tune gemm_path=1: expected one of auto|khr|nv|fma|cm2", false},
         {"gemm_path=", "--tune gemm_path=: expected gemm_path=value", false},
     };
     for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
@@ -841,6 +974,7 @@ int main(void)
     test_tune_keys_apply();
     test_precision();
     test_gemm_path();
+    test_gemm_cm2();
     test_tune_parse();
     test_flops();
     return t_finish();

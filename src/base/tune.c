@@ -14,11 +14,11 @@ enum key_kind {
 };
 
 /* K_NAME keys' values, by index (enum gemm_path's order). */
-static const char *const names[] = {"auto", "khr", "nv", "fma"};
+static const char *const names[] = {"auto", "khr", "nv", "fma", "cm2"};
 
 const char *gemm_path_name(enum gemm_path p)
 {
-    return p >= GEMM_PATH_AUTO && p <= GEMM_PATH_FMA ? names[p] : "?";
+    return p >= GEMM_PATH_AUTO && p <= GEMM_PATH_CM2 ? names[p] : "?";
 }
 
 struct key {
@@ -67,7 +67,7 @@ static const struct key keys[] = {
     TEST_KEY(gemm_xraw_cols, K_INT, 0, 65535),
     KEY(gemm_wdeq_cols, K_INT, 0, 65535),
     TEST_KEY(gemm_wdeq_bpt, K_INT, 1, 8),
-    KEY(gemm_path, K_NAME, GEMM_PATH_AUTO, GEMM_PATH_FMA),
+    KEY(gemm_path, K_NAME, GEMM_PATH_AUTO, GEMM_PATH_CM2),
     KEY(pool_max, K_INT, 256, 1 << 30),
 };
 

@@ -10,10 +10,11 @@
  *                               multiple of 32; SM x SN subgroups, at most 16, default 2x2)
  *   gemm_splitk=1..64           gemm k splits of a product without SwiGLU
  *   gemm_wdeq_cols=0..65535     gemm: widths from which Q4_0 runs on an f16 copy (0: never)
- *   gemm_path=auto|khr|nv|fma   the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr),
+ *   gemm_path=auto|khr|nv|fma|cm2  the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr),
  *                               VK_NV_cooperative_matrix (gemm) or the FMA twin (gemm_fma); auto:
- *                               the first of those the device has (select.c sel_gemm_path); a
- *                               path the device lacks is a usage error naming the extension
+ *                               the first of those the device has (select.c sel_gemm_path); cm2:
+ *                               gemm_cm2 on VK_NV_cooperative_matrix2, forced only (select_path.c);
+ *                               a path the device lacks is a usage error naming the extension
  *   xmv_cols=1..4               xmv.comp for every product up to this many columns
  *   attn_kv_keys=0..2^30        attention by kv head where a column may hold more keys
  *   attn_split=1..4096          attn_kv.comp key splits a column (1: none)
@@ -54,8 +55,10 @@ enum gemm_path {
     GEMM_PATH_KHR,      /* gemm_khr: gemm.comp on VK_KHR_cooperative_matrix (the portable one) */
     GEMM_PATH_NV,       /* gemm: gemm.comp on VK_NV_cooperative_matrix */
     GEMM_PATH_FMA,      /* gemm_fma: gemm.comp's shared-memory FMA twin (every device) */
+    GEMM_PATH_CM2,      /* gemm_cm2: gemm_cm2.comp on VK_NV_cooperative_matrix2; never automatic, and a
+                           product it cannot serve takes the automatic path (select_path.c) */
 };
-/* "auto", "khr", "nv", "fma" (tune_parse reads them back). */
+/* "auto", "khr", "nv", "fma", "cm2" (tune_parse reads them back). */
 const char *gemm_path_name(enum gemm_path p);
 
 struct tune {

@@ -36,8 +36,13 @@ struct gemm_call {
     uint64_t bytes;
     uint64_t flops;      /* useful FLOPs (flops.c) */
     uint32_t exec_mult;  /* products executed per useful one (k_gemm_exec_mult) */
-    struct sel_gemm choice; /* its prep reads zero_y (y must start at 0) and xraw (no prep needed) */
+    struct sel_gemm choice; /* its prep reads zero_y (y must start at 0), no_prep and prep */
+    struct k_cm2_product cm2; /* choice.cm2: the product gemm_cm2 records (its x set by gemm_append) */
 };
+
+_Static_assert((int)SEL_CM2_X_SERVING == (int)K_CM2_X_SERVING && (int)SEL_CM2_X_EXACT == (int)K_CM2_X_EXACT &&
+                   (int)SEL_CM2_X_GIVEN_F16 == (int)K_CM2_X_GIVEN_F16 && (int)SEL_CM2_X_PREP == (int)K_CM2_X_PREP,
+               "select.h enum sel_cm2_x mirrors kernels.h enum k_cm2_x");
 
 /* The tiles, splits and pipeline of one product (sel_gemm; appends nothing). */
 static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gpu_weight *w3, uint64_t y, int cols,
@@ -50,17 +55,26 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     struct sel_gemm sg;
     int rc = sel_gemm(&s, &sw, swiglu, cols, accumulate, plain_x, op, &sg, e);
     if (rc) return rc;
+    c->choice = sg;
+    c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
+    c->flops = k_product_flops(w->rows, w->k, cols, swiglu);
+    if (sg.cm2) { /* gemm_cm2 (gemm_cm2.c) picks its tile and pipeline when it records */
+        c->cm2 = (struct k_cm2_product){.w = w, .w3 = w3, .y = y, .cols = cols, .accumulate = accumulate,
+                                        .xmode = (enum k_cm2_x)sg.cm2_x};
+        snprintf(c->kind, sizeof c->kind, "%s%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel,
+                 sg.cm2_x == SEL_CM2_X_PREP ? "_prep" : "", swiglu ? "_swiglu" : "", k_kind_dtype(w->dtype));
+        /* exact: w·x_hi and w·x_lo (Q8_0: and w_lo·x_hi) */
+        c->exec_mult = sg.serving ? 1 : k_gemm_exec_mult(true, w->dtype);
+        return ST_OK;
+    }
     char name[48];
     snprintf(name, sizeof name, "%s%s%s%s_%s", sg.kernel, swiglu ? "_swiglu" : "", sg.fadd ? "_fadd" : "",
              sg.serving ? "_serving" : "", k_kind_dtype(w->dtype));
     snprintf(c->kind, sizeof c->kind, "%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel, swiglu ? "_swiglu" : "",
              k_kind_dtype(w->dtype));
-    c->choice = sg;
     if ((rc = gpu_pipeline(g, name, sg.spec, SEL_GEMM_SPECS, &c->pipe, e))) return rc;
     c->pc = (struct push_gemm){k_matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
     memcpy(c->groups, sg.groups, sizeof c->groups);
-    c->bytes = w->bytes + (swiglu ? w3->bytes : 0);
-    c->flops = k_product_flops(w->rows, w->k, cols, swiglu);
     /* serving: one product, w and x in f16 */
     c->exec_mult = !sg.serving && strcmp(sg.kernel, "gemm") == 0 ? k_gemm_exec_mult(true, w->dtype) : 1;
     return ST_OK;
@@ -79,7 +93,7 @@ const char *k_gemm_path_auto(bool khr, bool nv)
     struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv};
     enum gemm_path p;
     sel_gemm_path(&s, &p, NULL);
-    snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma picks)", gemm_path_name(p),
+    snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)", gemm_path_name(p),
              sel_gemm_path_kernel(p), sel_gemm_path_label(p));
     return line;
 }
@@ -201,12 +215,16 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     uint64_t bytes = sel_gemm_prep_bytes(&s, has_norm, n, sg, k, cols);
     *xg = x;
     if (!bytes) return ST_OK;
+    /* the prep of the products that read one (sel_gemm_multi groups only products that agree) */
+    const char *shader = NULL;
+    for (int i = 0; i < n && !shader; i++) shader = sg[i].no_prep ? NULL : sg[i].prep;
+    CHECK(shader);
     struct k_scratch *sc = p->scratch;
     int rc = k_scratch_take(sc ? &sc->gemm_x : NULL, sc ? sc->gemm_x.size : 0, bytes, "prepared activations (gemm_x)",
                             op, xg, e);
     if (rc) return rc;
     const struct gpu_pipeline *pp;
-    if ((rc = gpu_pipeline(g, sel_gemm_prep(&s), NULL, 0, &pp, e))) return rc;
+    if ((rc = gpu_pipeline(g, shader, NULL, 0, &pp, e))) return rc;
     struct push_gemm_xprep xp = {.x = x,
                                  .xo = *xg,
                                  .gain = has_norm ? norm->w->addr : 0,
@@ -229,14 +247,29 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     return ST_OK;
 }
 
-static void gemm_append(struct plan *p, const struct gemm_call *c, uint64_t xg, int layer, const char *op)
+/* The product of one call on its x: the prepared xg, or x itself where it reads the plain x. */
+static int gemm_append(struct gpu *g, struct plan *p, const struct gemm_call *c, uint64_t x, uint64_t xg, int layer,
+                       const char *op, struct err *e)
 {
+    uint64_t xr = c->choice.no_prep ? x : xg;
+    if (c->choice.cm2) {
+        struct k_cm2_product m = c->cm2;
+        m.x = xr;
+        int rc = k_gemm_cm2(g, p, &m, NULL, layer, op, e);
+        if (rc) return rc;
+        /* the wide plan's tags: its kind prefix ("head."), and the products executed */
+        struct dispatch *d = &p->d[p->n - 1];
+        dispatch_tag(d, c->kind, layer, op, c->bytes);
+        dispatch_flops(d, c->flops, c->exec_mult);
+        return ST_OK;
+    }
     struct push_gemm pc = c->pc;
-    pc.m.x = xg;
+    pc.m.x = xr;
     struct dispatch *d = plan_add(p, c->pipe, &pc, sizeof pc, c->groups[0], c->groups[1], c->groups[2]);
     dispatch_tag(d, c->kind, layer, op, c->bytes);
     dispatch_flops(d, c->flops, c->exec_mult);
     dispatch_outputs(d, 1, offsetof(struct push_gemm, m.y));
+    return ST_OK;
 }
 
 /* One product through the gemm: its prep (when needed), then the product. */
@@ -257,8 +290,7 @@ int k_gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const 
     if (wide[0]) gemm_retag(&c, w, w3);
     rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
     if (rc) return rc;
-    gemm_append(p, &c, xg, layer, op);
-    return ST_OK;
+    return gemm_append(g, p, &c, x, xg, layer, op, e);
 }
 
 /* n products of one input through the gemm (k_matmul_multi in a wide plan): one prep serves them
@@ -282,6 +314,6 @@ int k_gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *
     }
     rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
     if (rc) return rc;
-    for (int i = 0; i < n; i++) gemm_append(p, &c[i], xg, layer, ops[i]);
-    return ST_OK;
+    for (int i = 0; !rc && i < n; i++) rc = gemm_append(g, p, &c[i], x, xg, layer, ops[i], e);
+    return rc;
 }

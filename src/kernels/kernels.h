@@ -270,8 +270,9 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
  * weights, x, y 16-byte aligned. Workgroup-scope matrices loaded from global memory with tensor
  * layouts (the driver stages them), any rows, k, cols. One dispatch, kind "<variant>.<dtype>" with
  * variant gemm_cm2 / gemm_cm2_exact / gemm_cm2_xf16 / gemm_cm2_prep (+ "_swiglu"), the weights'
- * bytes. Not yet chosen by the wide plan (the lead integrates it after its GPU measurement:
- * bench/gemm_cm2_bench.c). ST_USAGE on a device without gpu.h has_coopmat2 (SwiGLU: and
+ * bytes. The wide plan's gemm (gemm.c) records it with --tune gemm_path=cm2 only (select_path.c:
+ * PREP x in exact precision, SERVING in serving; tagged with the plan's kind prefix and executed
+ * products). ST_USAGE on a device without gpu.h has_coopmat2 (SwiGLU: and
  * has_coopmat2_per_element), another dtype, an unaligned address, a tile that does not suit the
  * kernel (tile: NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, w3 (0: no SwiGLU),
  * x, y; u32 rows, k, cols, accumulate. */

@@ -23,6 +23,9 @@ struct sel k_sel(const struct gpu *g, enum plan_kind kind)
                         .shared_mem = g->shared_mem,
                         .coopmat_khr = g->gemm_khr,
                         .coopmat_nv = g->gemm_nv,
+                        .coopmat2 = g->has_coopmat2,
+                        .coopmat2_swiglu = g->has_coopmat2_per_element,
+                        .int8 = g->has_int8,
                         .float_atomic_add = g->has_float_atomic_add,
                         .precision = g->precision,
                         .device = g->props.deviceName};

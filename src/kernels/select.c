@@ -282,6 +282,11 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     enum gemm_path path;
     int rc = sel_gemm_path(s, &path, e);
     if (rc) return rc;
+    *c = (struct sel_gemm){0};
+    bool serving = s->precision == PRECISION_SERVING;
+    /* cm2 forced: gemm_cm2 where it serves the product, else the automatic path's gemm below */
+    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, accumulate, plain_x, c)) return ST_OK;
+    if (path == GEMM_PATH_CM2) path = sel_gemm_v1_path(s);
     bool cm = path != GEMM_PATH_FMA;
     uint32_t smem = s->shared_mem;
     /* weights staged as two f16 parts (F32, Q8_0) keep their own tile rules; Q4_0 kept them
@@ -394,7 +399,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
      * three for F32 and Q8_0 weights; the FMA twin rounds x and w to f16 as it stages them, so CI
      * computes what the tensor cores do). The tiles stay exact's: they fit, with less shared memory
      * (no low parts), and a timing then sets the one difference against each other (bench/41). */
-    c->serving = !roof && s->precision == PRECISION_SERVING;
+    c->serving = !roof && serving;
     /* float atomic add where the device has it: cooperative matrices, and the twin's BF16 so that
      * CI runs that path */
     c->fadd = splits > 1 && !roof && s->float_atomic_add && (cm || w->dtype == DT_BF16);
@@ -405,6 +410,9 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
      * about a narrow product); not with 32-column tiles, where products slowed (bench/19) */
     c->xraw = cm && plain_x && !c->zero_y && !roof && bn != 32 &&
               (tu->gemm_xraw_cols < 0 || cols <= tu->gemm_xraw_cols);
+    /* the twin reads a plain x itself where there is no norm and nothing to zero */
+    c->no_prep = c->xraw || (!cm && plain_x && !c->zero_y);
+    c->prep = !cm ? "gemm_xprep_f32" : serving ? "gemm_xprep_serving" : "gemm_xprep";
     /* fragments of the next k slice loaded before this one's products past 64 columns (bench/19) */
     uint32_t frag = cm && cols > 64 ? 2 : 0;
     const uint32_t spec[SEL_GEMM_SPECS] = {32, bm, bn, bk, nt, nbuf, sgm, pf, c->xraw, frag};
@@ -429,6 +437,9 @@ const char *sel_gemm_prep(const struct sel *s)
 
 bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight *w)
 {
+    /* gemm_cm2 decodes Q4_0 in its loads: no copy for a weight it takes (a SwiGLU pair it cannot
+     * take, without per-element operations, then runs NV v1's Q4_0 tile) */
+    if (!sel_gemm_cm2_refusal(s, w, false, false)) return false;
     int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols
                : sel_gemm_coopmat(s)        ? K_GEMM_WDEQ_COLS
                                             : 0;

@@ -3,44 +3,115 @@
  * choice. */
 #include "select.h"
 
+#include <stddef.h>
+
 /* The path the tune names, else the device's first of NV v1, KHR, the FMA twin. Both cooperative
  * paths run the same source and tiles, but on the H100 KHR's words ran the exact prefill 21 %
  * slower (bench/42), so NV v1 comes first where a driver lists both; KHR serves the devices
- * without NV v1 (AMD RDNA3, Intel Arc). */
+ * without NV v1 (AMD RDNA3, Intel Arc). VK_NV_cooperative_matrix2 (gemm_cm2) is never chosen
+ * here: on the H100 it ran each product ~2.7x slower than NV v1 (bench/39), so only --tune
+ * gemm_path=cm2 takes it (for its goldens and its timing). */
+static enum gemm_path gemm_path_auto(const struct sel *s)
+{
+    return s->coopmat_nv ? GEMM_PATH_NV : s->coopmat_khr ? GEMM_PATH_KHR : GEMM_PATH_FMA;
+}
+
 static enum gemm_path gemm_path_pick(const struct sel *s)
 {
     if (s->tune->gemm_path != GEMM_PATH_AUTO) return (enum gemm_path)s->tune->gemm_path;
-    return s->coopmat_nv ? GEMM_PATH_NV : s->coopmat_khr ? GEMM_PATH_KHR : GEMM_PATH_FMA;
+    return gemm_path_auto(s);
+}
+
+/* What a forced path needs of the device, for the refusal. */
+static const char *gemm_path_needs(enum gemm_path p)
+{
+    return p == GEMM_PATH_CM2 ? "workgroup-scope matrices of flexible dimensions, tensor addressing and block "
+                                "loads on VK_KHR_cooperative_matrix, Vulkan 1.3"
+                              : "a 16x16x16 f16*f16+f32 subgroup shape, subgroups of 32, f16 arithmetic and "
+                                "16-bit storage";
 }
 
 int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e)
 {
     enum gemm_path p = gemm_path_pick(s);
-    bool absent = (p == GEMM_PATH_KHR && !s->coopmat_khr) || (p == GEMM_PATH_NV && !s->coopmat_nv);
+    bool absent = (p == GEMM_PATH_KHR && !s->coopmat_khr) || (p == GEMM_PATH_NV && !s->coopmat_nv) ||
+                  (p == GEMM_PATH_CM2 && !s->coopmat2);
     *path = p;
     if (absent)
-        return err_set(e, ST_USAGE,
-                       "--tune gemm_path=%s: %s%s%s has no usable %s (a 16x16x16 f16*f16+f32 subgroup "
-                       "shape, subgroups of 32, f16 arithmetic and 16-bit storage; --list-devices shows "
-                       "what it has)",
+        return err_set(e, ST_USAGE, "--tune gemm_path=%s: %s%s%s has no usable %s (%s; --list-devices shows what it has)",
                        gemm_path_name(p), s->device ? "device '" : "this device", s->device ? s->device : "",
-                       s->device ? "'" : "", sel_gemm_path_label(p));
+                       s->device ? "'" : "", sel_gemm_path_label(p), gemm_path_needs(p));
     return ST_OK;
+}
+
+enum gemm_path sel_gemm_v1_path(const struct sel *s)
+{
+    enum gemm_path p = gemm_path_pick(s);
+    return p == GEMM_PATH_CM2 ? gemm_path_auto(s) : p;
 }
 
 bool sel_gemm_coopmat(const struct sel *s)
 {
-    return gemm_path_pick(s) != GEMM_PATH_FMA;
+    return sel_gemm_v1_path(s) != GEMM_PATH_FMA;
 }
 
 const char *sel_gemm_path_kernel(enum gemm_path p)
 {
-    return p == GEMM_PATH_KHR ? "gemm_khr" : p == GEMM_PATH_NV ? "gemm" : "gemm_fma";
+    return p == GEMM_PATH_KHR ? "gemm_khr" : p == GEMM_PATH_NV ? "gemm" : p == GEMM_PATH_CM2 ? "gemm_cm2" : "gemm_fma";
 }
 
 const char *sel_gemm_path_label(enum gemm_path p)
 {
-    return p == GEMM_PATH_KHR  ? "VK_KHR_cooperative_matrix"
-           : p == GEMM_PATH_NV ? "VK_NV_cooperative_matrix"
-                               : "the FMA twin, no cooperative matrices";
+    return p == GEMM_PATH_KHR   ? "VK_KHR_cooperative_matrix"
+           : p == GEMM_PATH_NV  ? "VK_NV_cooperative_matrix"
+           : p == GEMM_PATH_CM2 ? "VK_NV_cooperative_matrix2"
+                                : "the FMA twin, no cooperative matrices";
+}
+
+/* With cm2 forced, the products gemm_cm2.comp has no variant or no device feature for, in the
+ * order checked (gemm_cm2.c cm2_check refuses the same); each takes the automatic path's gemm
+ * instead (NV v1 on the H100), named in its kind. Its x: in exact precision the PREP mode, reading
+ * gemm_xprep.comp's hi/lo pairs: the prep the NV v1 gemm already takes (norm applied once for up to
+ * 4 products, the same scratch), so a fallback beside a gemm_cm2 product shares it, and PREP has
+ * the SwiGLU variants (XSPLIT has none); its numbers are XSPLIT's (the same 11-bit split). bench/39
+ * timed XSPLIT faster (32-53 against 21-26 TFLOP/s on the untuned kernel): the mode is this one
+ * line. In serving precision the SERVING mode (f32 x rounded to f16 as it loads: the plain x, or
+ * gemm_xprep_f32's normed x), one product. */
+const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate)
+{
+    if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not forced";
+    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
+    bool plain = w->dtype == DT_F16 || w->dtype == DT_BF16;
+    bool exact = s->precision != PRECISION_SERVING;
+    const struct {
+        bool when;
+        const char *why;
+    } gaps[] = {
+        {!plain && !quant, "weights other than F16, BF16, Q8_0, Q4_0"},
+        {quant && w->k % 32, "Q types with k not a multiple of 32"},
+        {quant && !s->int8, "Q types without 8-bit integers"},
+        {exact && w->k % 4, "a prepared x with k not a multiple of 4"},
+        {w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX, "a shape out of range"},
+        {swiglu && !s->coopmat2_swiglu, "SwiGLU pairs without per-element operations"},
+        {swiglu && accumulate, "SwiGLU pairs that accumulate"},
+        {swiglu && exact && w->dtype == DT_Q8_0, "exact Q8_0 SwiGLU pairs (split Q8_0 weights take no pair)"},
+    };
+    for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++)
+        if (gaps[i].when) return gaps[i].why;
+    return NULL;
+}
+
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
+                     struct sel_gemm *c)
+{
+    bool serving = s->precision == PRECISION_SERVING;
+    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
+    if (c->fallback) return false;
+    c->kernel = sel_gemm_path_kernel(GEMM_PATH_CM2);
+    c->cm2 = true;
+    c->serving = serving;
+    c->cm2_x = serving ? SEL_CM2_X_SERVING : SEL_CM2_X_PREP;
+    c->no_prep = serving && plain_x; /* the plain x, rounded as it loads */
+    c->prep = serving ? "gemm_xprep_f32" : "gemm_xprep";
+    return true;
 }

@@ -22,26 +22,25 @@ uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct
     return bytes;
 }
 
-/* gemm_xprep.comp writes x' as f32 [cols][k] for the twin, and as f16 hi/lo pairs (the same bytes)
- * for cooperative matrices; the twin reads a plain x itself where there is no norm and nothing
- * to zero, cooperative matrices where every product stages it raw (sel_gemm xraw). */
+/* gemm_xprep.comp writes x' as f32 [cols][k] for the twin and gemm_cm2's serving mode, and as f16
+ * hi/lo pairs or f16 values (the same bytes) for cooperative matrices; none runs where every
+ * product reads the plain x (sel_gemm no_prep). */
 uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[],
                              int64_t k, int cols)
 {
-    bool zero = false, raw = true;
-    for (int i = 0; i < n; i++) {
-        zero = zero || c[i].zero_y;
-        raw = raw && c[i].xraw;
-    }
-    if ((!sel_gemm_coopmat(s) && !norm && !zero) || raw) return 0;
-    return 4 * (uint64_t)cols * (uint64_t)k;
+    (void)s;
+    (void)norm; /* in the choices: no_prep */
+    bool raw = true;
+    for (int i = 0; i < n; i++) raw = raw && c[i].no_prep;
+    return raw ? 0 : 4 * (uint64_t)cols * (uint64_t)k;
 }
 
 bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int cols)
 {
     bool gemm = n > 1;
     for (int i = 0; i < n; i++)
-        gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k;
+        gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k &&
+               !sel_gemm_cm2_refusal(s, &w[i], false, false) == !sel_gemm_cm2_refusal(s, &w[0], false, false);
     return gemm;
 }
 

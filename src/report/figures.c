@@ -45,11 +45,20 @@ const char *profile_precision(const struct profile *p)
     return p->precision[0] ? p->precision : "exact";
 }
 
+/* Whether a pipeline rounds its product's inputs to f16: the _serving variants, and gemm_cm2's
+ * serving mode (gemm_cm2[_swiglu]_<type>; its f32-accurate modes are gemm_cm2_exact_* and
+ * gemm_cm2_prep_*, shaders/variants.txt). */
+static bool pipeline_rounds(const char *name)
+{
+    if (strstr(name, "_serving")) return true;
+    if (strncmp(name, "gemm_cm2_", 9)) return false;
+    return strncmp(name + 9, "exact", 5) && strncmp(name + 9, "prep", 4);
+}
+
 int profile_serving_dispatches(const struct profile *p)
 {
     int n = 0;
-    for (int i = 0; i < p->n_dispatches; i++)
-        n += strstr(p->dispatches[i].pipeline, "_serving") != NULL;
+    for (int i = 0; i < p->n_dispatches; i++) n += pipeline_rounds(p->dispatches[i].pipeline);
     return n;
 }
 

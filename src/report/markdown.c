@@ -7,10 +7,12 @@
 #include <string.h>
 
 /* The "gemm path" row (files before the field have none). */
-static void md_gemm_path(FILE *out, const struct prof_device *d)
+static void md_gemm_path(FILE *out, const struct profile *p)
 {
-    char gp[160];
-    if (d->gemm_path[0]) fprintf(out, "| gemm path | %s |\n", fmt_gemm_path(gp, sizeof gp, d->gemm_path));
+    char gp[160], fb[256];
+    if (p->device.gemm_path[0])
+        fprintf(out, "| gemm path | %s%s |\n", fmt_gemm_path(gp, sizeof gp, p->device.gemm_path),
+                fmt_gemm_fallbacks(fb, sizeof fb, p));
 }
 
 static void md_header(FILE *out, const struct profile *p, const struct unit *u)
@@ -22,7 +24,7 @@ static void md_header(FILE *out, const struct profile *p, const struct unit *u)
             p->shard.b, s->cols, s->pos);
     fprintf(out, "| | |\n|---|---|\n");
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
-    md_gemm_path(out, d);
+    md_gemm_path(out, p);
     if (p->tune[0]) fprintf(out, "| tune | `%s` (kernel-choice overrides, not the defaults) |\n", p->tune);
     if (p->test_hooks[0]) fprintf(out, "| test hooks | `%s` (a test run: not the product's figures) |\n", p->test_hooks);
     if (d->has_timestamps)
@@ -76,7 +78,7 @@ void report_markdown_header(FILE *out, const struct profile *p)
     fprintf(out, "## %s %s: layers %d:%d, pos %d\n\n| | |\n|---|---|\n", p->tool, p->version, p->shard.a,
             p->shard.b, p->shape.pos);
     fprintf(out, "| device | %s |\n| driver | %s |\n| api | %s |\n", d->name, d->driver, d->api);
-    md_gemm_path(out, d);
+    md_gemm_path(out, p);
     fprintf(out, "| copy bandwidth | %s GB/s |\n", fmt_sig3(bw, sizeof bw, d->copy_gbps));
     fprintf(out, "| roof | %s |\n", fmt_roof(rf, sizeof rf, d));
     fprintf(out, "| model | %s %s, %d layers, hidden %d, vocab %d (%s) |\n", p->model.family, p->model.dtype,

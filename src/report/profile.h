@@ -207,7 +207,7 @@ struct prof_device {
                            FLOP/s; gpu_tensor_roof), 0: not measured */
     char roof_path[32]; /* what roof_tflops measured: "NV coopmat f16" (cooperative matrices) or
                            "f32 FMA" (the FMA twin's); "" when not measured */
-    char gemm_path[8]; /* the wide plan's gemm path: "khr", "nv", "fma" (tune.h enum gemm_path); "": a
+    char gemm_path[8]; /* the wide plan's gemm path: "khr", "nv", "fma", "cm2" (tune.h enum gemm_path); "": a
                           file written before this field */
 };
 

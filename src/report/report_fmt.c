@@ -340,9 +340,30 @@ const char *plan_sentence(char *buf, size_t n, const struct gap_probe *g)
     return buf;
 }
 
+const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p)
+{
+    buf[0] = 0;
+    if (strcmp(p->device.gemm_path, "cm2")) return buf;
+    size_t at = 0;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        const char *k = p->dispatches[i].kind;
+        if (!strncmp(k, "head.", 5)) k += 5;
+        if (strncmp(k, "gemm", 4) || !strncmp(k, "gemm_cm2", 8) || !strncmp(k, "gemm_xprep", 10) ||
+            !strncmp(k, "gemm_wdeq", 9))
+            continue;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = !strcmp(p->dispatches[j].kind, p->dispatches[i].kind);
+        if (seen || at + 1 >= size) continue;
+        int n = snprintf(buf + at, size - at, "%s%s", at ? ", " : "; on the fallback: ", p->dispatches[i].kind);
+        at = n < 0 ? at : MIN(size - 1, at + (size_t)n);
+    }
+    if (!at) snprintf(buf, size, "; no fallback");
+    return buf;
+}
+
 const char *fmt_gemm_path(char *buf, size_t size, const char *name)
 {
-    for (int p = GEMM_PATH_KHR; p <= GEMM_PATH_FMA; p++)
+    for (int p = GEMM_PATH_KHR; p <= GEMM_PATH_CM2; p++)
         if (!strcmp(name, gemm_path_name((enum gemm_path)p))) {
             snprintf(buf, size, "%s (%s: %s)", name, sel_gemm_path_kernel((enum gemm_path)p),
                      sel_gemm_path_label((enum gemm_path)p));

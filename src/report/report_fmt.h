@@ -28,9 +28,13 @@ const char *fmt_t(char *buf, size_t size, const struct unit *u, double us, int d
 bool shard_has_head(const struct profile *p);
 bool logits_ran(const struct profile *p);
 
-/* A gemm path name ("khr", "nv", "fma") with its kernel and extension: "khr (gemm_khr:
+/* A gemm path name ("khr", "nv", "fma", "cm2") with its kernel and extension: "khr (gemm_khr:
  * VK_KHR_cooperative_matrix)" (an unknown name as it is). */
 const char *fmt_gemm_path(char *buf, size_t size, const char *name);
+/* With gemm path cm2: "; on the fallback: K, K" naming the gemm kinds of p's dispatches that are not
+ * gemm_cm2's (the products it cannot serve, on the automatic path: select_path.c), or "; no
+ * fallback"; "" for the other paths. */
+const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p);
 /* µs with as many decimals as the size deserves ("828", "42.1", "4.26", "?" when not finite). */
 const char *fmt_us(char *buf, size_t size, double v);
 /* "p10–p90 a–b, MAD m, n=N" in unit u (NULL: µs, as fmt_us) */

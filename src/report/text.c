@@ -28,9 +28,10 @@ static void text_header(FILE *out, const struct profile *p)
     char rf[96];
     fprintf(out, "roof: %s, measured on registers (what the wide plan's gemm multiplies on)\n",
             fmt_roof(rf, sizeof rf, d));
-    char gp[160];
+    char gp[160], fb[256];
     if (d->gemm_path[0])
-        fprintf(out, "gemm path: %s\n", fmt_gemm_path(gp, sizeof gp, d->gemm_path));
+        fprintf(out, "gemm path: %s%s\n", fmt_gemm_path(gp, sizeof gp, d->gemm_path),
+                fmt_gemm_fallbacks(fb, sizeof fb, p));
     fprintf(out, "model: %s %s, %d layers, hidden %d, vocab %d, from %s\n", p->model.family,
             p->model.dtype, p->model.n_layers, p->model.hidden, p->model.vocab, p->model.source);
 }
