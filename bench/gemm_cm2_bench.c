@@ -261,8 +261,10 @@ static int hyp_main(int reps, const char *list)
         TRY(k_matmul(&g, &p, &w[si], x.addr, yv1[si].addr, cols, false, 0, "v1", "", &e));
         double us = time_plan(&p, reps), flop = 2.0 * rows * k * cols;
         v1tf[si] = flop / (us * 1e-6) / 1e12;
-        printf("  NV-v1 gemm (exact)       %-16s %4dx%-5d %9.1f us %7.1f TFLOP/s\n",
-               p.n ? p.d[p.n - 1].kind : "", rows, k, us, v1tf[si]);
+        char stats[512] = "";
+        if (p.n) gpu_pipeline_stats(&g, p.d[p.n - 1].pipe, stats, sizeof stats);
+        printf("  NV-v1 gemm (exact)       %-16s %4dx%-5d %9.1f us %7.1f TFLOP/s%s%s\n",
+               p.n ? p.d[p.n - 1].kind : "", rows, k, us, v1tf[si], *stats ? "; " : "", stats);
         plan_free(&p);
     }
     for (int vi = 0; vi < HYP_N_VARIANTS; vi++) {
@@ -288,8 +290,11 @@ static int hyp_main(int reps, const char *list)
                 printf("  %-16s pipeline failed: %s\n", tname, e.msg);
                 continue;
             }
-            printf("  %-16s pipeline created in %.0f ms (%.0f s into the run)\n", tname,
-                   (now_us() - t0) / 1e3, (now_us() - t_start) / 1e6);
+            double t_pipe = now_us() - t0;
+            char stats[512];
+            gpu_pipeline_stats(&g, pipe, stats, sizeof stats);
+            printf("  %-16s pipeline created in %.0f ms (%.0f s into the run)%s%s\n", tname,
+                   t_pipe / 1e3, (now_us() - t_start) / 1e6, *stats ? "; " : "", stats);
             for (int si = 0; si < HYP_N_SHAPES; si++) {
                 int rows = hyp_shapes[si][0], k = hyp_shapes[si][1];
                 struct hyp_push pc = {
