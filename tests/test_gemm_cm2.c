@@ -4,7 +4,10 @@
  * activation mode (serving: x rounded to f16; exact: hi + lo; x given as f16), shapes that are not
  * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products
  * are skipped with a message; what needs no such device runs everywhere: the embedded prebuilt
- * SPIR-V, the refusal naming the missing extension, and the default tile rule. */
+ * SPIR-V, the refusal naming the missing extension, the default tile rule, and the pipeline
+ * statistics the bench prints (gpu_pipeline_stats: empty where not captured). One line a product
+ * case with its pipeline-creation and run times (stdout line-buffered: a cut run shows how far it
+ * got). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +132,21 @@ static void test_refusals(void)
     T_CHECK(rc == ST_USAGE && strstr(e.msg, g.has_coopmat2_per_element ? "served" : "per-element"),
             "SwiGLU exact decode: rc %d, %s", rc, e.msg);
     T_CHECK(p.n == 0, "nothing appended by refusals");
+}
+
+/* gpu_pipeline_stats: the driver's statistics where a bench build captured them, else "" (the
+ * product's builds enable no VK_KHR_pipeline_executable_properties). */
+static void test_pipeline_stats(void)
+{
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(&g, "copy", NULL, 0, &pipe, &e);
+    T_CHECK(rc == ST_OK, "gpu_pipeline copy: %s", e.msg);
+    if (rc) return;
+    char stats[512] = "x";
+    gpu_pipeline_stats(&g, pipe, stats, sizeof stats);
+    T_CHECK(g.has_exec_stats ? stats[0] != 0 : stats[0] == 0, "statistics %s captured: '%s'",
+            g.has_exec_stats ? "" : "not", stats);
+    printf("pipeline statistics of copy: %s\n", *stats ? stats : "(none captured)");
 }
 
 static float round_f16(float v)
@@ -406,6 +424,7 @@ int main(void)
     test_embedded();
     test_tile_rule();
     test_refusals();
+    test_pipeline_stats();
     test_products();
     printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);
     rc = gpu_close(&g, &e);
