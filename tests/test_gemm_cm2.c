@@ -134,8 +134,8 @@ static void test_refusals(void)
     T_CHECK(p.n == 0, "nothing appended by refusals");
 }
 
-/* gpu_pipeline_stats: the driver's statistics where a bench build captured them, else "" (the
- * product's builds enable no VK_KHR_pipeline_executable_properties). */
+/* gpu_pipeline_stats: the driver's statistics where a bench build captured them (the query
+ * succeeds), else "" (the product's builds enable no VK_KHR_pipeline_executable_properties). */
 static void test_pipeline_stats(void)
 {
     const struct gpu_pipeline *pipe;
@@ -144,8 +144,9 @@ static void test_pipeline_stats(void)
     if (rc) return;
     char stats[512] = "x";
     gpu_pipeline_stats(&g, pipe, stats, sizeof stats);
-    T_CHECK(g.has_exec_stats ? stats[0] != 0 : stats[0] == 0, "statistics %s captured: '%s'",
-            g.has_exec_stats ? "" : "not", stats);
+    /* where captured, the query succeeds (a driver may report no statistic at all) */
+    T_CHECK(g.has_exec_stats ? strncmp(stats, "(no statistics", 14) != 0 : stats[0] == 0,
+            "statistics %s captured: '%s'", g.has_exec_stats ? "" : "not", stats);
     printf("pipeline statistics of copy: %s\n", *stats ? stats : "(none captured)");
 }
 
