@@ -4,6 +4,11 @@
  *
  *   gemm_cm2_bench [COLS [REPS [TYPES]]]   default 512 columns, 20 timed runs (median), TYPES
  *                                          bf16,f16,q4_0,q8_0 (a comma-separated subset)
+ *   gemm_cm2_bench hyp [REPS [VARIANTS]]   bench/39's third run: F16 weights, 512 columns, the
+ *                                          v1 gemm and each hypothesis variant (hyp_variants,
+ *                                          VARIANTS a comma list of their short names) x tile
+ *                                          (hyp_tiles) on the four shapes; one line a pipeline
+ *                                          with its creation time, then a TFLOP/s table
  *
  * Shapes (rows x k): 2048x2048 (attention out / conv out), 6144x2048 (a q/k/v-sized product),
  * 8192x2048 (w1 / w3), 2048x8192 (w2). Per shape and weight type: the v1 gemm (exact,
@@ -37,20 +42,28 @@ static struct err e;
 
 static uint32_t tensor_id;
 
-/* A device tensor [rows][k] of type t filled with b + a·N(0, 1). */
-static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, float b,
-                              struct gpu_buf *buf)
+/* A device tensor [rows][k] of type t filled with b + a·N(0, 1), drawn as tensor `id` (the same id
+ * and shape give the same values in every type: an f16 copy of an f32 tensor). */
+static struct gpu_weight make_id(enum dtype t, int64_t rows, int64_t k, float a, float b,
+                                 uint32_t id, struct gpu_buf *buf)
 {
     struct gpu_weight w = {0, t, rows, k, weight_bytes(t, rows, k)};
     TRY(gpu_alloc(&g, w.bytes, GPU_MEM_DEVICE, buf, &e));
     w.addr = buf->addr;
     struct plan p = {0};
-    TRY(k_winit(&g, &p, &w, 7, ++tensor_id, WINIT_NORMAL, a, b, &e));
+    TRY(k_winit(&g, &p, &w, 7, id, WINIT_NORMAL, a, b, &e));
     TRY(gpu_cmd_begin(&g, &e));
     plan_record(&g, &p, -1);
     TRY(gpu_submit_wait(&g, NULL, &e));
     plan_free(&p);
     return w;
+}
+
+/* A fresh tensor (make_id with the next id). */
+static struct gpu_weight make(enum dtype t, int64_t rows, int64_t k, float a, float b,
+                              struct gpu_buf *buf)
+{
+    return make_id(t, rows, k, a, b, ++tensor_id, buf);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -96,20 +109,23 @@ static void report(const char *what, const char *tile, double us, double flop)
 static const char *const mode_name[] = {"cm2 serving", "cm2 exact (2 prod)", "cm2 xf16",
                                         "cm2 prep (2 prod)"};
 
-/* max |a - b| / max |b| of two device outputs of n floats */
+/* max |a - b| / max |b| of two device outputs of n floats; infinite where a holds a non-finite
+ * value (e.g. the NaN poison of an output a kernel did not write) */
 static double agreement(const struct gpu_buf *a, const struct gpu_buf *b, size_t n)
 {
     float *x = malloc(n * 4), *y = malloc(n * 4);
     TRY(gpu_download(&g, a, 0, x, n * 4, &e));
     TRY(gpu_download(&g, b, 0, y, n * 4, &e));
     double num = 0, den = 0;
+    bool bad = false;
     for (size_t i = 0; i < n; i++) {
+        bad |= !isfinite(x[i]);
         num = fmax(num, fabs((double)x[i] - y[i]));
         den = fmax(den, fabs((double)y[i]));
     }
     free(x);
     free(y);
-    return den > 0 ? num / den : num;
+    return bad ? INFINITY : den > 0 ? num / den : num;
 }
 
 /* A wide plan on kernel scratch reserved for one call of the matrix helpers over ws (kernels.h
@@ -157,10 +173,181 @@ static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uin
     }
 }
 
+/* ---- hyp: bench/39's third run, one hypothesis a variant (shaders/variants.txt's benchpre lines,
+ * gemm_cm2.comp's CM2_ switches) on F16 weights at 512 columns. The variants are dispatched here,
+ * not through k_gemm_cm2 (which names only the product's kernels), with its push block and grid. */
+
+/* gemm_cm2.comp's push block (src/kernels/gemm_cm2.c's, mirrored) */
+struct hyp_push {
+    uint64_t w, w3, x, y;
+    uint32_t rows, k, cols, accumulate;
+};
+_Static_assert(sizeof(struct hyp_push) == 48, "hyp_push layout");
+
+struct hyp_variant {
+    const char *kernel; /* shaders/variants.txt's name, the blob KERNEL "_f16" */
+    bool xf16;          /* x given in f16 (else f32, rounded or split in the load) */
+    const char *what;
+};
+/* Most telling first: a run cut short still answers the likeliest hypotheses. */
+static const struct hyp_variant hyp_variants[] = {
+    {"gemm_cm2_xf16", true, "today's kernel, x given in f16 (the reference of the rows below)"},
+    {"gemm_cm2_xf16_al16", true,
+     "(d) bases declared 16-byte aligned, strides multiples of 8 elements"},
+    {"gemm_cm2_xf16_comb32", true, "interior path alone + al16 + 8 k steps an iteration"},
+    {"gemm_cm2_xf16_comb16", true, "comb32 with f16 accumulators"},
+    {"gemm_cm2_xf16_plain", true, "(e) interior path alone: loads, products, store"},
+    {"gemm_cm2_xf16_u1", true, "(a) no k unroll"},
+    {"gemm_cm2_xf16_u8", true, "8 k steps an iteration (llama.cpp's unroll)"},
+    {"gemm_cm2_xf16_acc16", true, "(b) f16 accumulators"},
+    {"gemm_cm2_xf16_mfast", true, "row tiles adjacent in the dispatch order (llama.cpp's)"},
+    {"gemm_cm2", false, "today's serving kernel: f32 x rounded to f16 in the load"},
+    {"gemm_cm2_al16", false, "serving + al16"},
+    {"gemm_cm2_exact", false, "today's exact kernel: f32 x split hi + lo, 2 products"},
+    {"gemm_cm2_exact_al16", false, "exact + al16"},
+};
+#define HYP_N_VARIANTS (int)(sizeof hyp_variants / sizeof hyp_variants[0])
+/* our best small tile of the second run; 128 x 128 with BK 32 and 64 (hypothesis c); llama.cpp's
+ * large NVIDIA coopmat2 tile for 512 columns (128 weight rows x 256 columns, BK 64, 256
+ * invocations) */
+static const struct k_cm2_tile hyp_tiles[] = {
+    {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 128, 64, 256}, {128, 256, 64, 256}};
+#define HYP_N_TILES (int)(sizeof hyp_tiles / sizeof hyp_tiles[0])
+static const int hyp_shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
+#define HYP_N_SHAPES 4
+
+/* A variant's short name: its kernel without "gemm_cm2_" ("serving" for gemm_cm2 itself). */
+static const char *hyp_short(const struct hyp_variant *v)
+{
+    return strlen(v->kernel) > 9 ? v->kernel + 9 : "serving";
+}
+
+/* whether variant v is in the comma list of short names (NULL: every variant) */
+static bool hyp_selected(const char *list, const struct hyp_variant *v)
+{
+    if (!list) return true;
+    const char *name = hyp_short(v);
+    size_t n = strlen(name);
+    for (const char *t = list; t; t = strchr(t, ',') ? strchr(t, ',') + 1 : NULL) {
+        size_t len = strchr(t, ',') ? (size_t)(strchr(t, ',') - t) : strlen(t);
+        if (len == n && !strncmp(t, name, n)) return true;
+    }
+    return false;
+}
+
+static int hyp_main(int reps, const char *list)
+{
+    const int cols = 512;
+    struct gpu_buf xb, xhb, yb, wb[HYP_N_SHAPES], yv1[HYP_N_SHAPES];
+    struct gpu_weight w[HYP_N_SHAPES];
+    /* x [cols][8192] f32 and its f16 copy (the same draws: the agreement lines compare like with
+     * like); [cols][k] is its first cols·k elements */
+    struct gpu_weight x = make(DT_F32, cols, 8192, 1.0f, 0.0f, &xb);
+    struct gpu_weight xh = make_id(DT_F16, cols, 8192, 1.0f, 0.0f, tensor_id, &xhb);
+    TRY(gpu_alloc(&g, (uint64_t)cols * 8192 * 4, GPU_MEM_DEVICE, &yb, &e));
+    double t_start = now_us();
+    static double tf[HYP_N_VARIANTS][HYP_N_TILES][HYP_N_SHAPES], v1tf[HYP_N_SHAPES];
+    printf("hyp: F16 weights, %d columns, median of %d reps of %d back-to-back runs; TFLOP/s count "
+           "2*rows*k*cols (exact: one useful product); agree = max|y - y_v1| / max|y_v1| (v1: the "
+           "exact gemm on f32 x)\n",
+           cols, reps, INNER);
+    for (int si = 0; si < HYP_N_SHAPES; si++) {
+        int rows = hyp_shapes[si][0], k = hyp_shapes[si][1];
+        w[si] = make(DT_F16, rows, k, 1.0f / sqrtf((float)k), 0.0f, &wb[si]);
+        TRY(gpu_alloc(&g, (uint64_t)cols * rows * 4, GPU_MEM_DEVICE, &yv1[si], &e));
+        x.k = k;
+        const struct gpu_weight *one = &w[si];
+        struct plan p = v1_plan(1, &one, false, cols);
+        TRY(k_matmul(&g, &p, &w[si], x.addr, yv1[si].addr, cols, false, 0, "v1", "", &e));
+        double us = time_plan(&p, reps), flop = 2.0 * rows * k * cols;
+        v1tf[si] = flop / (us * 1e-6) / 1e12;
+        char stats[512] = "";
+        if (p.n) gpu_pipeline_stats(&g, p.d[p.n - 1].pipe, stats, sizeof stats);
+        printf("  NV-v1 gemm (exact)       %-16s %4dx%-5d %9.1f us %7.1f TFLOP/s%s%s\n",
+               p.n ? p.d[p.n - 1].kind : "", rows, k, us, v1tf[si], *stats ? "; " : "", stats);
+        plan_free(&p);
+    }
+    for (int vi = 0; vi < HYP_N_VARIANTS; vi++) {
+        const struct hyp_variant *v = &hyp_variants[vi];
+        if (!hyp_selected(list, v)) continue;
+        char name[48];
+        snprintf(name, sizeof name, "%s_f16", v->kernel);
+        printf("%s: %s\n", name, v->what);
+        for (int ti = 0; ti < HYP_N_TILES; ti++) {
+            const struct k_cm2_tile *t = &hyp_tiles[ti];
+            char tname[32];
+            snprintf(tname, sizeof tname, "%ux%ux%u/%u", t->bm, t->bn, t->bk, t->nt);
+            if (g.coopmat2_max_invocations && t->nt > g.coopmat2_max_invocations) {
+                printf("  %-16s skipped: the device's workgroup-scope matrices take at most %u "
+                       "invocations\n",
+                       tname, g.coopmat2_max_invocations);
+                continue;
+            }
+            const uint32_t spec[4] = {t->bm, t->bn, t->bk, t->nt};
+            const struct gpu_pipeline *pipe;
+            double t0 = now_us();
+            if (gpu_pipeline(&g, name, spec, 4, &pipe, &e) != ST_OK) {
+                printf("  %-16s pipeline failed: %s\n", tname, e.msg);
+                continue;
+            }
+            double t_pipe = now_us() - t0;
+            char stats[512];
+            gpu_pipeline_stats(&g, pipe, stats, sizeof stats);
+            printf("  %-16s pipeline created in %.0f ms (%.0f s into the run)%s%s\n", tname,
+                   t_pipe / 1e3, (now_us() - t_start) / 1e6, *stats ? "; " : "", stats);
+            for (int si = 0; si < HYP_N_SHAPES; si++) {
+                int rows = hyp_shapes[si][0], k = hyp_shapes[si][1];
+                struct hyp_push pc = {
+                    w[si].addr, 0, v->xf16 ? xh.addr : x.addr, yb.addr, (uint32_t)rows, (uint32_t)k,
+                    cols,       0};
+                if (rows == 2048) TRY(gpu_fill(&g, &yb, 0x7fc00000u, &e)); /* NaN: unwritten */
+                struct plan q = {.kind = PLAN_WIDE};
+                struct dispatch *d =
+                    plan_add(&q, pipe, &pc, sizeof pc, cols / t->bn, rows / t->bm, 1);
+                dispatch_tag(d, name, 0, "hyp", w[si].bytes);
+                double us = time_plan(&q, reps), flop = 2.0 * rows * k * cols;
+                plan_free(&q);
+                tf[vi][ti][si] = flop / (us * 1e-6) / 1e12;
+                printf("  %-16s %4dx%-5d %9.1f us %7.1f TFLOP/s", tname, rows, k, us,
+                       tf[vi][ti][si]);
+                if (rows == 2048) /* the small outputs: cheap to read back */
+                    printf("  agree %.2g", agreement(&yb, &yv1[si], (size_t)cols * rows));
+                printf("\n");
+            }
+        }
+    }
+    printf("summary, TFLOP/s (shapes rows x k; NV-v1 exact:");
+    for (int si = 0; si < HYP_N_SHAPES; si++)
+        printf(" %.1f", v1tf[si]);
+    printf(")\n  %-30s %-16s %9s %9s %9s %9s\n", "variant", "tile", "2048x2048", "6144x2048",
+           "8192x2048", "2048x8192");
+    for (int vi = 0; vi < HYP_N_VARIANTS; vi++)
+        for (int ti = 0; ti < HYP_N_TILES; ti++) {
+            if (tf[vi][ti][0] == 0) continue;
+            const struct k_cm2_tile *t = &hyp_tiles[ti];
+            char tname[32];
+            snprintf(tname, sizeof tname, "%ux%ux%u/%u", t->bm, t->bn, t->bk, t->nt);
+            printf("  %-30s %-16s", hyp_short(&hyp_variants[vi]), tname);
+            for (int si = 0; si < HYP_N_SHAPES; si++)
+                printf(" %9.1f", tf[vi][ti][si]);
+            printf("\n");
+        }
+    printf("hyp: %.0f s\n", (now_us() - t_start) / 1e6);
+    TRY(gpu_close(&g, &e));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int cols = argc > 1 ? atoi(argv[1]) : 512, reps = argc > 2 ? atoi(argv[2]) : 20;
-    const char *tlist = argc > 3 ? argv[3] : "bf16,f16,q4_0,q8_0";
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time: a run cut by a timeout still tells */
+    bool hyp = argc > 1 && !strcmp(argv[1], "hyp");
+    int cols = hyp        ? 512
+               : argc > 1 ? atoi(argv[1])
+                          : 512,
+        reps = argc > 2 ? atoi(argv[2])
+               : hyp    ? 5
+                        : 20;
+    const char *tlist = hyp ? "f16" : argc > 3 ? argv[3] : "bf16,f16,q4_0,q8_0";
     enum dtype types[4];
     int n_types = 0;
     static const char *const tnames[] = {"bf16", "f16", "q4_0", "q8_0"};
@@ -170,7 +357,7 @@ int main(int argc, char **argv)
     if (cols < 1 || reps < 1 || n_types == 0) {
         fprintf(stderr,
                 "usage: gemm_cm2_bench [COLS [REPS [TYPES]]] (positive integers; TYPES from "
-                "bf16,f16,q4_0,q8_0)\n");
+                "bf16,f16,q4_0,q8_0), or gemm_cm2_bench hyp [REPS [VARIANTS]]\n");
         return 2;
     }
     TRY(gpu_open(&g, -1, &e));
@@ -185,6 +372,7 @@ int main(int argc, char **argv)
         gpu_close(&g, &e);
         return 0;
     }
+    if (hyp) return hyp_main(reps, argc > 3 ? argv[3] : NULL);
     static const int shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
     /* 8 tiles (pipelines: 4 modes x 9 + the pair's 2 x 4 a type, under GPU_MAX_PIPELINES for 4
      * types) */
@@ -197,7 +385,7 @@ int main(int argc, char **argv)
     struct gpu_buf xb, xhb, yb, yv1;
     int kmax = 8192, rmax = 8192;
     struct gpu_weight x = make(DT_F32, cols, kmax, 1.0f, 0.0f, &xb);
-    struct gpu_weight xh = make(DT_F16, cols, kmax, 1.0f, 0.0f, &xhb);
+    struct gpu_weight xh = make_id(DT_F16, cols, kmax, 1.0f, 0.0f, tensor_id, &xhb); /* f16(x) */
     TRY(gpu_alloc(&g, (uint64_t)cols * rmax * 4, GPU_MEM_DEVICE, &yb, &e));
     TRY(gpu_alloc(&g, (uint64_t)cols * rmax * 4, GPU_MEM_DEVICE, &yv1, &e));
     double agree[4][2] = {{0}};

@@ -5,7 +5,7 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 (needs build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
+# Vulkan roof (38): cm2 and cm2_speed (bench/39; need build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
 # shards), khr (bench/42: the gemm on
 # VK_KHR_cooperative_matrix against NV v1), cm2_goldens (every golden with --tune gemm_path=cm2, both
 # precisions; LFM2-1.2B's prefill nv/cm2). The sections that measured
@@ -342,6 +342,19 @@ cm2() { # bench/39: the VK_NV_cooperative_matrix2 gemm. Its test runs without th
     echo "\$ test_kernels tests/fixtures gemm"; "$d/test_kernels" tests/fixtures gemm >"$O/cm2_test_kernels.txt" 2>&1
     echo "(exit $?)"; tail -n 3 "$O/cm2_test_kernels.txt"; echo
     echo "\$ gemm_cm2_bench 512 20"; "$d/gemm_cm2_bench" 512 20; echo "(exit $?)"
+}
+cm2_speed() { # bench/39, third run: why the cm2 gemm is ~2.7x slower a product than v1. One
+    # hypothesis a bench variant (shaders/variants.txt's benchpre lines, gemm_cm2.comp's CM2_
+    # switches) x 4 tiles on LFM2-1.2B's four F16 product shapes at 512 columns, beside the v1 gemm;
+    # a line a pipeline with its creation time (NVIDIA compiles cm2 pipelines slowly), stdout
+    # line-buffered so a cut run still tells; then the cm2 kernel's own test, a line a case.
+    # Needs build/ configured with -DLFM2_BENCH=ON. ~6 min at most (the two timeouts).
+    local d=${BIN_DIR:-build}
+    run --list-devices | grep -iE "^\\$|^device|driver|coop|matrix|^\(exit"
+    echo "\$ gemm_cm2_bench hyp 5 (timeout 240 s)"
+    timeout 240 "$d/gemm_cm2_bench" hyp 5; echo "(exit $?)"; echo
+    echo "\$ test_gemm_cm2 (timeout 150 s)"
+    timeout 150 "$d/test_gemm_cm2"; echo "(exit $?)"
 }
 khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
     # glslang 15) against the NV v1 kernel (gemm, Debian 12's glslc), one source. No validation layer

@@ -38,6 +38,18 @@
 // |x| and |w| must stay under 65504.
 // Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM).
 // Workgroup: NT invocations (a multiple of 32, at most the device's workgroup-scope maximum).
+// Bench-only switches (bench/39, "Third run": one hypothesis each for the kernel's slowness; the
+// defaults are the product's kernel, which no shipped variant changes):
+//  - CM2_UNROLL (4): k steps an iteration of the interior loop;
+//  - CM2_ALIGN (0): 1 declares the tensors' base addresses 16-byte aligned (the loads' Aligned
+//    operand is 16, not the element size) and gives the interior layouts explicit row strides
+//    known to be multiples of 8 elements (16 bytes), as a descriptor-bound buffer with a masked
+//    stride tells the driver; the caller keeps w, x, y 16-byte aligned (k_gemm_cm2 checks);
+//  - CM2_ACC16 (0): 1 accumulates in f16 (converted to f32 for the store; one product, no pair);
+//  - CM2_PLAIN (0): 1 keeps only the interior path, loads and products (no clamped loop, no
+//    residual): the caller guarantees the tile inside the matrices and k % (BK·CM2_UNROLL) == 0;
+//  - CM2_MFAST (0): 1 makes the weight-row tiles of one column tile adjacent in the dispatch order
+//    (the linear workgroup index walks the row tiles first) instead of the column tiles.
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_NV_cooperative_matrix2 : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -64,7 +76,28 @@
 #ifndef SWIGLU
 #define SWIGLU 0
 #endif
+#ifndef CM2_UNROLL
+#define CM2_UNROLL 4
+#endif
+#ifndef CM2_ALIGN
+#define CM2_ALIGN 0
+#endif
+#ifndef CM2_ACC16
+#define CM2_ACC16 0
+#endif
+#ifndef CM2_PLAIN
+#define CM2_PLAIN 0
+#endif
+#ifndef CM2_MFAST
+#define CM2_MFAST 0
+#endif
 #define XPARTS (XSPLIT || XPREP) // x as hi + lo: the exact modes
+#if CM2_ACC16 && (XPARTS || SWIGLU)
+#error "gemm_cm2.comp: f16 accumulators only for one served product"
+#endif
+#if CM2_ALIGN && XPREP
+#error "gemm_cm2.comp: CM2_ALIGN does not cover the prepared x's 3-D layout"
+#endif
 #if WTYPE == DT_Q8_0 && XPARTS
 #define WSPLIT 1
 #else
@@ -95,6 +128,24 @@ layout(push_constant) uniform Push {
     uint cols;
     uint accumulate; // y += W x (not with SWIGLU)
 } p;
+
+// The base addresses of the tensor loads and stores: the element types of common.glsl, or (CM2_ALIGN)
+// the same arrays declared 16-byte aligned.
+#if CM2_ALIGN
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer F16Buf16 { float16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer U16Buf16 { uint16_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer U8Buf16 { uint8_t v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer F32Buf16 { float v[]; };
+#define F16T F16Buf16
+#define U16T U16Buf16
+#define U8T U8Buf16
+#define F32T F32Buf16
+#else
+#define F16T F16Buf
+#define U16T U16Buf
+#define U8T U8Buf
+#define F32T F32Buf
+#endif
 
 // What a decode function is handed: a pointer to the element (one struct per element).
 layout(buffer_reference, std430, buffer_reference_align = 2) buffer Bf16Elem { uint16_t v; };
@@ -168,35 +219,35 @@ float16_t decode_x_lo(const in F32Elem e, const in uint32_t block[2], const in u
 // the unclamped interior): SW, SX are this step's weight and x slices, K0 its first k.
 // the weight tile of the weight at base into the A matrix a
 #if WTYPE == DT_F16
-#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, F16Buf(base).v, 0, SW)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, F16T(base).v, 0, SW)
 #elif WTYPE == DT_BF16
-#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U16Buf(base).v, 0, SW, decode_bf16)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U16T(base).v, 0, SW, decode_bf16)
 #elif WTYPE == DT_Q4_0
-#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8Buf(base).v, 0, SW, decode_q4_0)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8T(base).v, 0, SW, decode_q4_0)
 #else
-#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8Buf(base).v, 0, SW, decode_q8_0)
+#define LOAD_W(a, base, SW) coopMatLoadTensorNV(a, U8T(base).v, 0, SW, decode_q8_0)
 #endif
 // x's parts of this k step into the B matrix b
 #if XF16
-#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, SX, tr)
+#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F16T(p.x).v, 0, SX, tr)
 #elif XPREP
 #define LOAD_X_PART(b, K0, at) \
     coopMatLoadTensorNV(b, F16Buf(p.x).v, 0, sliceTensorLayoutNV(lp, c0, BN, (K0) / 4u, BK / 4u, at, 4u), pv)
 #define LOAD_X_HI(b, SX, K0) LOAD_X_PART(b, K0, 0)
 #define LOAD_X_LO(b, SX, K0) LOAD_X_PART(b, K0, 4)
 #elif XSPLIT
-#define LOAD_X_HI(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x_hi)
-#define LOAD_X_LO(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x_lo)
+#define LOAD_X_HI(b, SX, K0) coopMatLoadTensorNV(b, F32T(p.x).v, 0, SX, tr, decode_x_hi)
+#define LOAD_X_LO(b, SX, K0) coopMatLoadTensorNV(b, F32T(p.x).v, 0, SX, tr, decode_x_lo)
 #else
-#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F32Buf(p.x).v, 0, SX, tr, decode_x)
+#define LOAD_X(b, SX, K0) coopMatLoadTensorNV(b, F32T(p.x).v, 0, SX, tr, decode_x)
 #endif
 // w (and w3): Q8_0's exact modes first add w_lo·x_hi, then load w_hi
 #if WSPLIT
 #define STEP_W(SW, SX, K0)                                                                         \
-    coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, SW, decode_q8_0_lo);                                   \
+    coopMatLoadTensorNV(a, U8T(p.w).v, 0, SW, decode_q8_0_lo);                                     \
     LOAD_X_HI(b, SX, K0);                                                                          \
     acc = coopMatMulAdd(a, b, acc);                                                                \
-    coopMatLoadTensorNV(a, U8Buf(p.w).v, 0, SW, decode_q8_0_hi);
+    coopMatLoadTensorNV(a, U8T(p.w).v, 0, SW, decode_q8_0_hi);
 #elif SWIGLU
 #define STEP_W(SW, SX, K0)                                                                         \
     LOAD_W(a, p.w, SW);                                                                            \
@@ -236,14 +287,24 @@ float16_t decode_x_lo(const in F32Elem e, const in uint32_t block[2], const in u
 #else
 #define A3_DECL
 #endif
-#define ACC coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#define ACC32 coopmat<float, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#if CM2_ACC16
+#define ACC coopmat<float16_t, gl_ScopeWorkgroup, BM, BN, gl_MatrixUseAccumulator>
+#else
+#define ACC ACC32
+#endif
 // k steps an iteration of the interior tiles' loop (loads of the next steps can be issued while
 // the products of the earlier ones run)
-const uint UNROLL = 4u;
+const uint UNROLL = CM2_UNROLL;
 
 void main()
 {
+#if CM2_MFAST
+    uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint n0 = (tile % gl_NumWorkGroups.y) * BM, c0 = (tile / gl_NumWorkGroups.y) * BN;
+#else
     uint n0 = gl_WorkGroupID.y * BM, c0 = gl_WorkGroupID.x * BN;
+#endif
     tensorLayoutNV<2, CLAMP> lw = createTensorLayoutNV(2, CLAMP);
     tensorLayoutNV<2> uw = createTensorLayoutNV(2); // unclamped: interior tiles
 #if WTYPE == DT_Q8_0 || WTYPE == DT_Q4_0
@@ -256,6 +317,11 @@ void main()
     lx = setTensorLayoutDimensionNV(lx, p.cols, p.k);
     tensorLayoutNV<2> ux = createTensorLayoutNV(2);
     ux = setTensorLayoutDimensionNV(ux, p.cols, p.k);
+#if CM2_ALIGN && WTYPE != DT_Q8_0 && WTYPE != DT_Q4_0
+    // row strides in elements, known multiples of 8 (16 bytes): the interior needs k % BK == 0
+    uw = setTensorLayoutStrideNV(uw, p.k & ~7u, 1);
+    ux = setTensorLayoutStrideNV(ux, p.k & ~7u, 1);
+#endif
     tensorLayoutNV<2, CLAMP> ly = createTensorLayoutNV(2, CLAMP);
     ly = setTensorLayoutDimensionNV(ly, p.cols, p.rows);
     tensorViewNV<2, false, 1, 0> tr = createTensorViewNV(2, false, 1, 0); // (row, col) <-> (col, row)
@@ -269,12 +335,23 @@ void main()
     ACC acc = ACC(0.0);
 #if SWIGLU
     ACC acc3 = ACC(0.0);
+#elif !CM2_PLAIN
+    if (p.accumulate != 0u) { // the residual: the sums start from y
+#if CM2_ACC16
+        ACC32 y0;
+        coopMatLoadTensorNV(y0, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+        acc = ACC(y0);
 #else
-    if (p.accumulate != 0u) // the residual: the sums start from y
-        coopMatLoadTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+        coopMatLoadTensorNV(acc, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+#endif
+    }
 #endif
     // The tile and every k step inside the matrices: unclamped loads, UNROLL steps an iteration
     // (uniform across the workgroup: it depends on the workgroup's tile only).
+#if CM2_PLAIN
+    for (uint k0 = 0u; k0 < p.k; k0 += BK * UNROLL)
+        [[unroll]] for (uint j = 0u; j < UNROLL; j++) STEP(uw, ux, k0 + j * BK)
+#else
     bool interior = n0 + BM <= p.rows && c0 + BN <= p.cols && p.k % (BK * UNROLL) == 0u;
     if (interior) {
         for (uint k0 = 0u; k0 < p.k; k0 += BK * UNROLL)
@@ -282,8 +359,14 @@ void main()
     } else {
         for (uint k0 = 0u; k0 < p.k; k0 += BK) STEP(lw, lx, k0)
     }
+#endif
 #if SWIGLU
     coopMatPerElementNV(acc, acc, swiglu, acc3);
 #endif
-    coopMatStoreTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+#if CM2_ACC16
+    ACC32 out32 = ACC32(acc);
+    coopMatStoreTensorNV(out32, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+#else
+    coopMatStoreTensorNV(acc, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+#endif
 }

@@ -3,7 +3,8 @@
 #   "prebuilt gemm_khr_swiglu_bf16 gemm_khr swiglu bf16 gemm.comp -DWTYPE=2 -DCOOPMAT=1 -DCOOPMAT_KHR=1 -DSWIGLU=1"
 # (flags "+"-joined or "-", type "-" for untyped kernels). One expansion for both of its users:
 #  - CMakeLists.txt includes it and compiles (ship, bench) or embeds (prebuilt) each blob;
-#  - tools/spirv_regen.sh runs it as a script and compiles the prebuilt blobs with glslang 15:
+#  - tools/spirv_regen.sh runs it as a script and compiles the prebuilt (and benchpre) blobs with
+#    glslang 15:
 #      cmake -DVARIANTS=shaders/variants.txt -DOUT=list.txt -P shaders/variants.cmake
 # so the names and defines a prebuilt blob is made with are the ones CMake embeds it under.
 
@@ -35,8 +36,8 @@ function(shader_variants file out_var)
       message(FATAL_ERROR "shaders/variants.txt: '${line}': expected build, name, source, types, flags[, defines]")
     endif()
     list(POP_FRONT parts build base src types flagsets)
-    if(NOT build MATCHES "^(ship|bench|prebuilt)$")
-      message(FATAL_ERROR "shaders/variants.txt: '${line}': build '${build}', expected ship, bench or prebuilt")
+    if(NOT build MATCHES "^(ship|bench|prebuilt|benchpre)$")
+      message(FATAL_ERROR "shaders/variants.txt: '${line}': build '${build}', expected ship, bench, prebuilt or benchpre")
     endif()
     if(NOT EXISTS ${dir}/${src})
       message(FATAL_ERROR "shaders/variants.txt: '${line}': no shaders/${src}")

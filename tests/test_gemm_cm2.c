@@ -4,7 +4,10 @@
  * activation mode (serving: x rounded to f16; exact: hi + lo; x given as f16), shapes that are not
  * multiples of any tile, and several tiles. On a device without coopmat2 (lavapipe) the products
  * are skipped with a message; what needs no such device runs everywhere: the embedded prebuilt
- * SPIR-V, the refusal naming the missing extension, and the default tile rule. */
+ * SPIR-V, the refusal naming the missing extension, the default tile rule, and the pipeline
+ * statistics the bench prints (gpu_pipeline_stats: empty where not captured). One line a product
+ * case with its pipeline-creation and run times (stdout line-buffered: a cut run shows how far it
+ * got). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +132,22 @@ static void test_refusals(void)
     T_CHECK(rc == ST_USAGE && strstr(e.msg, g.has_coopmat2_per_element ? "served" : "per-element"),
             "SwiGLU exact decode: rc %d, %s", rc, e.msg);
     T_CHECK(p.n == 0, "nothing appended by refusals");
+}
+
+/* gpu_pipeline_stats: the driver's statistics where a bench build captured them (the query
+ * succeeds), else "" (the product's builds enable no VK_KHR_pipeline_executable_properties). */
+static void test_pipeline_stats(void)
+{
+    const struct gpu_pipeline *pipe;
+    int rc = gpu_pipeline(&g, "copy", NULL, 0, &pipe, &e);
+    T_CHECK(rc == ST_OK, "gpu_pipeline copy: %s", e.msg);
+    if (rc) return;
+    char stats[512] = "x";
+    gpu_pipeline_stats(&g, pipe, stats, sizeof stats);
+    /* where captured, the query succeeds (a driver may report no statistic at all) */
+    T_CHECK(g.has_exec_stats ? strncmp(stats, "(no statistics", 14) != 0 : stats[0] == 0,
+            "statistics %s captured: '%s'", g.has_exec_stats ? "" : "not", stats);
+    printf("pipeline statistics of copy: %s\n", *stats ? stats : "(none captured)");
 }
 
 static float round_f16(float v)
@@ -276,7 +295,9 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     struct plan p = {.kind = PLAN_WIDE};
     struct k_cm2_product pr = {
         &w[0], epi == EPI_SWIGLU ? &w[1] : NULL, xb.addr, yb.addr, cols, epi == EPI_ACC, mode};
+    double t0 = now_us(); /* the first use of a (variant, tile) creates its pipeline here */
     rc = k_gemm_cm2(&g, &p, &pr, tile, 3, "ffn", &e);
+    double t_record = now_us() - t0;
     T_CHECK(rc == ST_OK, "k_gemm_cm2: %s", e.msg);
     static const char *const kinds[] = {"gemm_cm2", "gemm_cm2_exact", "gemm_cm2_xf16",
                                         "gemm_cm2_prep"};
@@ -292,7 +313,9 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
         rc = gpu_cmd_begin(&g, &e);
         T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
         plan_record(&g, &p, -1);
+        t0 = now_us();
         rc = gpu_submit_wait(&g, NULL, &e);
+        double t_run = now_us() - t0;
         T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
         down(&yb, y, (ny + GUARD) * 4);
         double num = 0, num_r = 0, den = 0;
@@ -315,6 +338,13 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
                 "the plain reference: %.3g)",
                 kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", tile ? tile->bm : 0,
                 tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
+        /* one line a case (stdout is line-buffered): a run cut by a timeout shows how far it got
+         * and whether pipeline creation is what takes the time */
+        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols);
+        printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u: pipeline + record %.0f ms, run %.1f "
+               "ms, error %.3g\n",
+               kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", t.bm, t.bn, t.bk, t.nt,
+               t_record / 1e3, t_run / 1e3, tight);
     }
     plan_free(&p);
     for (int m = 0; m < nm; m++) {
@@ -382,6 +412,7 @@ static void test_products(void)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time (the per-case lines) */
     t_rng_seed(&rng, 20261206);
     int rc = gpu_open(&g, -1, &e);
     T_CHECK(rc == ST_OK, "gpu_open: %s", e.msg);
@@ -394,6 +425,7 @@ int main(void)
     test_embedded();
     test_tile_rule();
     test_refusals();
+    test_pipeline_stats();
     test_products();
     printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);
     rc = gpu_close(&g, &e);

@@ -3,9 +3,9 @@
 # compile (GL_NV_cooperative_matrix2, GL_KHR_cooperative_matrix: docs/architecture.md, "SPIR-V
 # that the system compiler cannot make"), or checks it.
 #
-#   tools/spirv_regen.sh           rewrite shaders/prebuilt/<name>.inc for every "prebuilt" blob of
-#                                  shaders/variants.txt (expanded by shaders/variants.cmake, as
-#                                  CMake does)
+#   tools/spirv_regen.sh           rewrite shaders/prebuilt/<name>.inc for every "prebuilt" and
+#                                  "benchpre" blob of shaders/variants.txt (expanded by
+#                                  shaders/variants.cmake, as CMake does)
 #   tools/spirv_regen.sh --check   compile them again and fail (exit 1) naming each committed file
 #                                  whose words differ from its sources' (CI)
 #
@@ -90,15 +90,15 @@ compile_inc() { # name file defines... -> stdout
     rm -f "$spv"
 }
 
-# Every prebuilt blob as "name file defines...": shaders/variants.txt's prebuilt lines expanded by
-# the same CMake code that embeds them.
+# Every prebuilt blob as "name file defines...": shaders/variants.txt's prebuilt and benchpre
+# (bench-only) lines expanded by the same CMake code that embeds them.
 prebuilt_list() {
     local expanded
     expanded=$(mktemp)
     cmake -DVARIANTS="$VARIANTS" -DOUT="$expanded" -P shaders/variants.cmake ||
         { rm -f "$expanded"; die "shaders/variants.cmake could not expand $VARIANTS"; }
     # "build name kernel flags type source defines..." -> "name source defines..."
-    awk '$1 == "prebuilt" {s = $2; for (i = 6; i <= NF; i++) s = s " " $i; print s}' "$expanded"
+    awk '$1 == "prebuilt" || $1 == "benchpre" {s = $2; for (i = 6; i <= NF; i++) s = s " " $i; print s}' "$expanded"
     rm -f "$expanded"
 }
 

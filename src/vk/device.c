@@ -376,7 +376,7 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
                 .shaderFloat64 = d->features.features.shaderFloat64,
             },
     };
-    const char *ext[6];
+    const char *ext[7];
     uint32_t n_ext = 0;
     if (d->has_budget) ext[n_ext++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
     if (d->has_coopmat_nv) ext[n_ext++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
@@ -405,6 +405,20 @@ static int device_create(struct gpu *g, const struct dev_info *d, struct err *e)
             ext[n_ext++] = VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME;
             g->has_float_atomic_add = true;
         }
+    }
+    /* bench builds: the compiler's statistics of each pipeline (gpu_pipeline_stats) */
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR fexec = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+#ifdef LFM2_BENCH
+    VkPhysicalDeviceFeatures2 fq = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &fexec};
+    if (has_device_extension(g->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME))
+        vkGetPhysicalDeviceFeatures2(g->phys, &fq);
+#endif
+    g->has_exec_stats = fexec.pipelineExecutableInfo;
+    if (g->has_exec_stats) {
+        fexec.pNext = features.pNext;
+        features.pNext = &fexec;
+        ext[n_ext++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
     }
     float priority = 1.0f;
     VkDeviceQueueCreateInfo qci = {

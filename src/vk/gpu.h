@@ -97,6 +97,8 @@ struct gpu {
     bool has_subgroup_size_control; /* subgroupSizeControl + computeFullSubgroups enabled */
     bool has_float16, has_int8;     /* shaderFloat16 / shaderInt8 enabled */
     bool has_float_atomic_add;      /* VK_EXT_shader_atomic_float shaderBufferFloat32AtomicAdd enabled */
+    bool has_exec_stats;            /* bench builds only (LFM2_BENCH): VK_KHR_pipeline_executable_properties
+                                       enabled, pipelines capture the compiler's statistics */
     double tensor_roof;             /* FLOP/s of gpu_tensor_roof, measured once (0: not yet) */
     struct tune tune;               /* the run's --tune overrides (tune.h; gpu_open: every key automatic) */
     enum precision precision;       /* the run's --precision (plan_kind.h; gpu_open: exact) */
@@ -182,6 +184,10 @@ int gpu_fill(struct gpu *g, const struct gpu_buf *dst, uint32_t word, struct err
  * g->max_push bytes (capped at 128) and no descriptor sets. The pointer stays valid until close. */
 int gpu_pipeline(struct gpu *g, const char *name, const uint32_t *spec, uint32_t n_spec,
                  const struct gpu_pipeline **out, struct err *e);
+/* The driver's statistics of pipeline p's compiled shader ("Register count 128, ..." as the driver
+ * names them) into out (n bytes); "" where the device captures none (has_exec_stats false: every
+ * build but the bench's). For the benches: what a kernel variant compiled to. */
+void gpu_pipeline_stats(const struct gpu *g, const struct gpu_pipeline *p, char *out, size_t n);
 
 /* Recording one step: begin, any number of dispatches / barriers / copies / timestamps, then
  * submit_wait (one submit, one fence wait). wall_us (may be NULL) gets the host wall time of

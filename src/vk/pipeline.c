@@ -60,6 +60,7 @@ static int pipeline_create(struct gpu *g, const struct shader_blob *blob, struct
     };
     VkComputePipelineCreateInfo cpi = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .flags = g->has_exec_stats ? VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR : 0,
         .stage =
             {
                 .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -119,4 +120,48 @@ int gpu_pipeline(struct gpu *g, const char *name, const uint32_t *spec, uint32_t
     g->n_pipelines++;
     *out = p;
     return ST_OK;
+}
+
+void gpu_pipeline_stats(const struct gpu *g, const struct gpu_pipeline *p, char *out, size_t n)
+{
+    if (n) out[0] = 0;
+    if (!g->has_exec_stats || !p->pipeline || n == 0 || !vkGetPipelineExecutableStatisticsKHR)
+        return;
+    VkPipelineExecutableInfoKHR info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR,
+        .pipeline = p->pipeline,
+        .executableIndex = 0, /* a compute pipeline: one executable */
+    };
+    VkPipelineExecutableStatisticKHR st[16];
+    uint32_t count = 16;
+    for (uint32_t i = 0; i < count; i++)
+        st[i] = (VkPipelineExecutableStatisticKHR){
+            .sType = VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR};
+    VkResult r = vkGetPipelineExecutableStatisticsKHR(g->device, &info, &count, st);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        snprintf(out, n, "(no statistics: %s)", vk_result_name(r));
+        return;
+    }
+    size_t len = 0;
+    for (uint32_t i = 0; i < count && len < n; i++) {
+        const char *sep = i ? ", " : "";
+        int w = 0;
+        switch (st[i].format) {
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+            w = snprintf(out + len, n - len, "%s%s %s", sep, st[i].name,
+                         st[i].value.b32 ? "yes" : "no");
+            break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+            w = snprintf(out + len, n - len, "%s%s %" PRId64, sep, st[i].name, st[i].value.i64);
+            break;
+        case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+            w = snprintf(out + len, n - len, "%s%s %" PRIu64, sep, st[i].name, st[i].value.u64);
+            break;
+        default:
+            w = snprintf(out + len, n - len, "%s%s %g", sep, st[i].name, st[i].value.f64);
+            break;
+        }
+        if (w < 0) break;
+        len += (size_t)w;
+    }
 }
