@@ -707,6 +707,8 @@ static void test_gemm_path(void)
         T_CHECK(sel_gemm_coopmat(&s) == (rows[i].want != GEMM_PATH_FMA), "row %zu: coopmat", i);
         bool cm = rows[i].want != GEMM_PATH_FMA;
         T_CHECK(!cm || !memcmp(c.spec, ref.spec, sizeof c.spec), "row %zu: the cooperative paths share tiles", i);
+        /* exact on any cooperative path executes the hi + lo products (KHR as NV v1), the twin one */
+        T_CHECK(c.coopmat == cm, "row %zu: the choice's coopmat %d, want %d", i, c.coopmat, cm);
     }
     struct sel anon = h200(PLAN_WIDE, &tk);
     anon.device = NULL;

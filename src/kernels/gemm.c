@@ -64,7 +64,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
         snprintf(c->kind, sizeof c->kind, "%s%s%s%s.%s", kind_prefix ? kind_prefix : "", sg.kernel,
                  sg.cm2_x == SEL_CM2_X_PREP ? "_prep" : "", swiglu ? "_swiglu" : "", k_kind_dtype(w->dtype));
         /* exact: w·x_hi and w·x_lo (Q8_0: and w_lo·x_hi) */
-        c->exec_mult = sg.serving ? 1 : k_gemm_exec_mult(true, w->dtype);
+        c->exec_mult = sg.serving ? 1 : k_gemm_exec_mult(sg.coopmat, w->dtype);
         return ST_OK;
     }
     char name[48];
@@ -76,7 +76,7 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     c->pc = (struct push_gemm){k_matmul_push(w, w3, NULL, 0, y, accumulate), (uint32_t)cols, sg.kper};
     memcpy(c->groups, sg.groups, sizeof c->groups);
     /* serving: one product, w and x in f16 */
-    c->exec_mult = !sg.serving && strcmp(sg.kernel, "gemm") == 0 ? k_gemm_exec_mult(true, w->dtype) : 1;
+    c->exec_mult = sg.serving ? 1 : k_gemm_exec_mult(sg.coopmat, w->dtype);
     return ST_OK;
 }
 

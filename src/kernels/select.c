@@ -400,6 +400,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
      * computes what the tensor cores do). The tiles stay exact's: they fit, with less shared memory
      * (no low parts), and a timing then sets the one difference against each other (bench/41). */
     c->serving = !roof && serving;
+    c->coopmat = cm && !roof;
     /* float atomic add where the device has it: cooperative matrices, and the twin's BF16 so that
      * CI runs that path */
     c->fadd = splits > 1 && !roof && s->float_atomic_add && (cm || w->dtype == DT_BF16);

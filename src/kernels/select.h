@@ -137,6 +137,8 @@ struct sel_gemm {
     bool zero_y;        /* split sums into a y that does not accumulate: y must start at 0 */
     bool xraw;          /* reads the plain x, no prep (gemm.comp XRAW) */
     bool serving;       /* serving precision: x and w rounded to f16, one product (the _serving variant) */
+    bool coopmat;       /* multiplies on cooperative matrices (NV v1, KHR, cm2): exact executes the
+                           f16 hi + lo products (k_gemm_exec_mult); the FMA twin one f32 product */
     uint32_t spec[10];  /* 32, BM, BN, BK, threads, NBUF, SGM, PF, XRAW, FRAG */
     uint32_t groups[3]; /* column tiles, row tiles, k splits */
     uint32_t kper;      /* k per split */

@@ -109,6 +109,7 @@ bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swigl
     if (c->fallback) return false;
     c->kernel = sel_gemm_path_kernel(GEMM_PATH_CM2);
     c->cm2 = true;
+    c->coopmat = true;
     c->serving = serving;
     c->cm2_x = serving ? SEL_CM2_X_SERVING : SEL_CM2_X_PREP;
     c->no_prep = serving && plain_x; /* the plain x, rounded as it loads */
