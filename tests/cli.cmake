@@ -348,6 +348,8 @@ cli_test(cli_stages_layers cli 2 "--stages and --layers" --model ${LT} --stages 
 # the layer costs: from the stages' own runs by default; one-layer shards without timestamps
 cli_test(cli_stages_layer_shares cli-gpu 0 "layer costs (each layer's share of its stage's kernel time" --model ${LT} --stages 2 --cols 2 --reps 2)
 cli_test(cli_stages_layer_shards cli-gpu 0 "layer costs (marginal pass of each one-layer shard" --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
+# the fixed parts (step − marginal by role) come from the stages' gap probes, one-layer shards or not
+cli_test(cli_stages_fixed_shards cli-gpu 0 "fixed parts (step − marginal of the even split's stages, at least 0): first " --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
 cli_test(cli_stages_units cli-gpu 0 "marginal ms" --model ${LT} --stages 2 --cols 2 --reps 2 --units ms)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)
@@ -367,8 +369,10 @@ endforeach()
 # per layer), one blank line between them; --html: the page, whole (tests/html_check.sh renders it)
 add_test(NAME cli_stages_csv_html COMMAND sh -c "d=$(mktemp -d) || exit 1; trap 'rm -rf $d' EXIT; \
   $0 --model ${LT} --stages 2 --cols 2 --reps 2 --csv $d/p.csv --html $d/p.html > $d/out 2>&1 || { cat $d/out; exit 1; }; cat $d/p.csv; \
-  grep -q '^table,split,stage,a,b,step_us,p10_us,p90_us,of_slowest,marginal_us,marginal_err_us,predicted_us,bottleneck$' $d/p.csv && \
-  grep -q '^pipeline_stage,even,0,0,3,[0-9]' $d/p.csv && grep -q '^pipeline_stage,even,1,3,6,[0-9]' $d/p.csv && \
+  grep -q '^table,split,stage,a,b,step_us,p10_us,p90_us,of_slowest,marginal_us,marginal_err_us,predicted_us,bottleneck,fixed_us$' $d/p.csv && \
+  grep -q '^pipeline_stage,even,0,0,3,[0-9]' $d/p.csv && grep -q '^pipeline_stage,even,1,3,6,[0-9].*,[01],[0-9.e+-]*$' $d/p.csv && \
+  grep -q '^table,.*,same_as_given,fixed_first_us,fixed_middle_us,fixed_last_us$' $d/p.csv && \
+  grep -q '^pipeline,even,2,.*,0,[0-9.e+-]*,,[0-9.e+-]*$' $d/p.csv && \
   grep -q '^pipeline_stage,balanced,1,' $d/p.csv && grep -q '^pipeline,even,2,\"0:3,3:6\",2,[01],[0-9]' $d/p.csv && \
   grep -q '^pipeline,balanced,2,' $d/p.csv && test $(grep -c '^layer_cost,[0-9]*,.*,stage_shares,[01],[01]$' $d/p.csv) = 6 && \
   test $(grep -c '^table,' $d/p.csv) = 3 && test $(grep -c '^$' $d/p.csv) = 2 && \

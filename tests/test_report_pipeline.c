@@ -1,5 +1,6 @@
 /* test_report_pipeline.c - --stages arithmetic without a GPU (pipeline.h): the balanced partition
- * against a brute-force search over every contiguous split, the --stages parser and tiling checks,
+ * against a brute-force search over every contiguous split, marginals alone and steps (each stage
+ * with its fixed part by role), the fixed parts from a split's runs, the --stages parser and tiling checks,
  * the pipeline summary, and the pipeline JSON read back and compared stage by stage. */
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +58,130 @@ static void test_partition_brute_force(void)
     double heavy[5] = {1, 1, 1, 1, 10};
     int b[3];
     T_CHECK(pipeline_partition(heavy, 5, 2, b) == 10 && b[1] == 4, "heavy last layer: split at %d", b[1]);
+}
+
+/* The fixed part of stage i of k by role, as the brief states it (independent of pipeline.c). */
+static double role_fixed(const struct pipeline_fixed *f, int k, int i)
+{
+    return i == k - 1 ? f->last : i == 0 ? f->first : f->middle;
+}
+
+/* The smallest maximum step (part sum + its role's fixed part) over every split of cost[at..n) into
+ * the stages idx..k-1. */
+static double brute_steps(const double *cost, int at, int n, int idx, int k, const struct pipeline_fixed *f)
+{
+    double first = 0, best = INFINITY;
+    if (idx == k - 1) {
+        for (int l = at; l < n; l++) first += cost[l];
+        return first + role_fixed(f, k, idx);
+    }
+    for (int end = at + 1; end <= n - (k - 1 - idx); end++) {
+        first += cost[end - 1];
+        best = fmin(best, fmax(first + role_fixed(f, k, idx), brute_steps(cost, end, n, idx + 1, k, f)));
+    }
+    return best;
+}
+
+/* The largest step of a split: each part's sum + its role's fixed part. */
+static double split_steps_max(const double *cost, int k, const int *bounds, const struct pipeline_fixed *f)
+{
+    double worst = -INFINITY;
+    for (int i = 0; i < k; i++) {
+        double s = role_fixed(f, k, i);
+        for (int l = bounds[i]; l < bounds[i + 1]; l++) s += cost[l];
+        worst = fmax(worst, s);
+    }
+    return worst;
+}
+
+/* The balanced split on steps against a brute force over every split, fixed parts of every size
+ * (the last's up to 20 layers' worth, as a logits download can be), K = 1 and 2 included. */
+static void test_balance_brute_force(void)
+{
+    struct t_rng r;
+    t_rng_seed(&r, 41);
+    int checked = 0;
+    for (int trial = 0; trial < 60; trial++)
+        for (int n = 1; n <= 9; n++)
+            for (int k = 1; k <= 5 && k <= n; k++) {
+                double cost[9];
+                for (int l = 0; l < n; l++) cost[l] = 100.0 * t_rng_uniform(&r) * (1 + 4 * (l % 3 == 1));
+                struct pipeline_fixed f = {.known = true, .k = k};
+                f.first = 200 * t_rng_uniform(&r);
+                f.middle = trial % 2 ? 200 * t_rng_uniform(&r) : 0;
+                f.last = 2000 * t_rng_uniform(&r);
+                if (k == 1) f.first = f.last;
+                int bounds[6];
+                double got = pipeline_balance(cost, n, k, &f, bounds);
+                double want = brute_steps(cost, 0, n, 0, k, &f);
+                bool tiles = bounds[0] == 0 && bounds[k] == n;
+                for (int i = 0; i < k; i++) tiles = tiles && bounds[i] < bounds[i + 1];
+                T_CHECK(tiles, "n %d k %d: bounds do not tile 0..n", n, k);
+                T_CHECK(fabs(got - want) <= 1e-9 * (1 + want), "n %d k %d: balance max step %g, brute force %g", n,
+                        k, got, want);
+                T_CHECK(fabs(split_steps_max(cost, k, bounds, &f) - want) <= 1e-9 * (1 + want),
+                        "n %d k %d: the returned split's max step %g is not the optimum %g", n, k,
+                        split_steps_max(cost, k, bounds, &f), want);
+                checked++;
+            }
+    T_CHECK(checked == 60 * 35, "every (n, k) checked: %d", checked);
+}
+
+/* A heavy last-stage fixed part (the logits download) moves the boundary one layer earlier than
+ * balancing the marginals alone does; fixed parts unknown balance the marginals. */
+static void test_balance_heavy_last(void)
+{
+    double cost[6] = {100, 100, 100, 100, 100, 100};
+    struct pipeline_fixed none = {0}, f = {.known = true, .k = 2, .first = 80, .last = 230};
+    int b[3];
+    T_CHECK(pipeline_balance(cost, 6, 2, &none, b) == 300 && b[1] == 3, "marginals alone: 0:3,3:6 (got %d)", b[1]);
+    /* 0:3,3:6 steps 380 and 530; 0:4,4:6 480 and 430 */
+    T_CHECK(pipeline_balance(cost, 6, 2, &f, b) == 480 && b[1] == 4, "heavy last: 0:4,4:6 (got %d)", b[1]);
+    /* K = 4 (first 80, middles 80, last 230): the last stage one layer shorter than the marginals put it */
+    double c8[8] = {100, 100, 100, 100, 100, 100, 100, 100};
+    struct pipeline_fixed f4 = {.known = true, .k = 4, .first = 80, .middle = 80, .last = 230};
+    int b4[5];
+    pipeline_balance(c8, 8, 4, &none, b4);
+    T_CHECK(b4[3] == 6, "marginals alone: the last stage 6:8 (got %d:8)", b4[3]);
+    T_CHECK(pipeline_balance(c8, 8, 4, &f4, b4) == 380 && b4[3] == 7, "heavy last K=4: the last stage 7:8 (got %d:8)",
+            b4[3]);
+    /* K = 1: one stage, its sum and its fixed part */
+    struct pipeline_fixed f1 = {.known = true, .k = 1, .first = 50, .last = 50};
+    T_CHECK(pipeline_balance(cost, 6, 1, &f1, b) == 650 && b[0] == 0 && b[1] == 6, "K=1: 600 + 50");
+}
+
+/* The fixed parts from a split's stages: step − marginal, at least 0, the middles' median. */
+static void test_fixed_from(void)
+{
+    struct pipeline pl = {0};
+    struct pipeline_split *s = &pl.given;
+    double step[5] = {180, 170, 150, 190, 3300}, marg[5] = {100, 90, 100, 95, 1900};
+    s->k = 5;
+    for (int i = 0; i < 5; i++) {
+        s->st[i].p.gap_probe.ran = true;
+        s->st[i].step_us = est_exact(step[i]);
+        s->st[i].marginal_us = est_exact(marg[i]);
+    }
+    pipeline_fixed_from(&pl, s);
+    T_CHECK(pl.fixed.known && pl.fixed.k == 5 && pl.fixed.first == 80 && pl.fixed.last == 1400 &&
+                pl.fixed.middle == 80, "fixed first %g middle %g last %g, want 80 80 1400", pl.fixed.first,
+            pl.fixed.middle, pl.fixed.last);
+    s->st[0].step_us = est_exact(95); /* noise: the step under its marginal */
+    s->st[2].step_us = est_exact(20);
+    pipeline_fixed_from(&pl, s);
+    T_CHECK(pl.fixed.first == 0 && pl.fixed.middle == 80, "negative fixed parts clamp to 0: first %g middle %g",
+            pl.fixed.first, pl.fixed.middle); /* middles 80, 0, 95: median 80 */
+    s->k = 2;
+    s->st[1] = s->st[4];
+    pipeline_fixed_from(&pl, s);
+    T_CHECK(pl.fixed.known && pl.fixed.first == 0 && pl.fixed.middle == 0 && pl.fixed.last == 1400, "K=2");
+    s->k = 1;
+    s->st[0].step_us = est_exact(150);
+    pipeline_fixed_from(&pl, s);
+    T_CHECK(pl.fixed.first == 50 && pl.fixed.last == 50 && pipeline_stage_fixed(&pl.fixed, 1, 0) == 50, "K=1");
+    s->st[0].p.gap_probe.ran = false;
+    pipeline_fixed_from(&pl, s);
+    T_CHECK(!pl.fixed.known && pipeline_stage_fixed(&pl.fixed, 1, 0) == 0, "no gap probe: not known");
 }
 
 static void test_spec(void)
@@ -138,6 +263,12 @@ static void test_summary(void)
     s->st[0].a = 0, s->st[0].b = 3, s->st[1].a = 3, s->st[1].b = 4;
     pipeline_summarize(&pl, s);
     T_CHECK(s->st[0].predicted_us == 6 && s->st[1].predicted_us == 4 && s->predicted_max_us == 6, "predictions");
+    /* with fixed parts: the predicted step is the layers' sum + the role's part */
+    pl.fixed = (struct pipeline_fixed){.known = true, .k = 2, .first = 1, .last = 5};
+    pipeline_summarize(&pl, s);
+    T_CHECK(s->st[0].fixed_us == 1 && s->st[1].fixed_us == 5 && s->st[0].predicted_us == 7 &&
+                s->st[1].predicted_us == 9 && s->predicted_max_us == 9, "predicted steps %g %g",
+            s->st[0].predicted_us, s->st[1].predicted_us);
     free(pl.layer_cost);
 }
 
@@ -243,6 +374,9 @@ static void test_layer_costs_from(void)
 int main(void)
 {
     test_partition_brute_force();
+    test_balance_brute_force();
+    test_balance_heavy_last();
+    test_fixed_from();
     test_spec();
     test_summary();
     test_layer_costs_from();

@@ -2,7 +2,8 @@
  * given split of each tiny fixture write a pipeline file whose every stage is the step a separate
  * `--layers a:b` run of the same flags profiles (same dispatches: kind, layer, op, groups, weight
  * bytes; same shard and shape; the head on the last stage only); the balanced split is the optimum
- * of the file's layer costs by brute force, and its stages are profiled on exactly its ranges.
+ * of the file's layer costs with its fixed parts by role (the largest step) by brute force, its
+ * predicted steps are those sums, and its stages are profiled on exactly its ranges.
  * Timings are never compared (they are lavapipe's). */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -51,19 +52,38 @@ static bool has_head(const struct profile *p)
     return false;
 }
 
-/* The smallest maximum over every split of cost[at..n) into k contiguous parts. */
-static double brute(const double *cost, int at, int n, int k)
+/* The fixed part of stage i of k by role: fixed[0] first, [1] middle, [2] last. */
+static double role_fixed(const double *fixed, int k, int i)
+{
+    return fixed[i == k - 1 ? 2 : i == 0 ? 0 : 1];
+}
+
+/* The smallest maximum step (part sum + its role's fixed part) over every split of cost[at..n) into
+ * the stages idx..k-1. */
+static double brute(const double *cost, int at, int n, int idx, int k, const double *fixed)
 {
     double s = 0, best = INFINITY;
-    if (k == 1) {
+    if (idx == k - 1) {
         for (int l = at; l < n; l++) s += cost[l];
-        return s;
+        return s + role_fixed(fixed, k, idx);
     }
-    for (int end = at + 1; end <= n - (k - 1); end++) {
+    for (int end = at + 1; end <= n - (k - 1 - idx); end++) {
         s += cost[end - 1];
-        best = fmin(best, fmax(s, brute(cost, end, n, k - 1)));
+        best = fmin(best, fmax(s + role_fixed(fixed, k, idx), brute(cost, end, n, idx + 1, k, fixed)));
     }
     return best;
+}
+
+/* The split's largest step as the balanced split predicts it. */
+static double split_steps(const double *cost, int k, const int *bounds, const double *fixed)
+{
+    double worst = 0;
+    for (int i = 0; i < k; i++) {
+        double s = role_fixed(fixed, k, i);
+        for (int l = bounds[i]; l < bounds[i + 1]; l++) s += cost[l];
+        worst = fmax(worst, s);
+    }
+    return worst;
 }
 
 static void check_split(const char *model, const char *stages, const char *dir, int n_layers)
@@ -76,8 +96,8 @@ static void check_split(const char *model, const char *stages, const char *dir, 
         return;
     }
     T_CHECK(strstr(out, "== pipeline: ") && strstr(out, "bottleneck  stage") && strstr(out, "bubble") &&
-                strstr(out, "hand-off") && strstr(out, "-- layer costs"), "%s --stages %s: the pipeline report", model,
-            stages);
+                strstr(out, "hand-off") && strstr(out, "-- layer costs") && strstr(out, "fixed parts (step − marginal") &&
+                strstr(out, "predicted slowest step"), "%s --stages %s: the pipeline report", model, stages);
     struct pipeline pl;
     struct err e;
     if (pipeline_json_read(pj, &pl, &e)) {
@@ -99,25 +119,51 @@ static void check_split(const char *model, const char *stages, const char *dir, 
         T_CHECK(has_head(&s->p) == (s->b == n_layers), "%s: the head on the last stage only", what);
         profile_free(&lp);
     }
-    /* the balanced split: the optimum of the layer costs in the file, its stages on its ranges */
+    /* the balanced split: the optimum of the file's layer costs with its fixed parts (each stage's
+     * step − marginal of the split asked for, by role), its stages on its ranges; every stage's
+     * predicted step is its layers' costs + its role's fixed part */
     cJSON *j = t_json_file(pj);
     const cJSON *lc = j ? t_json_at(j, "pipeline.layer_costs") : NULL, *bb = j ? t_json_at(j, "pipeline.balanced") : NULL;
+    const cJSON *fx = j ? t_json_at(j, "pipeline.fixed_us") : NULL;
     T_CHECK(cJSON_IsArray(lc) && cJSON_GetArraySize(lc) == n_layers && cJSON_IsObject(bb), "%s: layer costs", model);
-    if (cJSON_IsArray(lc) && cJSON_IsObject(bb)) {
-        double cost[64];
+    T_CHECK(cJSON_IsObject(fx) && cJSON_IsNumber(t_json_at(fx, "first")) && cJSON_IsNumber(t_json_at(fx, "last")) &&
+                cJSON_IsNumber(t_json_at(fx, "middle")) == (pl.given.k >= 3), "%s: fixed parts by role", model);
+    if (cJSON_IsArray(lc) && cJSON_IsObject(bb) && cJSON_IsObject(fx)) {
+        double cost[64], raw[64], fixed[3] = {cJSON_GetNumberValue(t_json_at(fx, "first")),
+                                               cJSON_IsNumber(t_json_at(fx, "middle"))
+                                                   ? cJSON_GetNumberValue(t_json_at(fx, "middle")) : 0,
+                                               cJSON_GetNumberValue(t_json_at(fx, "last"))};
         int l = 0, k = (int)cJSON_GetNumberValue(t_json_at(bb, "k")), bounds[65];
         const cJSON *it;
-        cJSON_ArrayForEach(it, lc) cost[l++] = fmax(0, cJSON_GetNumberValue(t_json_at(it, "v")));
+        T_CHECK(fixed[0] >= 0 && fixed[1] >= 0 && fixed[2] >= 0, "%s: fixed parts at least 0", model);
+        cJSON_ArrayForEach(it, lc)
+        {
+            raw[l] = cJSON_GetNumberValue(t_json_at(it, "v"));
+            cost[l] = fmax(0, raw[l]);
+            l++;
+        }
         l = 0;
         cJSON_ArrayForEach(it, t_json_at(bb, "bounds")) bounds[l++] = (int)cJSON_GetNumberValue(it);
         T_CHECK(k == pl.given.k && l == k + 1, "%s: balanced k %d", model, k);
-        double want = brute(cost, 0, n_layers, k), got = pipeline_split_max(cost, k, bounds);
-        T_CHECK(fabs(got - want) <= 1e-9 * (1 + want), "%s: balanced split max %g, brute force %g", model, got, want);
+        double want = brute(cost, 0, n_layers, 0, k, fixed), got = split_steps(cost, k, bounds, fixed);
+        T_CHECK(fabs(got - want) <= 1e-9 * (1 + want), "%s: balanced split max step %g, brute force %g", model, got,
+                want);
+        int i = 0;
+        cJSON_ArrayForEach(it, t_json_at(bb, "stages"))
+        {
+            double sum = role_fixed(fixed, k, i);
+            for (int m = bounds[i]; m < bounds[i + 1]; m++) sum += raw[m];
+            T_CHECK(fabs(cJSON_GetNumberValue(t_json_at(it, "fixed_us")) - role_fixed(fixed, k, i)) < 1e-6 &&
+                        fabs(cJSON_GetNumberValue(t_json_at(it, "predicted_us")) - sum) <= 1e-6 * (1 + sum),
+                    "%s: balanced stage %d predicted step %g, want %g", model, i,
+                    cJSON_GetNumberValue(t_json_at(it, "predicted_us")), sum);
+            i++;
+        }
         const cJSON *bs = t_json_at(j, "balanced_stages");
         bool is_given = cJSON_IsTrue(t_json_at(j, "pipeline.balanced_is_given"));
         T_CHECK(cJSON_GetArraySize(bs) == (is_given ? 0 : k), "%s: balanced stages profiled unless the same split",
                 model);
-        int i = 0;
+        i = 0;
         cJSON_ArrayForEach(it, bs)
         {
             T_CHECK(cJSON_GetNumberValue(t_json_at(it, "shard.a")) == bounds[i] &&

@@ -13,10 +13,15 @@
  * They were first measured as the marginal pass of each one-layer shard l:l+1; on an H100 those
  * grew with the layer index for LFM2-2.6B and Qwen3.5-2B (identical layers 129 → 344 µs) while the
  * multi-layer stages profiled after them did not (bench/38), and they cost a shard load a layer.
- * One-layer shards remain for runs without timestamps (--timing none). The balanced split is the
- * exact contiguous partition of those costs into K parts with the smallest maximum
- * (pipeline_partition); it is profiled again so the
- * report sets prediction and measurement side by side. */
+ * One-layer shards remain for runs without timestamps (--timing none).
+ *
+ * The bottleneck is judged on steps, and a step is the marginal pass plus a fixed part (submit and
+ * wait, ~80 µs on an H100) that is far larger on the last stage when it downloads the logits
+ * (Qwen3.5-2B, 64 columns: 1.4 ms of 3.3). So the balanced split is the exact contiguous partition
+ * into K parts with the smallest maximum of (Σ of the part's layer costs + its stage's fixed part),
+ * the fixed parts measured on the given split by role: first, middle (their median), last
+ * (pipeline_balance). It is profiled again so the report sets predicted and measured steps side by
+ * side. */
 #include "stages.h"
 
 #include "session.h"
@@ -133,7 +138,8 @@ static int measure_layers(struct gpu *g, const struct app_model *m, const struct
     return ST_OK;
 }
 
-/* The balanced split of the layer costs (a cost below zero, noise on a tiny layer, counts as 0). */
+/* The balanced split on steps: the layer costs (a cost below zero, noise on a tiny layer, counts as
+ * 0) with each stage's fixed part by role (pipeline_balance). */
 static void balance(struct pipeline *pl)
 {
     double cost[MODEL_MAX_LAYERS];
@@ -141,7 +147,7 @@ static void balance(struct pipeline *pl)
     struct pipeline_split *b = &pl->balanced;
     snprintf(b->how, sizeof b->how, "balanced");
     b->k = pl->given.k;
-    pipeline_partition(cost, pl->n_layers, b->k, b->bounds);
+    pipeline_balance(cost, pl->n_layers, b->k, &pl->fixed, b->bounds);
     pl->balanced_is_given = !memcmp(b->bounds, pl->given.bounds, sizeof(int) * (size_t)(b->k + 1));
     if (pl->balanced_is_given)
         for (int i = 0; i < b->k; i++) {
@@ -178,6 +184,7 @@ static int run_pipeline(struct gpu *g, const struct app_model *m, const struct o
     pl->d2h_gbps = d2h * 1e-9;
     pl->handoff_us = pl->d2h_gbps > 0 ? (double)pl->handoff_bytes / (pl->d2h_gbps * 1e3) : 0;
     if ((st = profile_split(g, m, o, &rq, &pl->given, out, e))) return st;
+    pipeline_fixed_from(pl, &pl->given);
     /* the layer costs from the given split's own runs; one-layer shards where they have no
      * timestamps (stages.c's header says why) */
     if (!pipeline_layer_costs_from(pl, &pl->given) && (st = measure_layers(g, m, o, &rq, pl, e))) return st;

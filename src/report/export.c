@@ -12,10 +12,13 @@
  *   pipeline_stage  one row per stage of the given split, then of the balanced split (split says
  *              which: even, given, balanced); step is the stage's median with p10 / p90,
  *              of_slowest its share of the split's slowest step, marginal ± its standard error,
- *              predicted Σ of its layers' costs, bottleneck 1 on the split's slowest stage
+ *              predicted its predicted step (Σ of its layers' costs + fixed), bottleneck 1 on the
+ *              split's slowest stage, fixed the fixed part charged to it by role (step − marginal
+ *              of the split asked for: first, middle median, last)
  *   pipeline   one row per split: the bottleneck stage, the slowest and summed steps, the
  *              throughput bound against the ideal (tok/s), the bubble (0..1), the largest
- *              prediction, the hand-off a boundary (bytes, µs over the measured d2h GB/s)
+ *              predicted step, the hand-off a boundary (bytes, µs over the measured d2h GB/s),
+ *              the fixed parts by role (middle empty for K < 3)
  *   layer_cost one row per layer: its cost ± its error, how it was measured (stage_shares or
  *              one_layer_shards), the stage holding it in the split asked for (given_stage, an
  *              even split included) and in the balanced split
@@ -235,7 +238,9 @@ static void csv_stages(FILE *out, const struct pipeline *p, const struct pipelin
         csv_num(out, st->marginal_us.u);
         fputc(',', out);
         if (p->layer_cost) csv_num(out, st->predicted_us);
-        fprintf(out, ",%d\n", i == s->bottleneck);
+        fprintf(out, ",%d,", i == s->bottleneck);
+        if (p->fixed.known) csv_num(out, st->fixed_us);
+        fputc('\n', out);
     }
 }
 
@@ -261,7 +266,17 @@ static void csv_split(FILE *out, const struct pipeline *p, const struct pipeline
     if (p->handoff_us > 0) csv_num(out, p->handoff_us);
     fputc(',', out);
     if (p->d2h_gbps > 0) csv_num(out, p->d2h_gbps);
-    fprintf(out, ",%d\n", s == &p->balanced && p->balanced_is_given);
+    fprintf(out, ",%d,", s == &p->balanced && p->balanced_is_given);
+    if (p->fixed.known) {
+        csv_num(out, p->fixed.first);
+        fputc(',', out);
+        if (p->fixed.k >= 3) csv_num(out, p->fixed.middle);
+        fputc(',', out);
+        csv_num(out, p->fixed.last);
+    } else {
+        fputs(",,", out);
+    }
+    fputc('\n', out);
 }
 
 /* The stage of split s holding layer l. */
@@ -278,11 +293,12 @@ void csv_pipeline(FILE *out, const struct pipeline *p)
     const struct pipeline_split *g = &p->given, *b = &p->balanced;
     if (ftell(out) > 0) fputc('\n', out);
     fprintf(out, "table,split,stage,a,b,step_us,p10_us,p90_us,of_slowest,marginal_us,marginal_err_us,predicted_us,"
-            "bottleneck\n");
+            "bottleneck,fixed_us\n");
     csv_stages(out, p, g);
     csv_stages(out, p, b);
     fprintf(out, "\ntable,split,k,stages,cols,bottleneck,max_us,sum_us,tok_s_bound,tok_s_ideal,bubble,"
-            "predicted_max_us,handoff_bytes,handoff_us,d2h_gbps,same_as_given\n");
+            "predicted_max_us,handoff_bytes,handoff_us,d2h_gbps,same_as_given,fixed_first_us,fixed_middle_us,"
+            "fixed_last_us\n");
     csv_split(out, p, g);
     if (b->k) csv_split(out, p, b);
     if (!p->layer_cost) return;

@@ -4,8 +4,8 @@
  * As the profile's page (html.c): inline style and SVG, no script, no network. Sections: the
  * pipeline summary (bottleneck, throughput bound against the ideal, bubble, hand-off, for the
  * split asked for and the balanced split), the stages' step times of both splits side by side
- * (each stage a bar of its step with its p10–p90, its marginal pass inside, its prediction as a
- * tick; the bottleneck outlined), each split's stage table, and the per-layer costs (a bar per
+ * (each stage a bar of its step with its p10–p90, its marginal pass inside, its predicted step as
+ * a tick; the bottleneck outlined), each split's stage table, and the per-layer costs (a bar per
  * layer with its error, both splits' stage boundaries drawn over them). */
 #include "html_priv.h"
 #include "pipeline.h"
@@ -49,6 +49,22 @@ static void split_cards(FILE *out, const struct pipeline *p, const struct pipeli
     card(out, v, w);
 }
 
+/* The fixed parts the predictions charge by role. */
+static void fixed_note(FILE *out, const struct pipeline *p)
+{
+    const struct pipeline_fixed *f = &p->fixed;
+    char a[32], b[32], c[32];
+    fprintf(out, "<p class=\"note\">predicted step: Σ of the stage's layers' costs + its fixed part (step − marginal "
+            "of the measured %s split, by role, at least 0): ", p->given.how);
+    if (f->k == 1) fprintf(out, "the one stage %s", html_us(a, sizeof a, f->last));
+    else if (f->k == 2)
+        fprintf(out, "first %s, last %s", html_us(a, sizeof a, f->first), html_us(c, sizeof c, f->last));
+    else
+        fprintf(out, "first %s, middle %s (median of %d), last %s", html_us(a, sizeof a, f->first),
+                html_us(b, sizeof b, f->middle), f->k - 2, html_us(c, sizeof c, f->last));
+    fputs("</p>\n", out);
+}
+
 static void summary(FILE *out, const struct pipeline *p, const char *split)
 {
     const struct profile *p0 = &p->given.st[0].p;
@@ -86,11 +102,12 @@ static void summary(FILE *out, const struct pipeline *p, const char *split)
     if (p->balanced.k) {
         char bs[512];
         pipeline_split_text(&p->balanced, bs, sizeof bs);
-        fprintf(out, "<p class=\"note\">balanced split %s: predicted slowest stage %s (the %s split: %s)%s</p>\n", bs,
+        fprintf(out, "<p class=\"note\">balanced split %s: predicted slowest step %s (the %s split: %s)%s</p>\n", bs,
                 html_us(a, sizeof a, p->balanced.predicted_max_us), p->given.how,
                 html_us(b, sizeof b, p->given.predicted_max_us),
                 p->balanced_is_given ? "; the same split as asked for, profiled once" : "");
     }
+    if (p->layer_cost && p->fixed.known) fixed_note(out, p);
 }
 
 /* One split's bars from x0 over width gw: step (light, with its p10–p90 whisker), marginal
@@ -110,7 +127,7 @@ static void split_bars(FILE *out, const struct pipeline *p, const struct pipelin
                 "marginal %s", s->how, i, st->a, st->b, bn ? " (bottleneck)" : "",
                 html_us(a, sizeof a, st->step_us.v), html_us(b, sizeof b, t->p10), html_us(c, sizeof c, t->p90),
                 html_us(d, sizeof d, st->marginal_us.v));
-        if (p->layer_cost) fprintf(out, ", predicted %s", html_us(a, sizeof a, st->predicted_us));
+        if (p->layer_cost) fprintf(out, ", predicted step %s", html_us(a, sizeof a, st->predicted_us));
         fprintf(out, ", %.0f %% of the slowest</title>\n", 100 * html_div0(st->step_us.v, s->max_us));
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"0.35\"%s/>\n",
                 x, y, bw, H - B - y, STAGE_COLOUR(i), bn ? " stroke=\"#000\" stroke-width=\"2\"" : "");
@@ -175,7 +192,7 @@ static void stage_chart(FILE *out, const struct pipeline *p)
     if (two) split_bars(out, p, bs, L + gw + 10, gw - 10, ymax, H, B, T);
     fputs("</svg>\n<p class=\"note\">each stage: light bar its step (the gap probe's 1× wall, median) with its "
           "p10–p90, solid bar its marginal pass (2× − 1× walls: the work a stage adds in a running pipeline)", out);
-    if (p->layer_cost) fputs(", black tick its prediction (Σ of its layers' costs, to set against the marginal)", out);
+    if (p->layer_cost) fputs(", black tick its predicted step (Σ of its layers' costs + its fixed part)", out);
     fputs("; the outlined stage is the bottleneck; the dashed red line is the split's mean stage, where every stage "
           "would be with the work spread evenly. Hover a stage for its figures.", out);
     if (bs->k && p->balanced_is_given) fputs(" The balanced split is the split asked for: profiled once.", out);
@@ -187,7 +204,7 @@ static void stage_table(FILE *out, const struct pipeline *p, const struct pipeli
     char split[512], a[32], b[32], c[32], d[32], f[32];
     pipeline_split_text(s, split, sizeof split);
     fprintf(out, "<table class=\"split\"><tr><th colspan=\"7\">%s split %s</th></tr>\n<tr><th>stage</th><th>layers"
-            "</th><th>step</th><th>p10–p90</th><th>of slowest</th><th>marginal</th><th>predicted</th></tr>\n",
+            "</th><th>step</th><th>p10–p90</th><th>of slowest</th><th>marginal</th><th>predicted step</th></tr>\n",
             s->how, split);
     for (int i = 0; i < s->k; i++) {
         const struct pipeline_stage *st = pipeline_split_stage(p, s, i);
@@ -265,7 +282,7 @@ static void layer_chart(FILE *out, const struct pipeline *p)
     fprintf(out, "</svg>\n<p class=\"note\">a bar per layer, coloured by its stage in the %s split, with ± its "
             "error; layer costs from %s (layer 0 with the embedding, the last with the head when logits). Solid "
             "lines: the %s split's stage boundaries; dashed red: the balanced split's (the exact partition of "
-            "these costs with the smallest slowest stage).</p>\n", g->how,
+            "these costs, each stage with its fixed part, with the smallest slowest step).</p>\n", g->how,
             p->layer_cost_shares ? "each layer's share of its stage's kernel time × the stage's marginal pass"
                                  : "the marginal pass of each one-layer shard", g->how);
 }

@@ -146,6 +146,31 @@ double pipeline_partition(const double *cost, int n, int k, int *bounds)
     return worst;
 }
 
+double pipeline_stage_fixed(const struct pipeline_fixed *f, int k, int i)
+{
+    if (!f->known) return 0;
+    return i == k - 1 ? f->last : i == 0 ? f->first : f->middle;
+}
+
+/* With c the middle stages' fixed part: layer 0 carries first − c and layer n − 1 last − c, and every
+ * part c more, so each part's sum + c is its sum + its role's fixed part; a constant on every part
+ * moves no boundary, so the partition of the shifted costs is the balanced split on steps (shifted
+ * costs may be negative: the partition is exact over any reals). */
+double pipeline_balance(const double *cost, int n, int k, const struct pipeline_fixed *f, int *bounds)
+{
+    CHECK(k >= 1 && k <= n);
+    if (k == 1) return pipeline_partition(cost, n, 1, bounds) + pipeline_stage_fixed(f, 1, 0);
+    double *c = malloc((size_t)n * sizeof *c);
+    CHECK(c);
+    memcpy(c, cost, (size_t)n * sizeof *c);
+    double mid = k >= 3 ? pipeline_stage_fixed(f, k, 1) : 0;
+    c[0] += pipeline_stage_fixed(f, k, 0) - mid;
+    c[n - 1] += pipeline_stage_fixed(f, k, k - 1) - mid;
+    double worst = pipeline_partition(c, n, k, bounds) + mid;
+    free(c);
+    return worst;
+}
+
 /* ------------------------------------------------------------------------------------------------
  * The record */
 
@@ -167,6 +192,26 @@ void pipeline_stage_times(struct pipeline_stage *s)
                      : g->head ? est_sub(est_median(&g->hw2), est_median(&g->hw1))
                                : est_sub(est_median(&g->w2), est_median(&g->w1));
     if (g->ran && !g->n_reps) s->marginal_us = est_exact(g->head ? g->marginal_head_us : g->marginal_us);
+}
+
+void pipeline_fixed_from(struct pipeline *p, const struct pipeline_split *s)
+{
+    struct pipeline_fixed *f = &p->fixed;
+    memset(f, 0, sizeof *f);
+    double part[PIPELINE_MAX_STAGES];
+    for (int i = 0; i < s->k; i++) {
+        if (!s->st[i].p.gap_probe.ran) return;
+        part[i] = MAX(0, s->st[i].step_us.v - s->st[i].marginal_us.v);
+    }
+    f->known = s->k > 0;
+    f->k = s->k;
+    f->first = part[0];
+    f->last = part[s->k - 1];
+    if (s->k >= 3) {
+        struct timing t = timing_from(part + 1, s->k - 2);
+        f->middle = t.median;
+        timing_free(&t);
+    }
 }
 
 bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *s)
@@ -232,8 +277,10 @@ void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s)
             s->max_us = t;
             s->bottleneck = i;
         }
+        st->fixed_us = pipeline_stage_fixed(&p->fixed, s->k, i);
         st->predicted_us = 0;
         for (int l = st->a; p->layer_cost && l < st->b; l++) st->predicted_us += p->layer_cost[l].v;
+        if (p->layer_cost) st->predicted_us += st->fixed_us;
         s->predicted_max_us = MAX(s->predicted_max_us, st->predicted_us);
     }
     s->tok_s_bound = div0(p->cols * 1e6, s->max_us);
@@ -377,6 +424,20 @@ static void layer_costs(FILE *out, const struct pipeline *p, const struct unit *
     }
 }
 
+/* The fixed parts the predictions charge, one line: "first, middle, last" (K = 1: the one stage). */
+static void fixed_parts(FILE *out, const struct pipeline *p, const struct unit *u, bool md)
+{
+    const struct pipeline_fixed *f = &p->fixed;
+    char a[16], b[16], c[16];
+    fprintf(out, "%sfixed parts (step − marginal of the %s split's stages, at least 0): ", md ? "\n" : "", p->given.how);
+    if (f->k == 1) fprintf(out, "the one stage %s %s\n", ft(a, sizeof a, u, f->last), u->name);
+    else if (f->k == 2)
+        fprintf(out, "first %s, last %s %s\n", ft(a, sizeof a, u, f->first), ft(c, sizeof c, u, f->last), u->name);
+    else
+        fprintf(out, "first %s, middle %s (median of %d), last %s %s\n", ft(a, sizeof a, u, f->first),
+                ft(b, sizeof b, u, f->middle), f->k - 2, ft(c, sizeof c, u, f->last), u->name);
+}
+
 void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_units units)
 {
     const struct pipeline_split *s = &p->given;
@@ -387,9 +448,11 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_u
     fprintf(out, md ? "\n## pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s\n\n"
                     : "\n== pipeline: %d stages (%s split %s), %d cols, plan %s, precision %s ==\n",
             s->k, s->how, split, p->cols, p0->shape.plan, profile_precision(p0));
-    fprintf(out, "%sstep: the stage's gap-probe 1× wall (submit + wait, no timestamps), median; marginal: "
-            "its 2× − 1× walls%s\n%s", md ? "" : "", p->layer_cost ? "; predicted: Σ of its layers' costs" : "",
-            md ? "\n" : "");
+    fprintf(out, "step: the stage's gap-probe 1× wall (submit + wait, no timestamps), median; marginal: its 2× − 1× "
+            "walls%s\n", p->layer_cost ? "; predicted: Σ of its layers' costs + the stage's fixed part (step − "
+            "marginal of the measured split, by role)" : "");
+    if (p->layer_cost && p->fixed.known) fixed_parts(out, p, u, md);
+    if (md) fprintf(out, "\n");
     stage_table(out, p, s, u, md);
     if (md) fprintf(out, "\n");
     split_summary(out, p, s, u, md);
@@ -399,8 +462,8 @@ void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_u
     if (!bs->k) return;
     char bsplit[512], x[16], y[16];
     pipeline_split_text(bs, bsplit, sizeof bsplit);
-    fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest stage %s %s (the %s split: %s %s)%s\n\n"
-                    : "-- balanced split %s: predicted slowest stage %s %s (the %s split: %s %s)%s --\n",
+    fprintf(out, md ? "\n### balanced split %s\n\npredicted slowest step %s %s (the %s split: %s %s)%s\n\n"
+                    : "-- balanced split %s: predicted slowest step %s %s (the %s split: %s %s)%s --\n",
             bsplit, ft(x, sizeof x, u, bs->predicted_max_us), u->name, s->how, ft(y, sizeof y, u, s->predicted_max_us),
             u->name,
             p->balanced_is_given ? "; the same split, profiled once" : "");

@@ -44,6 +44,27 @@ double pipeline_partition(const double *cost, int n, int k, int *bounds);
 /* The largest part sum of a split. */
 double pipeline_split_max(const double *cost, int k, const int *bounds);
 
+/* What a stage's step has beyond its marginal pass (submit + wait; the last stage's logits
+ * download with the head), by the stage's place in the pipeline: measured on one split's stages
+ * (pipeline_fixed_from), charged to every split's stages by role (pipeline_stage_fixed). */
+struct pipeline_fixed {
+    bool known;    /* measured (false: every part reads 0) */
+    double first;  /* the first stage's (with the embedding); K = 1: the one stage's */
+    double middle; /* the median of the middle stages' (K >= 3; 0 otherwise) */
+    double last;   /* the last stage's (with the head when logits); K = 1: the one stage's */
+    int k;         /* the stages of the split they were measured on */
+};
+
+/* The fixed part that stage i of a k-stage split is charged: first for stage 0, last for stage
+ * k − 1 (k = 1: last, which equals first), middle otherwise; 0 when f is not known. */
+double pipeline_stage_fixed(const struct pipeline_fixed *f, int k, int i);
+/* The balanced split on steps: cost[0..n) (1 <= k <= n) into k contiguous parts with the smallest
+ * maximum of (the part's sum + its stage's fixed part by role), exactly: the first and last fixed
+ * parts ride on layers 0 and n − 1 (always in the first and the last stage) less the middle one,
+ * which every part then carries (pipeline_partition). Fills bounds[0..k]; returns that maximum, the
+ * predicted slowest step. */
+double pipeline_balance(const double *cost, int n, int k, const struct pipeline_fixed *f, int *bounds);
+
 /* ---- the record */
 
 struct pipeline_stage {
@@ -52,7 +73,8 @@ struct pipeline_stage {
     struct est step_us;  /* its step: the gap probe's 1× wall (with the head when it ran), else the
                             wall of the timestamped step (median ± error) */
     struct est marginal_us; /* its marginal pass (with the head when it ran): submit + wait cancelled */
-    double predicted_us; /* Σ of its layers' costs (0: no layer costs) */
+    double fixed_us;     /* the fixed part charged to it by role (pipeline_stage_fixed; 0: not known) */
+    double predicted_us; /* its predicted step: Σ of its layers' costs + fixed_us (0: no layer costs) */
 };
 
 /* One split of the model, profiled stage by stage, and its summary (pipeline_summarize). */
@@ -68,7 +90,7 @@ struct pipeline_split {
     double bubble;          /* 1 − bound / ideal = 1 − sum / (k·max): the share of the k GPUs'
                                time that stages wait for the bottleneck in steady state (fill and
                                drain of a batch not counted) */
-    double predicted_max_us; /* the largest stage prediction (0: no layer costs) */
+    double predicted_max_us; /* the largest predicted step (0: no layer costs) */
 };
 
 struct pipeline {
@@ -84,6 +106,7 @@ struct pipeline {
      * timestamps (pipeline_layer_costs_from), else the marginal pass of each one-layer shard */
     struct est *layer_cost; /* owned; NULL when not measured */
     bool layer_cost_shares; /* layer_cost came from the stages' kernel-time shares */
+    struct pipeline_fixed fixed; /* the stages' fixed parts by role, from the given split's runs */
     struct pipeline_split given;    /* the split --stages asked for */
     struct pipeline_split balanced; /* the split from the layer costs (k 0: not run) */
     bool balanced_is_given;         /* the balanced split equals the given one (profiled once) */
@@ -93,6 +116,10 @@ struct pipeline {
 void pipeline_free(struct pipeline *p);
 /* The step and marginal of a finished stage profile (stage fields step_us, marginal_us). */
 void pipeline_stage_times(struct pipeline_stage *s);
+/* p->fixed from the stages of split s (their times filled): each stage's step − marginal medians,
+ * clamped at 0 (noise can make it negative); the middle stages' median. Not known (all 0) when a
+ * stage's gap probe did not run. */
+void pipeline_fixed_from(struct pipeline *p, const struct pipeline_split *s);
 /* Per-layer costs from the stage runs of split s (their times filled by pipeline_stage_times):
  * each layer's cost is its share of its stage's kernel time (the stage's dispatches summed by
  * layer, medians, each less the timestamps' own cost a dispatch, the embedding counted with the
@@ -101,8 +128,8 @@ void pipeline_stage_times(struct pipeline_stage *s);
  * allocated) when a stage has no timestamped dispatches (--timing none) or s does not cover every
  * layer. */
 bool pipeline_layer_costs_from(struct pipeline *p, const struct pipeline_split *s);
-/* Fills the split's summary (bottleneck, sums, throughputs, bubble) and, when p has layer costs,
- * every stage's prediction. */
+/* Fills the split's summary (bottleneck, sums, throughputs, bubble), every stage's fixed part by
+ * role (p->fixed) and, when p has layer costs, every stage's predicted step. */
 void pipeline_summarize(const struct pipeline *p, struct pipeline_split *s);
 
 /* The stage's step timing whose median is step_us: the gap probe's 1× wall (with the head when it

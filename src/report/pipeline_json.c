@@ -1,8 +1,9 @@
 /* pipeline_json.c - --stages as JSON, read back, and compared stage by stage (pipeline.h).
  *
  * The file: {"pipeline": {version, split, k, bounds, cols, hidden, n_layers, handoff, bottleneck,
- * sum_us, max_us, tok_s_bound, tok_s_ideal, bubble_share, stages: [{index, a, b, step_us,
- * marginal_us, predicted_us, share_of_slowest}], layer_costs_from, layer_costs, balanced, balanced_is_given},
+ * sum_us, max_us, tok_s_bound, tok_s_ideal, bubble_share, predicted_max_us, stages: [{index, a, b,
+ * step_us, marginal_us, fixed_us, predicted_us, share_of_slowest}], layer_costs_from, layer_costs,
+ * fixed_us: {first, middle, last}, balanced, balanced_is_given},
  * "stages": [one --json profile per stage], "balanced_stages": [...]}. The top-level "pipeline"
  * object is what tells a pipeline file from a single profile. */
 #include "pipeline.h"
@@ -45,6 +46,7 @@ static cJSON *split_json(const struct pipeline_split *s)
         cJSON_AddNumberToObject(j, "b", x->b);
         cJSON_AddItemToObject(j, "step_us", est_json(x->step_us));
         cJSON_AddItemToObject(j, "marginal_us", est_json(x->marginal_us));
+        cJSON_AddItemToObject(j, "fixed_us", report_json_number(x->fixed_us));
         cJSON_AddItemToObject(j, "predicted_us", report_json_number(x->predicted_us));
         cJSON_AddItemToObject(j, "share_of_slowest",
                               report_json_number(s->max_us > 0 ? x->step_us.v / s->max_us : 0));
@@ -88,6 +90,15 @@ int pipeline_json_write(const char *path, const struct pipeline *p, struct err *
         }
     } else {
         cJSON_AddNullToObject(pl, "layer_costs");
+    }
+    if (p->fixed.known) {
+        cJSON *f = cJSON_AddObjectToObject(pl, "fixed_us");
+        cJSON_AddItemToObject(f, "first", report_json_number(p->fixed.first));
+        if (p->fixed.k >= 3) cJSON_AddItemToObject(f, "middle", report_json_number(p->fixed.middle));
+        else cJSON_AddNullToObject(f, "middle");
+        cJSON_AddItemToObject(f, "last", report_json_number(p->fixed.last));
+    } else {
+        cJSON_AddNullToObject(pl, "fixed_us");
     }
     if (p->balanced.k) cJSON_AddItemToObject(pl, "balanced", split_json(&p->balanced));
     else cJSON_AddNullToObject(pl, "balanced");
