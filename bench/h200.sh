@@ -500,8 +500,9 @@ targets38() { # issue 38's targets table: LFM2-1.2B full with the head, the best
         floor=$(sed -n 's/.*(floor: .* = \([0-9.]*\) \(ms\|µs\|us\)).*/\1 \2/p' "$O/t38_run.txt" | head -1)
         roofx=$(sed -n 's/^  bound: \([0-9.]*\) × the .*roof.*/\1/p' "$O/t38_run.txt" | head -1)
         awk -v r="$m $dt $pr $c" -v t=$tgt -v w="$wall" -v f="$floor" -v rx="${roofx:--}" -v d="$disp" -v l="$link" \
-            'BEGIN { split(f, a, " "); fm = a[2] == "ms" ? a[1] : a[1] / 1e3
-                     printf "%-28s %7s %9.3f %9.3f %8.2f %8s %6d %9.3f\n", r, t, w / 1e3, fm, fm > 0 ? w / 1e3 / fm : 0, rx, d, d * l / 1e3 }'
+            'BEGIN { split(f, a, " "); fm = (a[2] == "ms") ? a[1] : a[1] / 1e3
+                     xf = (fm > 0) ? w / 1e3 / fm : 0
+                     printf "%-28s %7s %9.3f %9.3f %8.2f %8s %6d %9.3f\n", r, t, w / 1e3, fm, xf, rx, d, d * l / 1e3 }'
         grep -E "^  (bound|top kinds):" "$O/t38_run.txt" | sed 's/^/      /'
     done
 }
