@@ -38,13 +38,15 @@
 // |x| and |w| must stay under 65504.
 // Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM).
 // Workgroup: NT invocations (a multiple of 32, at most the device's workgroup-scope maximum).
-// Bench-only switches (bench/39, "Third run": one hypothesis each for the kernel's slowness; the
-// defaults are the product's kernel, which no shipped variant changes):
+// Switches (bench/39, "Third run": one hypothesis each for the kernel's slowness); the product's
+// variants (shaders/variants.txt) take CM2_ALIGN=1 and CM2_UNROLL=8 but where ALIGN cannot apply
+// (XPREP), the others are the bench's:
 //  - CM2_UNROLL (4): k steps an iteration of the interior loop;
 //  - CM2_ALIGN (0): 1 declares the tensors' base addresses 16-byte aligned (the loads' Aligned
 //    operand is 16, not the element size) and gives the interior layouts explicit row strides
 //    known to be multiples of 8 elements (16 bytes), as a descriptor-bound buffer with a masked
-//    stride tells the driver; the caller keeps w, x, y 16-byte aligned (k_gemm_cm2 checks);
+//    stride tells the driver; the caller keeps w, x, y 16-byte aligned and k a multiple of 8
+//    (k_gemm_cm2 checks both: rows of F16/BF16 w and of f16 x start on 16 bytes);
 //  - CM2_ACC16 (0): 1 accumulates in f16 (converted to f32 for the store; one product, no pair);
 //  - CM2_PLAIN (0): 1 keeps only the interior path, loads and products (no clamped loop, no
 //    residual): the caller guarantees the tile inside the matrices and k % (BK·CM2_UNROLL) == 0;

@@ -65,17 +65,27 @@ static void test_embedded(void)
         }
 }
 
-/* The default tile: 128 x 128 on big grids, narrower where that leaves under 256 workgroups. */
+/* The default tile (bench/39's third run): 128 x 256 x 64 from 4096 rows, 128 x 128 x 64 below,
+ * 64 x 64 x 32 where 128 x 128 tiles would leave under 32 workgroups. */
 static void test_tile_rule(void)
 {
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
-    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512); /* 64 x 4 = 256 tiles */
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.nt == 256, "8192 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 -> 16 x 8 -> 32 x 8 */
-    T_CHECK(t.bm == 64 && t.bn == 64 && t.nt == 128, "2048 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 4096, 512); /* 32 x 4 -> 32 x 8 = 256 */
-    T_CHECK(t.bm == 128 && t.bn == 64 && t.nt == 256, "4096 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512);
+    T_CHECK(t.bm == 128 && t.bn == 256 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u", t.bm,
+            t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 4096, 512);
+    T_CHECK(t.bm == 128 && t.bn == 256, "4096 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 4095, 512);
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64, "4095 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 8192, 128); /* one 128-column tile: no 256-wide tiles */
+    T_CHECK(t.bm == 128 && t.bn == 128, "8192 x 128: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 = 64 workgroups */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u", t.bm,
+            t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 128); /* 16 workgroups of 128 x 128 */
+    T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "2048 x 128: %ux%ux%u/%u", t.bm,
+            t.bn, t.bk, t.nt);
     h.coopmat2_max_invocations = 128;
     t = k_gemm_cm2_tile(&h, 8192, 512);
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
@@ -111,6 +121,14 @@ static void test_refusals(void)
     rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
     m.xmode = K_CM2_X_SERVING;
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 4"), "prep k 18: rc %d, %s", rc, e.msg);
+    w.k = 20; /* the aligned kernels: rows on 16 bytes */
+    for (int mode = K_CM2_X_SERVING; mode <= K_CM2_X_GIVEN_F16; mode++) {
+        m.xmode = (enum k_cm2_x)mode;
+        rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 8"), "mode %d k 20: rc %d, %s", mode, rc,
+                e.msg);
+    }
+    m.xmode = K_CM2_X_SERVING;
     w.k = 16;
     struct k_cm2_tile bad = {48, 64, 24, 128};
     rc = k_gemm_cm2(&g, &p, &m, &bad, 0, "t", &e);
@@ -392,13 +410,14 @@ static void test_products(void)
             for (size_t i = 0; i < ARRAY_LEN(tiles); i++) /* k a whole number of Q blocks for Q types */
                 cm2_case(t, 300, plain ? 520 : 512, 270, mode, EPI_NONE, &tiles[i]);
         }
-        /* SwiGLU pairs: served x, and the prepared x but for Q8_0 */
+        /* SwiGLU pairs: served x, x given as f16, and the prepared x but for Q8_0 */
         if (!g.has_coopmat2_per_element) {
             printf("SKIP SwiGLU pairs: no per-element operations\n");
             continue;
         }
-        for (int m = 0; m < 2; m++) {
-            enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
+        static const enum k_cm2_x pair_modes[] = {K_CM2_X_SERVING, K_CM2_X_GIVEN_F16, K_CM2_X_PREP};
+        for (size_t m = 0; m < ARRAY_LEN(pair_modes); m++) {
+            enum k_cm2_x mode = pair_modes[m];
             if (t == DT_Q8_0 && mode == K_CM2_X_PREP) continue;
             cm2_case(t, 200, 160, 37, mode, EPI_SWIGLU, NULL);
             cm2_case(t, 300, 512, 270, mode, EPI_SWIGLU, &tiles[0]);

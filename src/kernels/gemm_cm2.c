@@ -20,19 +20,21 @@ static uint32_t cm2_div_up(uint64_t a, uint64_t b)
     return (uint32_t)((a + b - 1) / b);
 }
 
-/* Default tiles: 128 x 128 (k steps of 32, 256 invocations), halved along the columns and then the
- * rows while that leaves fewer than 256 workgroups (2 a multiprocessor on an H100); not measured
- * yet (bench/gemm_cm2_bench.c prints every tile it tries). */
+/* Default tiles, from bench/39's third run (H200, 512 columns, the aligned kernel unrolled 8 k
+ * steps, x f16: "xf16_comb32"): 128 x 256 with k steps of 64 ran 210-249 TFLOP/s on the 6144- and
+ * 8192-row products against 187-241 for 128 x 128, but 71-77 against 127-132 on the 2048-row ones
+ * (too few workgroups for 132 multiprocessors); 128 x 128 x 64 the best there. So 128 x 256 from
+ * 4096 rows (and more than 128 columns, else half of each tile is empty), 128 x 128 x 64 below, and
+ * 64 x 64 x 32 with 128 invocations where 128 x 128 tiles would give fewer than 32 workgroups (a
+ * few columns of a small weight: 64 x 64 ran as fast as 128 x 128 on 2048 rows, 127 TFLOP/s).
+ * 128 invocations where the device's workgroup-scope matrices allow no more. */
 struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
 {
-    struct k_cm2_tile t = {128, 128, 32, 256};
-    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
-    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) t.bn = 64;
-    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) {
-        t.bm = 64;
-        t.nt = 128;
-    }
+    struct k_cm2_tile t = {128, 128, 64, 256};
+    if (r >= 4096 && c > 128) t.bn = 256;
+    if (cm2_div_up(r, 128) * cm2_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
+    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     return t;
 }
 
@@ -73,6 +75,14 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
     if (m->xmode == K_CM2_X_PREP && w->k % 4)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: a prepared x needs k a multiple of 4 (got %lld)",
                        op, (long long)w->k);
+    /* the aligned variants (all but PREP: shaders/variants.txt, gemm_cm2.comp CM2_ALIGN) declare
+     * the row strides of w and x multiples of 8 elements, i.e. each row on 16 bytes */
+    if (m->xmode != K_CM2_X_PREP && w->k % 8)
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: the aligned kernel (x %s) needs k a multiple of 8 (got %lld): "
+                       "rows of w and x on 16 bytes",
+                       op, m->xmode == K_CM2_X_EXACT ? "split in its load" : m->xmode == K_CM2_X_GIVEN_F16 ? "given as f16" : "rounded in its load",
+                       (long long)w->k);
     if (!w3) return ST_OK;
     /* SwiGLU pairs: same shape and type, the per-element epilogue, no residual, and no split Q8_0
      * weights (the exact modes of Q8_0) */
@@ -85,11 +95,10 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: a SwiGLU pair needs coopmat2's per-element operations%s", op,
                        m->accumulate ? " and no accumulation" : "");
-    bool modes = m->xmode == K_CM2_X_SERVING || m->xmode == K_CM2_X_PREP;
-    if (!modes || (w->dtype == DT_Q8_0 && m->xmode == K_CM2_X_PREP))
+    if (m->xmode == K_CM2_X_EXACT || (w->dtype == DT_Q8_0 && m->xmode == K_CM2_X_PREP))
         return err_set(e, ST_USAGE,
-                       "gemm_cm2 %s: SwiGLU pairs come with x served (f16) or prepared, and for "
-                       "Q8_0 served only",
+                       "gemm_cm2 %s: SwiGLU pairs come with x served (f16), given as f16 or "
+                       "prepared, and for Q8_0 not prepared",
                        op);
     return ST_OK;
 }
