@@ -152,6 +152,69 @@ static void test_refusals(void)
     T_CHECK(p.n == 0, "nothing appended by refusals");
 }
 
+/* gemm_xprep_f16 (gemm_xprep.comp F16OUT: the x of gemm_cm2 in serving precision), on any device:
+ * x' = x, or its RMSNorm g x / rms(x), as plain f16 [cols][k] (8 bytes per 4 elements), each value
+ * x' rounded to nearest; the bytes after it untouched. */
+static void test_xprep_f16(void)
+{
+    enum { COLS = 3, K = 40, TAIL = 16 };
+    struct {
+        uint64_t x, xo, gain, y[4];
+        uint32_t k, gdtype;
+        float eps;
+        uint32_t plus1, rows[4];
+    } xp;
+    _Static_assert(sizeof xp == 88, "gemm_xprep's push block");
+    float x[COLS * K], gain[K];
+    for (int i = 0; i < COLS * K; i++) x[i] = t_rng_normal(&rng);
+    for (int i = 0; i < K; i++) gain[i] = 0.5f + 0.01f * (float)i;
+    struct gpu_buf xb = dev_alloc(sizeof x), gb = dev_alloc(sizeof gain),
+                   ob = dev_alloc((COLS * K + TAIL) * 2);
+    up(&xb, x, sizeof x);
+    up(&gb, gain, sizeof gain);
+    const struct gpu_pipeline *pp;
+    int rc = gpu_pipeline(&g, "gemm_xprep_f16", NULL, 0, &pp, &e);
+    T_CHECK(rc == ST_OK, "gemm_xprep_f16: %s", e.msg);
+    if (rc) return;
+    for (int norm = 0; norm < 2; norm++) {
+        uint16_t out[COLS * K + TAIL];
+        rc = gpu_fill(&g, &ob, POISON, &e);
+        T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+        memset(&xp, 0, sizeof xp);
+        xp.x = xb.addr;
+        xp.xo = ob.addr;
+        xp.gain = norm ? gb.addr : 0;
+        xp.k = K;
+        xp.gdtype = DT_F32;
+        xp.eps = 1e-5f;
+        struct plan p = {.kind = PLAN_WIDE};
+        plan_add(&p, pp, &xp, sizeof xp, COLS, 1, 1);
+        rc = gpu_cmd_begin(&g, &e);
+        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+        plan_free(&p);
+        down(&ob, out, sizeof out);
+        int bad = 0;
+        for (int c = 0; c < COLS; c++) {
+            double ss = 0;
+            for (int i = 0; i < K; i++) ss += (double)x[c * K + i] * x[c * K + i];
+            double inv = norm ? 1 / sqrt(ss / K + 1e-5) : 1;
+            for (int i = 0; i < K; i++) {
+                double want = x[c * K + i] * (norm ? gain[i] * inv : 1);
+                float got = f16_to_f32(out[c * K + i]);
+                if (!(fabs(got - want) <= fabs(want) * 1.5e-3 + 1e-6)) bad++;
+            }
+        }
+        uint32_t tail[TAIL / 2];
+        memcpy(tail, out + COLS * K, sizeof tail); /* COLS * K even: whole poisoned words */
+        for (int i = 0; i < TAIL / 2; i++) bad += tail[i] != POISON;
+        T_CHECK(bad == 0, "gemm_xprep_f16 %s: %d elements wrong or past the end", norm ? "normed" : "plain",
+                bad);
+    }
+}
+
 /* gpu_pipeline_stats: the driver's statistics where a bench build captured them (the query
  * succeeds), else "" (the product's builds enable no VK_KHR_pipeline_executable_properties). */
 static void test_pipeline_stats(void)
@@ -444,6 +507,7 @@ int main(void)
     test_embedded();
     test_tile_rule();
     test_refusals();
+    test_xprep_f16();
     test_pipeline_stats();
     test_products();
     printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);
