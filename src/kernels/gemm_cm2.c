@@ -20,19 +20,19 @@ static uint32_t cm2_div_up(uint64_t a, uint64_t b)
     return (uint32_t)((a + b - 1) / b);
 }
 
-/* Default tiles, from bench/39's third run (H200, 512 columns, the aligned kernel unrolled 8 k
- * steps, x f16: "xf16_comb32"): 128 x 256 with k steps of 64 ran 210-249 TFLOP/s on the 6144- and
- * 8192-row products against 187-241 for 128 x 128, but 71-77 against 127-132 on the 2048-row ones
- * (too few workgroups for 132 multiprocessors); 128 x 128 x 64 the best there. So 128 x 256 from
- * 4096 rows (and more than 128 columns, else half of each tile is empty), 128 x 128 x 64 below, and
- * 64 x 64 x 32 with 128 invocations where 128 x 128 tiles would give fewer than 32 workgroups (a
- * few columns of a small weight: 64 x 64 ran as fast as 128 x 128 on 2048 rows, 127 TFLOP/s).
- * 128 invocations where the device's workgroup-scope matrices allow no more. */
+/* Default tiles, from bench/39's third run (H200, 512 columns, x f16, TFLOP/s on 2048 x 2048 /
+ * 6144 x 2048 / 8192 x 2048 / 2048 x 8192): the aligned kernel with its clamped edge loop
+ * ("xf16_al16", the shipped variants' shape) ran 118 / 174 / 219 / 119 at 128 x 128 with k steps of
+ * 64, its best tile on every shape, and 21 / 54 / 67 / 18 at 128 x 256 (registers spilled: the
+ * driver's local memory above zero). 128 x 256 ran best (210 / 249 on the 6144- and 8192-row
+ * products) only in the interior-only kernel ("xf16_comb32", CM2_PLAIN), which is not shipped. So
+ * 128 x 128 x 64, and 64 x 64 x 32 with 128 invocations where 128 x 128 tiles would give fewer than
+ * 32 workgroups (a few columns of a small weight; 64 x 64 ran 122 on 2048 x 2048). 128 invocations
+ * where the device's workgroup-scope matrices allow no more. */
 struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
 {
     uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
     struct k_cm2_tile t = {128, 128, 64, 256};
-    if (r >= 4096 && c > 128) t.bn = 256;
     if (cm2_div_up(r, 128) * cm2_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
     if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     return t;
