@@ -65,25 +65,28 @@ static void test_embedded(void)
         }
 }
 
-/* The default tile (bench/39's third run): 128 x 128 x 64, 64 x 64 x 32 where 128 x 128 tiles
- * would leave under 32 workgroups. */
+/* The default tile (bench/39's third run): 128 x 128 x 64 (SwiGLU pairs: x 32), 64 x 64 x 32
+ * where 128 x 128 tiles would leave under 32 workgroups. */
 static void test_tile_rule(void)
 {
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
-    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512);
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false);
     T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u", t.bm,
             t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 = 64 workgroups */
+    t = k_gemm_cm2_tile(&h, 2048, 512, false); /* 16 x 4 = 64 workgroups */
     T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u", t.bm,
             t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 256); /* 16 x 2 = 32 */
+    t = k_gemm_cm2_tile(&h, 2048, 256, false); /* 16 x 2 = 32 */
     T_CHECK(t.bm == 128 && t.bn == 128, "2048 x 256: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 128); /* 16 workgroups of 128 x 128 */
+    t = k_gemm_cm2_tile(&h, 2048, 128, false); /* 16 workgroups of 128 x 128 */
     T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "2048 x 128: %ux%ux%u/%u", t.bm,
             t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 8192, 512, true); /* a SwiGLU pair: k steps of 32 */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 32 && t.nt == 256, "pair 8192 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
     h.coopmat2_max_invocations = 128;
-    t = k_gemm_cm2_tile(&h, 8192, 512);
+    t = k_gemm_cm2_tile(&h, 8192, 512, false);
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
 }
 
@@ -417,7 +420,7 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
                 tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
         /* one line a case (stdout is line-buffered): a run cut by a timeout shows how far it got
          * and whether pipeline creation is what takes the time */
-        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols);
+        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols, epi == EPI_SWIGLU);
         printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u: pipeline + record %.0f ms, run %.1f "
                "ms, error %.3g\n",
                kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", t.bm, t.bn, t.bk, t.nt,
