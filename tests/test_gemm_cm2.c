@@ -72,11 +72,11 @@ static void test_tile_rule(void)
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
     struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false);
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u", t.bm,
-            t.bn, t.bk, t.nt);
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
     t = k_gemm_cm2_tile(&h, 2048, 512, false); /* 16 x 4 = 64 workgroups */
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u", t.bm,
-            t.bn, t.bk, t.nt);
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
     t = k_gemm_cm2_tile(&h, 2048, 256, false); /* 16 x 2 = 32 */
     T_CHECK(t.bm == 128 && t.bn == 128, "2048 x 256: %ux%u/%u", t.bm, t.bn, t.nt);
     t = k_gemm_cm2_tile(&h, 2048, 128, false); /* 16 workgroups of 128 x 128 */
@@ -124,8 +124,8 @@ static void test_refusals(void)
     for (int mode = K_CM2_X_SERVING; mode <= K_CM2_X_GIVEN_F16; mode++) {
         m.xmode = (enum k_cm2_x)mode;
         rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
-        T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 8"), "mode %d k 20: rc %d, %s", mode, rc,
-                e.msg);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 8"), "mode %d k 20: rc %d, %s", mode,
+                rc, e.msg);
     }
     m.xmode = K_CM2_X_SERVING;
     w.k = 16;
@@ -165,8 +165,10 @@ static void test_xprep_f16(void)
     } xp;
     _Static_assert(sizeof xp == 88, "gemm_xprep's push block");
     float x[COLS * K], gain[K];
-    for (int i = 0; i < COLS * K; i++) x[i] = t_rng_normal(&rng);
-    for (int i = 0; i < K; i++) gain[i] = 0.5f + 0.01f * (float)i;
+    for (int i = 0; i < COLS * K; i++)
+        x[i] = t_rng_normal(&rng);
+    for (int i = 0; i < K; i++)
+        gain[i] = 0.5f + 0.01f * (float)i;
     struct gpu_buf xb = dev_alloc(sizeof x), gb = dev_alloc(sizeof gain),
                    ob = dev_alloc((COLS * K + TAIL) * 2);
     up(&xb, x, sizeof x);
@@ -198,7 +200,8 @@ static void test_xprep_f16(void)
         int bad = 0;
         for (int c = 0; c < COLS; c++) {
             double ss = 0;
-            for (int i = 0; i < K; i++) ss += (double)x[c * K + i] * x[c * K + i];
+            for (int i = 0; i < K; i++)
+                ss += (double)x[c * K + i] * x[c * K + i];
             double inv = norm ? 1 / sqrt(ss / K + 1e-5) : 1;
             for (int i = 0; i < K; i++) {
                 double want = x[c * K + i] * (norm ? gain[i] * inv : 1);
@@ -208,9 +211,10 @@ static void test_xprep_f16(void)
         }
         uint32_t tail[TAIL / 2];
         memcpy(tail, out + COLS * K, sizeof tail); /* COLS * K even: whole poisoned words */
-        for (int i = 0; i < TAIL / 2; i++) bad += tail[i] != POISON;
-        T_CHECK(bad == 0, "gemm_xprep_f16 %s: %d elements wrong or past the end", norm ? "normed" : "plain",
-                bad);
+        for (int i = 0; i < TAIL / 2; i++)
+            bad += tail[i] != POISON;
+        T_CHECK(bad == 0, "gemm_xprep_f16 %s: %d elements wrong or past the end",
+                norm ? "normed" : "plain", bad);
     }
 }
 

@@ -79,12 +79,15 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
                        op, (long long)w->k);
     /* the aligned variants (all but PREP: shaders/variants.txt, gemm_cm2.comp CM2_ALIGN) declare
      * the row strides of w and x multiples of 8 elements, i.e. each row on 16 bytes */
-    if (m->xmode != K_CM2_X_PREP && w->k % 8)
+    if (m->xmode != K_CM2_X_PREP && w->k % 8) {
+        const char *x = m->xmode == K_CM2_X_EXACT       ? "split in its load"
+                        : m->xmode == K_CM2_X_GIVEN_F16 ? "given as f16"
+                                                        : "rounded in its load";
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: the aligned kernel (x %s) needs k a multiple of 8 (got %lld): "
                        "rows of w and x on 16 bytes",
-                       op, m->xmode == K_CM2_X_EXACT ? "split in its load" : m->xmode == K_CM2_X_GIVEN_F16 ? "given as f16" : "rounded in its load",
-                       (long long)w->k);
+                       op, x, (long long)w->k);
+    }
     if (!w3) return ST_OK;
     /* SwiGLU pairs: same shape and type, the per-element epilogue, no residual, and no split Q8_0
      * weights (the exact modes of Q8_0) */
