@@ -90,6 +90,18 @@ static void test_tile_rule(void)
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
 }
 
+/* --list-devices' gemm path line: the serving precision's path after the automatic one where
+ * gemm_cm2 is usable. */
+static void test_list_line(void)
+{
+    const char *nv = k_gemm_path_auto(true, true, false);
+    T_CHECK(!strncmp(nv, "nv (gemm:", 9) && !strstr(nv, "serving"), "no cm2: %s", nv);
+    const char *cm2 = k_gemm_path_auto(true, true, true);
+    T_CHECK(!strncmp(cm2, "nv (gemm:", 9) &&
+                strstr(cm2, "; serving precision: cm2 (gemm_cm2: VK_NV_cooperative_matrix2)"),
+            "cm2: %s", cm2);
+}
+
 /* What k_gemm_cm2 refuses, with a message naming why. */
 static void test_refusals(void)
 {
@@ -509,6 +521,7 @@ int main(void)
     double t0 = now_us();
     test_embedded();
     test_tile_rule();
+    test_list_line();
     test_refusals();
     test_xprep_f16();
     test_pipeline_stats();

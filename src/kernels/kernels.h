@@ -249,8 +249,9 @@ int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_sc
  * path it lacks (main checks it once the tune is set). */
 int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
 /* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr (gemm_khr:
- * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma picks)" (gpu_gemm_path_fn). */
-const char *k_gemm_path_auto(bool khr, bool nv);
+ * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)", and with cm2
+ * (gemm_cm2 usable) the serving precision's path after it (gpu_gemm_path_fn). */
+const char *k_gemm_path_auto(bool khr, bool nv, bool cm2);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
  * the two halves of gemm_w once it exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
 #define K_SCRATCH_BUFS 2

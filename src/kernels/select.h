@@ -103,8 +103,8 @@ uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_
 
 /* The wide plan's gemm path (tune gemm_path, else the first the device has of NV cooperative
  * matrices, KHR ones, the FMA twin (select_path.c says why); VK_NV_cooperative_matrix2's gemm_cm2
- * in serving precision where the device has it, or where the tune forces it). ST_USAGE naming the device and the extension it lacks when the
- * tune forces a path it does not have. */
+ * in serving precision where the device has it, or where the tune forces it). ST_USAGE naming the
+ * device and the extension it lacks when the tune forces a path it does not have. */
 int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e);
 /* The path of gemm.comp's products: sel_gemm_path's, but on cm2 the automatic one (the products
  * gemm_cm2 cannot serve fall back to it). */
