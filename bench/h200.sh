@@ -5,7 +5,8 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 and cm2_speed (bench/39; need build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
+# Vulkan roof (38): cm2 and cm2_speed (bench/39; need build/ configured with -DLFM2_BENCH=ON), cm2_test
+# (test_gemm_cm2 alone), drift (bench/38: one-layer
 # shards), khr (bench/42: the gemm on
 # VK_KHR_cooperative_matrix against NV v1), cm2_goldens (every golden with --tune gemm_path=cm2, both
 # precisions; LFM2-1.2B's prefill nv/cm2 in serving, then exact precision). The sections that measured
@@ -355,6 +356,13 @@ cm2_speed() { # bench/39, third run: why the cm2 gemm is ~2.7x slower a product 
     timeout 240 "$d/gemm_cm2_bench" hyp 5; echo "(exit $?)"; echo
     echo "\$ test_gemm_cm2 (timeout 150 s)"
     timeout 150 "$d/test_gemm_cm2"; echo "(exit $?)"
+}
+cm2_test() { # the cm2 kernel's own test alone (test_gemm_cm2: every variant, mode and type on edge
+    # shapes, a line a case): cm2_speed's 150 s cut it short on the H200 (NVIDIA compiles each cm2
+    # pipeline in 0.1-22 s), and the aligned, unrolled variants compile no faster. One command.
+    local d=${BIN_DIR:-build}
+    echo "\$ test_gemm_cm2 (timeout 540 s)"
+    timeout 540 "$d/test_gemm_cm2"; echo "(exit $?)"
 }
 khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
     # glslang 15) against the NV v1 kernel (gemm, Debian 12's glslc), one source. No validation layer
