@@ -5,10 +5,11 @@
 # Outputs go to $OUT (or bench/out when OUT is unset), one file per section. Sections by issue:
 # wide plan (8): gemm golden_wide wide_goldens wide wide_kinds targets narrow34; Qwen3.5 (9): qwen
 # qwen_wide; spec (10): spec qwen_spec; numbers (13): numbers; GLM-OCR (12): glm; tensor cores at the
-# Vulkan roof (38): cm2 and cm2_speed (bench/39; need build/ configured with -DLFM2_BENCH=ON), drift (bench/38: one-layer
+# Vulkan roof (38): cm2 and cm2_speed (bench/39; need build/ configured with -DLFM2_BENCH=ON), cm2_test
+# (test_gemm_cm2 alone), drift (bench/38: one-layer
 # shards), khr (bench/42: the gemm on
 # VK_KHR_cooperative_matrix against NV v1), cm2_goldens (every golden with --tune gemm_path=cm2, both
-# precisions; LFM2-1.2B's prefill nv/cm2). The sections that measured
+# precisions; LFM2-1.2B's prefill nv/cm2 in serving, then exact precision). The sections that measured
 # switches since deleted (chain, batch_floor, batch_final, qmv; notes 12, 16, 26, 28-29) are in
 # `git show 873fff1:bench/h200.sh`.
 set -u
@@ -356,6 +357,13 @@ cm2_speed() { # bench/39, third run: why the cm2 gemm is ~2.7x slower a product 
     echo "\$ test_gemm_cm2 (timeout 150 s)"
     timeout 150 "$d/test_gemm_cm2"; echo "(exit $?)"
 }
+cm2_test() { # the cm2 kernel's own test alone (test_gemm_cm2: every variant, mode and type on edge
+    # shapes, a line a case): cm2_speed's 150 s cut it short on the H200 (NVIDIA compiles each cm2
+    # pipeline in 0.1-22 s), and the aligned, unrolled variants compile no faster. One command.
+    local d=${BIN_DIR:-build}
+    echo "\$ test_gemm_cm2 (timeout 540 s)"
+    timeout 540 "$d/test_gemm_cm2"; echo "(exit $?)"
+}
 khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr, prebuilt from
     # glslang 15) against the NV v1 kernel (gemm, Debian 12's glslc), one source. No validation layer
     # here: Debian 12's (1.3.239) predates KHR cooperative matrices, so under it the KHR path is off.
@@ -408,12 +416,14 @@ khr() { # bench/42: the wide plan's gemm on VK_KHR_cooperative_matrix (gemm_khr,
     done
 }
 cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_cooperative_matrix2),
-    # which only --tune gemm_path=cm2 takes (never automatic: select_path.c). 1. the device's paths;
+    # which --tune gemm_path=auto takes in serving precision (aligned, on gemm_xprep_f16's f16 x) and
+    # --tune gemm_path=cm2 forces (exact: the PREP mode; select_path.c). 1. the device's paths;
     # 2. every family's tiny goldens through the wide plan with cm2 forced, exact (bar 1e-3) then
     # serving (bar 4e-3), the whole model each (CM2_SPLITS=1 adds the pipeline splits, ~3x the runs);
     # the header says "gemm path cm2"; products gemm_cm2 cannot serve (F32 weights, exact Q8_0 SwiGLU
-    # pairs) run NV v1 (a gemm.* / gemm_swiglu.* kind); 3. test_kernels' gemm cases on cm2 in both
-    # precisions; 4. LFM2-1.2B's 512-token prefill, nv and cm2 alternated (nv, cm2, nv, cm2; the report
+    # pairs, serving k not a multiple of 8) run NV v1 (a gemm.* / gemm_swiglu.* kind); 3. test_kernels'
+    # gemm cases on cm2 in both precisions; 4. LFM2-1.2B's 512-token prefill per precision (serving
+    # first: the automatic choice to confirm), nv and cm2 alternated (nv, cm2, nv, cm2; the report
     # header names the fallback kinds), then --compare of the second pair. Each command under `timeout`.
     local d=${BIN_DIR:-build} pr m L G=${GLM_FX:-tests/fixtures/glm-ocr-tiny} p i rc ok=0 all=0
     local splits=("--full")
@@ -445,16 +455,18 @@ cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_c
         timeout 120 "$d/test_kernels" tests/fixtures gemm --precision $pr --tune gemm_path=cm2 >"$O/cm2_test_kernels_$pr.txt" 2>&1
         echo "(exit $?)"; grep -E "^\+ gemm on|passed|FAIL" "$O/cm2_test_kernels_$pr.txt" | tail -n 12; echo
     done
-    for i in 1 2; do
-        for p in nv cm2; do
-            echo "\$ lfm2-profile-stage --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 --tune gemm_path=$p"
-            timeout 90 "$B" --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 \
-                --tune gemm_path=$p --json "$O/cm2_prefill_${p}_$i.json" |
-                grep -E '^gemm path|GPU busy|wall 1×|^ *[a-z_.]*gemm'
-            echo "(exit ${PIPESTATUS[0]})"; echo
+    for pr in serving exact; do
+        for i in 1 2; do
+            for p in nv cm2; do
+                echo "\$ lfm2-profile-stage --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 --precision $pr --tune gemm_path=$p"
+                timeout 90 "$B" --model lfm2-1.2b --full --wide --cols 512 --slots 1 --pos 0 --logits --gap-probe --reps 5 \
+                    --precision $pr --tune gemm_path=$p --json "$O/cm2_prefill_${pr}_${p}_$i.json" |
+                    grep -E '^gemm path|^plan wide|GPU busy|wall 1×|^ *[a-z_.]*gemm'
+                echo "(exit ${PIPESTATUS[0]})"; echo
+            done
         done
+        run --compare "$O/cm2_prefill_${pr}_nv_2.json" --current "$O/cm2_prefill_${pr}_cm2_2.json" | head -n 30
     done
-    run --compare "$O/cm2_prefill_nv_2.json" --current "$O/cm2_prefill_cm2_2.json" | head -n 30
     echo "== cm2 goldens: $ok of $all runs passed (exit 0)"
 }
 drift() { # bench/38: the one-layer shards' growth with the layer index. The same one-layer shard of

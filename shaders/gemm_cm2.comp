@@ -38,13 +38,16 @@
 // |x| and |w| must stay under 65504.
 // Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM).
 // Workgroup: NT invocations (a multiple of 32, at most the device's workgroup-scope maximum).
-// Bench-only switches (bench/39, "Third run": one hypothesis each for the kernel's slowness; the
-// defaults are the product's kernel, which no shipped variant changes):
+// Switches (bench/39, "Third run": one hypothesis each for the kernel's slowness); the product's
+// variants (shaders/variants.txt) take CM2_ALIGN=1 and CM2_UNROLL=8 but where ALIGN cannot apply
+// (XPREP), the others are the bench's:
 //  - CM2_UNROLL (4): k steps an iteration of the interior loop;
 //  - CM2_ALIGN (0): 1 declares the tensors' base addresses 16-byte aligned (the loads' Aligned
 //    operand is 16, not the element size) and gives the interior layouts explicit row strides
 //    known to be multiples of 8 elements (16 bytes), as a descriptor-bound buffer with a masked
-//    stride tells the driver; the caller keeps w, x, y 16-byte aligned (k_gemm_cm2 checks);
+//    stride tells the driver; the caller keeps w, x, y 16-byte aligned and k a multiple of 8
+//    (k_gemm_cm2 checks both: rows of w and x start on 16 bytes). y's rows (rows floats each)
+//    need not, so y keeps its element alignment (its one load and store a tile cost little);
 //  - CM2_ACC16 (0): 1 accumulates in f16 (converted to f32 for the store; one product, no pair);
 //  - CM2_PLAIN (0): 1 keeps only the interior path, loads and products (no clamped loop, no
 //    residual): the caller guarantees the tile inside the matrices and k % (BK·CM2_UNROLL) == 0;
@@ -129,8 +132,8 @@ layout(push_constant) uniform Push {
     uint accumulate; // y += W x (not with SWIGLU)
 } p;
 
-// The base addresses of the tensor loads and stores: the element types of common.glsl, or (CM2_ALIGN)
-// the same arrays declared 16-byte aligned.
+// The base addresses of the tensor loads of w and x: the element types of common.glsl, or
+// (CM2_ALIGN) the same arrays declared 16-byte aligned (y: always common.glsl's F32Buf).
 #if CM2_ALIGN
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer F16Buf16 { float16_t v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer U16Buf16 { uint16_t v[]; };
@@ -339,10 +342,10 @@ void main()
     if (p.accumulate != 0u) { // the residual: the sums start from y
 #if CM2_ACC16
         ACC32 y0;
-        coopMatLoadTensorNV(y0, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+        coopMatLoadTensorNV(y0, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
         acc = ACC(y0);
 #else
-        coopMatLoadTensorNV(acc, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+        coopMatLoadTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #endif
     }
 #endif
@@ -365,8 +368,8 @@ void main()
 #endif
 #if CM2_ACC16
     ACC32 out32 = ACC32(acc);
-    coopMatStoreTensorNV(out32, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+    coopMatStoreTensorNV(out32, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #else
-    coopMatStoreTensorNV(acc, F32T(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+    coopMatStoreTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #endif
 }

@@ -65,20 +65,41 @@ static void test_embedded(void)
         }
 }
 
-/* The default tile: 128 x 128 on big grids, narrower where that leaves under 256 workgroups. */
+/* The default tile (bench/39's third run): 128 x 128 x 64 (SwiGLU pairs: x 32), 64 x 64 x 32
+ * where 128 x 128 tiles would leave under 32 workgroups. */
 static void test_tile_rule(void)
 {
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
-    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512); /* 64 x 4 = 256 tiles */
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.nt == 256, "8192 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 512); /* 16 x 4 -> 16 x 8 -> 32 x 8 */
-    T_CHECK(t.bm == 64 && t.bn == 64 && t.nt == 128, "2048 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 4096, 512); /* 32 x 4 -> 32 x 8 = 256 */
-    T_CHECK(t.bm == 128 && t.bn == 64 && t.nt == 256, "4096 x 512: %ux%u/%u", t.bm, t.bn, t.nt);
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false);
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 512, false); /* 16 x 4 = 64 workgroups */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 256, false); /* 16 x 2 = 32 */
+    T_CHECK(t.bm == 128 && t.bn == 128, "2048 x 256: %ux%u/%u", t.bm, t.bn, t.nt);
+    t = k_gemm_cm2_tile(&h, 2048, 128, false); /* 16 workgroups of 128 x 128 */
+    T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "2048 x 128: %ux%ux%u/%u", t.bm,
+            t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 8192, 512, true); /* a SwiGLU pair: k steps of 32 */
+    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 32 && t.nt == 256, "pair 8192 x 512: %ux%ux%u/%u",
+            t.bm, t.bn, t.bk, t.nt);
     h.coopmat2_max_invocations = 128;
-    t = k_gemm_cm2_tile(&h, 8192, 512);
+    t = k_gemm_cm2_tile(&h, 8192, 512, false);
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
+}
+
+/* --list-devices' gemm path line: the serving precision's path after the automatic one where
+ * gemm_cm2 is usable. */
+static void test_list_line(void)
+{
+    const char *nv = k_gemm_path_auto(true, true, false);
+    T_CHECK(!strncmp(nv, "nv (gemm:", 9) && !strstr(nv, "serving"), "no cm2: %s", nv);
+    const char *cm2 = k_gemm_path_auto(true, true, true);
+    T_CHECK(!strncmp(cm2, "nv (gemm:", 9) &&
+                strstr(cm2, "; serving precision: cm2 (gemm_cm2: VK_NV_cooperative_matrix2)"),
+            "cm2: %s", cm2);
 }
 
 /* What k_gemm_cm2 refuses, with a message naming why. */
@@ -111,6 +132,14 @@ static void test_refusals(void)
     rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
     m.xmode = K_CM2_X_SERVING;
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 4"), "prep k 18: rc %d, %s", rc, e.msg);
+    w.k = 20; /* the aligned kernels: rows on 16 bytes */
+    for (int mode = K_CM2_X_SERVING; mode <= K_CM2_X_GIVEN_F16; mode++) {
+        m.xmode = (enum k_cm2_x)mode;
+        rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
+        T_CHECK(rc == ST_USAGE && strstr(e.msg, "multiple of 8"), "mode %d k 20: rc %d, %s", mode,
+                rc, e.msg);
+    }
+    m.xmode = K_CM2_X_SERVING;
     w.k = 16;
     struct k_cm2_tile bad = {48, 64, 24, 128};
     rc = k_gemm_cm2(&g, &p, &m, &bad, 0, "t", &e);
@@ -132,6 +161,73 @@ static void test_refusals(void)
     T_CHECK(rc == ST_USAGE && strstr(e.msg, g.has_coopmat2_per_element ? "served" : "per-element"),
             "SwiGLU exact decode: rc %d, %s", rc, e.msg);
     T_CHECK(p.n == 0, "nothing appended by refusals");
+}
+
+/* gemm_xprep_f16 (gemm_xprep.comp F16OUT: the x of gemm_cm2 in serving precision), on any device:
+ * x' = x, or its RMSNorm g x / rms(x), as plain f16 [cols][k] (8 bytes per 4 elements), each value
+ * x' rounded to nearest; the bytes after it untouched. */
+static void test_xprep_f16(void)
+{
+    enum { COLS = 3, K = 40, TAIL = 16 };
+    struct {
+        uint64_t x, xo, gain, y[4];
+        uint32_t k, gdtype;
+        float eps;
+        uint32_t plus1, rows[4];
+    } xp;
+    _Static_assert(sizeof xp == 88, "gemm_xprep's push block");
+    float x[COLS * K], gain[K];
+    for (int i = 0; i < COLS * K; i++)
+        x[i] = t_rng_normal(&rng);
+    for (int i = 0; i < K; i++)
+        gain[i] = 0.5f + 0.01f * (float)i;
+    struct gpu_buf xb = dev_alloc(sizeof x), gb = dev_alloc(sizeof gain),
+                   ob = dev_alloc((COLS * K + TAIL) * 2);
+    up(&xb, x, sizeof x);
+    up(&gb, gain, sizeof gain);
+    const struct gpu_pipeline *pp;
+    int rc = gpu_pipeline(&g, "gemm_xprep_f16", NULL, 0, &pp, &e);
+    T_CHECK(rc == ST_OK, "gemm_xprep_f16: %s", e.msg);
+    if (rc) return;
+    for (int norm = 0; norm < 2; norm++) {
+        uint16_t out[COLS * K + TAIL];
+        rc = gpu_fill(&g, &ob, POISON, &e);
+        T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+        memset(&xp, 0, sizeof xp);
+        xp.x = xb.addr;
+        xp.xo = ob.addr;
+        xp.gain = norm ? gb.addr : 0;
+        xp.k = K;
+        xp.gdtype = DT_F32;
+        xp.eps = 1e-5f;
+        struct plan p = {.kind = PLAN_WIDE};
+        plan_add(&p, pp, &xp, sizeof xp, COLS, 1, 1);
+        rc = gpu_cmd_begin(&g, &e);
+        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+        plan_free(&p);
+        down(&ob, out, sizeof out);
+        int bad = 0;
+        for (int c = 0; c < COLS; c++) {
+            double ss = 0;
+            for (int i = 0; i < K; i++)
+                ss += (double)x[c * K + i] * x[c * K + i];
+            double inv = norm ? 1 / sqrt(ss / K + 1e-5) : 1;
+            for (int i = 0; i < K; i++) {
+                double want = x[c * K + i] * (norm ? gain[i] * inv : 1);
+                float got = f16_to_f32(out[c * K + i]);
+                if (!(fabs(got - want) <= fabs(want) * 1.5e-3 + 1e-6)) bad++;
+            }
+        }
+        uint32_t tail[TAIL / 2];
+        memcpy(tail, out + COLS * K, sizeof tail); /* COLS * K even: whole poisoned words */
+        for (int i = 0; i < TAIL / 2; i++)
+            bad += tail[i] != POISON;
+        T_CHECK(bad == 0, "gemm_xprep_f16 %s: %d elements wrong or past the end",
+                norm ? "normed" : "plain", bad);
+    }
 }
 
 /* gpu_pipeline_stats: the driver's statistics where a bench build captured them (the query
@@ -340,7 +436,7 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
                 tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
         /* one line a case (stdout is line-buffered): a run cut by a timeout shows how far it got
          * and whether pipeline creation is what takes the time */
-        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols);
+        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols, epi == EPI_SWIGLU);
         printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u: pipeline + record %.0f ms, run %.1f "
                "ms, error %.3g\n",
                kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", t.bm, t.bn, t.bk, t.nt,
@@ -392,13 +488,14 @@ static void test_products(void)
             for (size_t i = 0; i < ARRAY_LEN(tiles); i++) /* k a whole number of Q blocks for Q types */
                 cm2_case(t, 300, plain ? 520 : 512, 270, mode, EPI_NONE, &tiles[i]);
         }
-        /* SwiGLU pairs: served x, and the prepared x but for Q8_0 */
+        /* SwiGLU pairs: served x, x given as f16, and the prepared x but for Q8_0 */
         if (!g.has_coopmat2_per_element) {
             printf("SKIP SwiGLU pairs: no per-element operations\n");
             continue;
         }
-        for (int m = 0; m < 2; m++) {
-            enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
+        static const enum k_cm2_x pair_modes[] = {K_CM2_X_SERVING, K_CM2_X_GIVEN_F16, K_CM2_X_PREP};
+        for (size_t m = 0; m < ARRAY_LEN(pair_modes); m++) {
+            enum k_cm2_x mode = pair_modes[m];
             if (t == DT_Q8_0 && mode == K_CM2_X_PREP) continue;
             cm2_case(t, 200, 160, 37, mode, EPI_SWIGLU, NULL);
             cm2_case(t, 300, 512, 270, mode, EPI_SWIGLU, &tiles[0]);
@@ -424,7 +521,9 @@ int main(void)
     double t0 = now_us();
     test_embedded();
     test_tile_rule();
+    test_list_line();
     test_refusals();
+    test_xprep_f16();
     test_pipeline_stats();
     test_products();
     printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);

@@ -967,7 +967,8 @@ static void test_gemm(void)
 
 /* test_gemm on every cooperative-matrix path the device has, KHR then NV (both products checked
  * against the same references), or on its one path (the FMA twin on lavapipe); a --tune gemm_path
- * runs that path alone (gemm_path=cm2: gemm_cm2 where it serves the product, never automatic). A
+ * runs that path alone (gemm_path=cm2: gemm_cm2 where it serves the product; automatic in serving
+ * precision on a coopmat2 device, which this test does not take: it forces each path). A
  * device without a usable VK_KHR_cooperative_matrix prints a SKIP line for that path. */
 static void test_gemm_paths(void)
 {

@@ -720,20 +720,36 @@ static void test_gemm_path(void)
                 !strcmp(sel_gemm_path_kernel(GEMM_PATH_CM2), "gemm_cm2") &&
                 !strcmp(sel_gemm_path_label(GEMM_PATH_CM2), "VK_NV_cooperative_matrix2"),
             "kernels of the paths");
-    /* the automatic path never takes gemm_cm2, whatever the device has (bench/39: ~2.7x slower a
-     * product than NV v1 on the H100) */
-    for (int m = 0; m < 8; m++) {
-        struct sel s = h200(PLAN_WIDE, &dflt_tune);
+    /* the automatic path: gemm_cm2 in serving precision where the device has coopmat2, never in
+     * exact precision (bench/39 third run: aligned cm2 on an f16 x 120-250 TFLOP/s, v1 78-94;
+     * exact cm2 59-73); --tune gemm_path=nv keeps v1 everywhere */
+    for (int m = 0; m < 32; m++) {
+        struct tune tm = m & 16 ? tn : dflt_tune;
+        struct sel s = h200(PLAN_WIDE, &tm);
         s.coopmat_khr = m & 1;
-        s.coopmat_nv = m & 2;
+        s.coopmat_nv = m & 2 || m & 16;
         s.coopmat2 = s.coopmat2_swiglu = s.int8 = m & 4;
+        s.precision = m & 8 ? PRECISION_SERVING : PRECISION_EXACT;
+        bool want_cm2 = (m & 4) && (m & 8) && !(m & 16);
         enum gemm_path got;
         struct sel_gemm c;
-        T_CHECK(sel_gemm_path(&s, &got, &e) == ST_OK && got != GEMM_PATH_CM2 &&
-                    sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e) == ST_OK && !c.cm2 && !c.fallback &&
-                    strcmp(c.kernel, "gemm_cm2"),
-                "devices %d: auto took %s (%s)", m, gemm_path_name(got), e.msg);
+        T_CHECK(sel_gemm_path(&s, &got, &e) == ST_OK && (got == GEMM_PATH_CM2) == want_cm2 &&
+                    sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e) == ST_OK && c.cm2 == want_cm2 &&
+                    !c.fallback && !strcmp(c.kernel, want_cm2 ? "gemm_cm2" : sel_gemm_path_kernel(got)) &&
+                    (!want_cm2 || (c.cm2_x == SEL_CM2_X_GIVEN_F16 && !strcmp(c.prep, "gemm_xprep_f16"))) &&
+                    (!(m & 16) || got == GEMM_PATH_NV),
+                "devices %d (khr %d nv %d cm2 %d %s%s): auto took %s, cm2 %d (%s)", m, m & 1, !!(m & 2), !!(m & 4),
+                m & 8 ? "serving" : "exact", m & 16 ? ", gemm_path=nv" : "", gemm_path_name(got), c.cm2, e.msg);
     }
+    /* auto in serving precision: a product gemm_cm2 refuses falls back to NV v1, the reason named */
+    struct sel as = h200(PLAN_WIDE, &dflt_tune);
+    as.coopmat2 = as.coopmat2_swiglu = as.int8 = true;
+    as.precision = PRECISION_SERVING;
+    struct sel_weight odd = {DT_BF16, 2048, 2044};
+    struct sel_gemm c;
+    T_CHECK(sel_gemm(&as, &odd, false, 512, false, true, "t", &c, &e) == ST_OK && !c.cm2 && !strcmp(c.kernel, "gemm") &&
+                c.fallback && strstr(c.fallback, "multiple of 8") && c.serving && !strcmp(c.prep, "gemm_xprep_serving"),
+            "auto serving, k 2044: %s on %s (%s)", c.fallback ? c.fallback : "-", c.kernel, e.msg);
     struct sel cm2 = h200(PLAN_WIDE, &tc);
     cm2.coopmat2 = true;
     cm2.coopmat_nv = false;
@@ -768,12 +784,14 @@ static void test_gemm_cm2(void)
         {DT_Q4_0, 2048, true, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
         {DT_Q8_0, 2048, false, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
         {DT_BF16, 2048, true, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
-        /* serving: SERVING mode on the f32 x (the plain x, or gemm_xprep_f32's normed one) */
-        {DT_BF16, 2048, false, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, false, "gemm_xprep_f32",
+        /* serving: GIVEN_F16 mode on gemm_xprep_f16's x (a prep even without a norm) */
+        {DT_BF16, 2048, false, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_GIVEN_F16, false, "gemm_xprep_f16",
          NULL},
-        {DT_BF16, 8192, false, true, true, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, true, "gemm_xprep_f32",
+        {DT_BF16, 8192, false, true, true, SV, false, false, "gemm_cm2", SEL_CM2_X_GIVEN_F16, false, "gemm_xprep_f16",
          NULL},
-        {DT_Q8_0, 2048, true, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_SERVING, false, "gemm_xprep_f32",
+        {DT_Q8_0, 2048, true, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_GIVEN_F16, false, "gemm_xprep_f16",
+         NULL},
+        {DT_F16, 2040, true, false, false, SV, false, false, "gemm_cm2", SEL_CM2_X_GIVEN_F16, false, "gemm_xprep_f16",
          NULL},
         /* fallbacks to NV v1, the reason named */
         {DT_F32, 2048, false, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "F16, BF16, Q8_0, Q4_0"},
@@ -784,6 +802,8 @@ static void test_gemm_cm2(void)
         {DT_Q4_0, 2048, false, false, false, EX, false, true, "gemm", 0, false, "gemm_xprep", "8-bit integers"},
         {DT_BF16, 2048, true, false, false, SV, true, false, "gemm", 0, false, "gemm_xprep_serving", "per-element"},
         {DT_F16, 2046, false, false, false, EX, false, false, "gemm", 0, false, "gemm_xprep", "multiple of 4"},
+        {DT_F16, 2044, false, false, false, SV, false, false, "gemm", 0, false, "gemm_xprep_serving", "multiple of 8"},
+        {DT_F16, 2044, false, false, false, EX, false, false, "gemm_cm2", SEL_CM2_X_PREP, false, "gemm_xprep", NULL},
     };
     struct err e = {0};
     for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
@@ -808,10 +828,10 @@ static void test_gemm_cm2(void)
                 rc ? "-" : c.kernel, c.cm2, (int)c.cm2_x, c.no_prep, c.prep ? c.prep : "-",
                 c.fallback ? c.fallback : "", e.msg);
     }
-    /* not forced: no refusal to name, and the automatic choice unchanged by coopmat2 */
+    /* another path: no refusal to name */
     struct sel a = h200(PLAN_WIDE, &dflt_tune);
     struct sel_weight bf = {DT_BF16, 2048, 2048}, f32 = {DT_F32, 2048, 2048}, q4 = {DT_Q4_0, 2048, 2048};
-    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not forced"), "not forced");
+    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not on cm2"), "not on cm2");
     /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
     struct sel s = h200(PLAN_WIDE, &tc);
     s.coopmat2 = s.coopmat2_swiglu = s.int8 = true;
@@ -820,8 +840,8 @@ static void test_gemm_cm2(void)
     const struct sel_weight same[2] = {bf, bf}, mixed[2] = {bf, f32};
     T_CHECK(sel_gemm_multi(&s, 2, same, 512) && !sel_gemm_multi(&s, 2, mixed, 512) && sel_gemm_multi(&a, 2, mixed, 512),
             "multi groups under cm2");
-    /* the scratch the engine reserves for them (select_scratch.c): exact reads a prep even with no
-     * norm; serving with no norm reads the plain x; Q4_0 takes no copy; a SwiGLU pair that falls
+    /* the scratch the engine reserves for them (select_scratch.c): both precisions read a prep
+     * even with no norm (serving: gemm_xprep_f16's, half the bytes reserved); Q4_0 takes no copy; a SwiGLU pair that falls
      * back keeps NV v1's rules */
     struct sel sv = s;
     sv.precision = PRECISION_SERVING;
@@ -833,8 +853,8 @@ static void test_gemm_cm2(void)
         const char *what;
     } sc[] = {
         {&s, {1, {bf}, false, false, true, 512}, x512, 0, "exact, no norm: gemm_xprep's pairs"},
-        {&sv, {1, {bf}, false, false, true, 512}, 0, 0, "serving, no norm: the plain x"},
-        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, "serving with a norm: gemm_xprep_f32"},
+        {&sv, {1, {bf}, false, false, true, 512}, x512, 0, "serving, no norm: gemm_xprep_f16's x"},
+        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, "serving with a norm: gemm_xprep_f16"},
         {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, "a Q4_0 pair: decoded in the loads, no copy"},
         {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, "q/k/v: one prep"},
     };

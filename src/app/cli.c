@@ -64,7 +64,7 @@ void cli_usage(FILE *out)
             "                    gemm_min_cols gemm_tile gemm_splitk gemm_wdeq_cols xmv_cols\n"
             "                    attn_kv_keys attn_split pool_max (ranges: src/base/tune.h);\n"
             "                    gemm_path=auto|khr|nv|fma|cm2: the wide plan's matrix path\n"
-            "                    (cm2: VK_NV_cooperative_matrix2, only when named);\n"
+            "                    (cm2: VK_NV_cooperative_matrix2, auto in serving precision);\n"
             "                    recorded in the JSON\n"
             "  --precision P     the wide plan's matrix products: exact (default: f32-accurate, the\n"
             "                    activations as f16 hi + lo, two tensor products) or serving (f16\n"

@@ -55,8 +55,9 @@ enum gemm_path {
     GEMM_PATH_KHR,      /* gemm_khr: gemm.comp on VK_KHR_cooperative_matrix (the portable one) */
     GEMM_PATH_NV,       /* gemm: gemm.comp on VK_NV_cooperative_matrix */
     GEMM_PATH_FMA,      /* gemm_fma: gemm.comp's shared-memory FMA twin (every device) */
-    GEMM_PATH_CM2,      /* gemm_cm2: gemm_cm2.comp on VK_NV_cooperative_matrix2; never automatic, and a
-                           product it cannot serve takes the automatic path (select_path.c) */
+    GEMM_PATH_CM2,      /* gemm_cm2: gemm_cm2.comp on VK_NV_cooperative_matrix2; automatic in serving
+                           precision, and a product it cannot serve takes NV v1 / the device's
+                           other path (select_path.c) */
 };
 /* "auto", "khr", "nv", "fma", "cm2" (tune_parse reads them back). */
 const char *gemm_path_name(enum gemm_path p);

@@ -86,15 +86,20 @@ int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e)
     return sel_gemm_path(&s, path, e);
 }
 
-const char *k_gemm_path_auto(bool khr, bool nv)
+const char *k_gemm_path_auto(bool khr, bool nv, bool cm2)
 {
-    static char line[160];
+    static char line[256];
     struct tune t = tune_default();
-    struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv};
-    enum gemm_path p;
+    struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv, .coopmat2 = cm2};
+    enum gemm_path p, ps;
     sel_gemm_path(&s, &p, NULL);
-    snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)", gemm_path_name(p),
-             sel_gemm_path_kernel(p), sel_gemm_path_label(p));
+    s.precision = PRECISION_SERVING;
+    sel_gemm_path(&s, &ps, NULL);
+    int n = snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)",
+                     gemm_path_name(p), sel_gemm_path_kernel(p), sel_gemm_path_label(p));
+    if (ps != p && n > 0 && (size_t)n < sizeof line)
+        snprintf(line + n, sizeof line - (size_t)n, "; serving precision: %s (%s: %s)", gemm_path_name(ps),
+                 sel_gemm_path_kernel(ps), sel_gemm_path_label(ps));
     return line;
 }
 

@@ -20,19 +20,23 @@ static uint32_t cm2_div_up(uint64_t a, uint64_t b)
     return (uint32_t)((a + b - 1) / b);
 }
 
-/* Default tiles: 128 x 128 (k steps of 32, 256 invocations), halved along the columns and then the
- * rows while that leaves fewer than 256 workgroups (2 a multiprocessor on an H100); not measured
- * yet (bench/gemm_cm2_bench.c prints every tile it tries). */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols)
+/* Default tiles, from bench/39's third run (H200, 512 columns, x f16, TFLOP/s on 2048 x 2048 /
+ * 6144 x 2048 / 8192 x 2048 / 2048 x 8192): the aligned kernel with its clamped edge loop
+ * ("xf16_al16", the shipped variants' shape) ran 118 / 174 / 219 / 119 at 128 x 128 with k steps of
+ * 64, its best tile on every shape, and 21 / 54 / 67 / 18 at 128 x 256 (registers spilled: the
+ * driver's local memory above zero). 128 x 256 ran best (210 / 249 on the 6144- and 8192-row
+ * products) only in the interior-only kernel ("xf16_comb32", CM2_PLAIN), which is not shipped. So
+ * 128 x 128 x 64, and 64 x 64 x 32 with 128 invocations where 128 x 128 tiles would give fewer than
+ * 32 workgroups (a few columns of a small weight; 64 x 64 ran 122 on 2048 x 2048). SwiGLU pairs
+ * (unmeasured) take k steps of 32: a second weight tile and accumulator, where one product at 128 x
+ * 128 x 64 already used 253-255 registers (at 128 x 128 x 32: 166). 128 invocations where the
+ * device's workgroup-scope matrices allow no more. */
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair)
 {
-    struct k_cm2_tile t = {128, 128, 32, 256};
-    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
-    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) t.bn = 64;
-    if (cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) < 256) {
-        t.bm = 64;
-        t.nt = 128;
-    }
+    struct k_cm2_tile t = {128, 128, pair ? 32 : 64, 256};
+    if (cm2_div_up(r, 128) * cm2_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
+    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     return t;
 }
 
@@ -73,6 +77,17 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
     if (m->xmode == K_CM2_X_PREP && w->k % 4)
         return err_set(e, ST_USAGE, "gemm_cm2 %s: a prepared x needs k a multiple of 4 (got %lld)",
                        op, (long long)w->k);
+    /* the aligned variants (all but PREP: shaders/variants.txt, gemm_cm2.comp CM2_ALIGN) declare
+     * the row strides of w and x multiples of 8 elements, i.e. each row on 16 bytes */
+    if (m->xmode != K_CM2_X_PREP && w->k % 8) {
+        const char *x = m->xmode == K_CM2_X_EXACT       ? "split in its load"
+                        : m->xmode == K_CM2_X_GIVEN_F16 ? "given as f16"
+                                                        : "rounded in its load";
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: the aligned kernel (x %s) needs k a multiple of 8 (got %lld): "
+                       "rows of w and x on 16 bytes",
+                       op, x, (long long)w->k);
+    }
     if (!w3) return ST_OK;
     /* SwiGLU pairs: same shape and type, the per-element epilogue, no residual, and no split Q8_0
      * weights (the exact modes of Q8_0) */
@@ -85,11 +100,10 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: a SwiGLU pair needs coopmat2's per-element operations%s", op,
                        m->accumulate ? " and no accumulation" : "");
-    bool modes = m->xmode == K_CM2_X_SERVING || m->xmode == K_CM2_X_PREP;
-    if (!modes || (w->dtype == DT_Q8_0 && m->xmode == K_CM2_X_PREP))
+    if (m->xmode == K_CM2_X_EXACT || (w->dtype == DT_Q8_0 && m->xmode == K_CM2_X_PREP))
         return err_set(e, ST_USAGE,
-                       "gemm_cm2 %s: SwiGLU pairs come with x served (f16) or prepared, and for "
-                       "Q8_0 served only",
+                       "gemm_cm2 %s: SwiGLU pairs come with x served (f16), given as f16 or "
+                       "prepared, and for Q8_0 not prepared",
                        op);
     return ST_OK;
 }
@@ -101,7 +115,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
     if (rc) return rc;
     const struct gpu_weight *w = m->w;
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0, swiglu = m->w3 != NULL;
-    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols);
+    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols, swiglu);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
     if (t.bm % 16 || t.bn % 16 || t.bk % (quant ? 32 : 16) || !t.bm || !t.bn || !t.bk || !t.nt ||
         t.nt % 32 || t.nt > max_nt)

@@ -249,8 +249,9 @@ int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_sc
  * path it lacks (main checks it once the tune is set). */
 int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
 /* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr (gemm_khr:
- * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma picks)" (gpu_gemm_path_fn). */
-const char *k_gemm_path_auto(bool khr, bool nv);
+ * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)", and with cm2
+ * (gemm_cm2 usable) the serving precision's path after it (gpu_gemm_path_fn). */
+const char *k_gemm_path_auto(bool khr, bool nv, bool cm2);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
  * the two halves of gemm_w once it exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
 #define K_SCRATCH_BUFS 2
@@ -299,8 +300,9 @@ struct k_cm2_tile {
 };
 int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, const struct k_cm2_tile *tile,
                int layer, const char *op, struct err *e);
-/* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns. */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols);
+/* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns (pair: a
+ * SwiGLU pair). */
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =

@@ -103,11 +103,11 @@ uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_
 
 /* The wide plan's gemm path (tune gemm_path, else the first the device has of NV cooperative
  * matrices, KHR ones, the FMA twin (select_path.c says why); VK_NV_cooperative_matrix2's gemm_cm2
- * only where the tune forces it). ST_USAGE naming the device and the extension it lacks when the
- * tune forces a path it does not have. */
+ * in serving precision where the device has it, or where the tune forces it). ST_USAGE naming the
+ * device and the extension it lacks when the tune forces a path it does not have. */
 int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e);
-/* The path of gemm.comp's products: sel_gemm_path's, but with cm2 forced the automatic one (the
- * products gemm_cm2 cannot serve fall back to it). */
+/* The path of gemm.comp's products: sel_gemm_path's, but on cm2 the automatic one (the products
+ * gemm_cm2 cannot serve fall back to it). */
 enum gemm_path sel_gemm_v1_path(const struct sel *s);
 /* Whether gemm.comp's tiles run on cooperative matrices (KHR or NV) on sel_gemm_v1_path: its x
  * prep and tile rules. A forced path counts as chosen (sel_gemm_path refuses it where absent). */
@@ -115,12 +115,13 @@ bool sel_gemm_coopmat(const struct sel *s);
 /* The kernel (shaders/variants.txt name) and the words for reports of a path. */
 const char *sel_gemm_path_kernel(enum gemm_path p); /* "gemm_khr", "gemm", "gemm_fma", "gemm_cm2" */
 const char *sel_gemm_path_label(enum gemm_path p);  /* "VK_KHR_cooperative_matrix", ... */
-/* With cm2 forced: why gemm_cm2 cannot serve a product of w (swiglu: a gate/up pair; accumulate:
- * y += W x), or NULL when it serves it (select_path.c's table). Not forced: "not forced". */
+/* On cm2 (forced, or chosen in serving precision): why gemm_cm2 cannot serve a product of w
+ * (swiglu: a gate/up pair; accumulate: y += W x), or NULL when it serves it (select_path.c's
+ * table). Another path: "not on cm2". */
 const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate);
 /* gemm_cm2's activation modes (kernels.h enum k_cm2_x, same values): the wide plan takes PREP in
- * exact precision (gemm_xprep.comp's hi/lo pairs) and SERVING in serving precision (f32 x, rounded
- * to f16 as it loads; select_path.c says why). */
+ * exact precision (gemm_xprep.comp's hi/lo pairs) and GIVEN_F16 in serving precision
+ * (gemm_xprep_f16's f16 x; select_path.c says why). */
 enum sel_cm2_x { SEL_CM2_X_SERVING = 0, SEL_CM2_X_EXACT = 1, SEL_CM2_X_GIVEN_F16 = 2, SEL_CM2_X_PREP = 3 };
 
 /* The gemm's geometry for one product (gemm.comp's spec constants and grid). */
@@ -129,9 +130,9 @@ struct sel_gemm {
     bool cm2;           /* on gemm_cm2.comp (kernels.h k_gemm_cm2, its own tile rule): only kernel,
                            serving, cm2_x, no_prep and prep below are set */
     enum sel_cm2_x cm2_x; /* gemm_cm2's x mode */
-    const char *fallback; /* cm2 forced but not serving this product: why (sel_gemm_cm2_refusal) */
+    const char *fallback; /* on cm2 but not serving this product: why (sel_gemm_cm2_refusal) */
     bool no_prep;       /* reads the plain x: needs no prep (xraw; the FMA twin with no norm and
-                           nothing to zero; gemm_cm2 serving with no norm) */
+                           nothing to zero) */
     const char *prep;   /* the prep shader (gemm_xprep.comp variant) whose output it reads otherwise */
     bool fadd;          /* split sums by float atomic add (the _fadd variant) */
     bool zero_y;        /* split sums into a y that does not accumulate: y must start at 0 */
@@ -148,7 +149,7 @@ struct sel_gemm {
  * path is forced where absent (sel_gemm_path). */
 int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols,
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
-/* sel_gemm's choice with cm2 forced (select_path.c): true and c filled (kernel, cm2, cm2_x,
+/* sel_gemm's choice on cm2 (select_path.c): true and c filled (kernel, cm2, cm2_x,
  * serving, no_prep, prep) where gemm_cm2 serves the product, else false with c->fallback set. */
 bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
                      struct sel_gemm *c);
@@ -216,8 +217,8 @@ uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct
  * product reads the plain x). */
 uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[], int64_t k, int cols);
 /* Whether k_matmul_multi's n products of one x go through the gemm with one prep: more than one,
- * each one the gemm serves, all of one k, and with cm2 forced all on gemm_cm2 or all on its
- * fallback (their preps differ in serving precision). */
+ * each one the gemm serves, all of one k, and on cm2 all on gemm_cm2 or all on its fallback
+ * (their preps differ). */
 bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int cols);
 
 /* One call of the matrix helpers (kernels.h): k_matmul / k_matmul_norm (n 1), k_matmul_swiglu

@@ -5,20 +5,24 @@
 
 #include <stddef.h>
 
-/* The path the tune names, else the device's first of NV v1, KHR, the FMA twin. Both cooperative
- * paths run the same source and tiles, but on the H100 KHR's words ran the exact prefill 21 %
- * slower (bench/42), so NV v1 comes first where a driver lists both; KHR serves the devices
- * without NV v1 (AMD RDNA3, Intel Arc). VK_NV_cooperative_matrix2 (gemm_cm2) is never chosen
- * here: on the H100 it ran each product ~2.7x slower than NV v1 (bench/39), so only --tune
- * gemm_path=cm2 takes it (for its goldens and its timing). */
+/* The device's first of NV v1, KHR, the FMA twin. Both cooperative paths run the same source and
+ * tiles, but on the H100 KHR's words ran the exact prefill 21 % slower (bench/42), so NV v1 comes
+ * first where a driver lists both; KHR serves the devices without NV v1 (AMD RDNA3, Intel Arc). */
 static enum gemm_path gemm_path_auto(const struct sel *s)
 {
     return s->coopmat_nv ? GEMM_PATH_NV : s->coopmat_khr ? GEMM_PATH_KHR : GEMM_PATH_FMA;
 }
 
+/* The path the tune names, else in serving precision VK_NV_cooperative_matrix2 (gemm_cm2) where
+ * the device has it, else gemm_path_auto's. bench/39 third run: aligned cm2 with f16 x 120-250
+ * TFLOP/s vs v1 78-94 (H200, F16 weights, 512 columns; the products gemm_cm2 refuses fall back to
+ * gemm_path_auto's, sel_gemm_cm2_refusal); to be confirmed by the whole prefill on the GPU:
+ * bench/h200.sh cm2_goldens. Exact precision stays on NV v1: gemm_cm2's exact modes (x split hi +
+ * lo, two products) ran 59-73 aligned ("exact_al16"), below v1's 78-94. */
 static enum gemm_path gemm_path_pick(const struct sel *s)
 {
     if (s->tune->gemm_path != GEMM_PATH_AUTO) return (enum gemm_path)s->tune->gemm_path;
+    if (s->coopmat2 && s->precision == PRECISION_SERVING) return GEMM_PATH_CM2;
     return gemm_path_auto(s);
 }
 
@@ -68,18 +72,21 @@ const char *sel_gemm_path_label(enum gemm_path p)
                                 : "the FMA twin, no cooperative matrices";
 }
 
-/* With cm2 forced, the products gemm_cm2.comp has no variant or no device feature for, in the
- * order checked (gemm_cm2.c cm2_check refuses the same); each takes the automatic path's gemm
- * instead (NV v1 on the H100), named in its kind. Its x: in exact precision the PREP mode, reading
- * gemm_xprep.comp's hi/lo pairs: the prep the NV v1 gemm already takes (norm applied once for up to
- * 4 products, the same scratch), so a fallback beside a gemm_cm2 product shares it, and PREP has
- * the SwiGLU variants (XSPLIT has none); its numbers are XSPLIT's (the same 11-bit split). bench/39
- * timed XSPLIT faster (32-53 against 21-26 TFLOP/s on the untuned kernel): the mode is this one
- * line. In serving precision the SERVING mode (f32 x rounded to f16 as it loads: the plain x, or
- * gemm_xprep_f32's normed x), one product. */
+/* On cm2 (forced, or chosen in serving precision), the products gemm_cm2.comp has no variant or no
+ * device feature for, in the order checked (gemm_cm2.c cm2_check refuses the same); each takes the
+ * automatic path's gemm instead (NV v1 on the H100), named in its kind. Its x: in exact precision
+ * the PREP mode, reading gemm_xprep.comp's hi/lo pairs: the prep the NV v1 gemm already takes
+ * (norm applied once for up to 4 products, the same scratch), so a fallback beside a gemm_cm2
+ * product shares it, and PREP has the SwiGLU variants (XSPLIT has none); its numbers are XSPLIT's
+ * (the same 11-bit split). bench/39's third run measured exact aligned ("exact_al16", 59-73
+ * TFLOP/s) below NV v1 (78-94), so exact is not chosen automatically; PREP is unaligned (CM2_ALIGN
+ * does not cover its 3-D layout). In serving precision the GIVEN_F16 mode on gemm_xprep_f16's
+ * x (norm applied, rounded to f16, plain f16 [cols][k]): bench/39's third run, the aligned kernel
+ * on an f16 x 118-248 TFLOP/s, against 76-132 decoding an f32 x in its load ("al16"); one prep
+ * dispatch even without a norm. The aligned kernels need k a multiple of 8 (rows on 16 bytes). */
 const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate)
 {
-    if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not forced";
+    if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not on cm2";
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
     bool plain = w->dtype == DT_F16 || w->dtype == DT_BF16;
     bool exact = s->precision != PRECISION_SERVING;
@@ -91,6 +98,7 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
         {quant && w->k % 32, "Q types with k not a multiple of 32"},
         {quant && !s->int8, "Q types without 8-bit integers"},
         {exact && w->k % 4, "a prepared x with k not a multiple of 4"},
+        {!exact && w->k % 8, "an aligned f16 x with k not a multiple of 8"},
         {w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX, "a shape out of range"},
         {swiglu && !s->coopmat2_swiglu, "SwiGLU pairs without per-element operations"},
         {swiglu && accumulate, "SwiGLU pairs that accumulate"},
@@ -111,8 +119,9 @@ bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swigl
     c->cm2 = true;
     c->coopmat = true;
     c->serving = serving;
-    c->cm2_x = serving ? SEL_CM2_X_SERVING : SEL_CM2_X_PREP;
-    c->no_prep = serving && plain_x; /* the plain x, rounded as it loads */
-    c->prep = serving ? "gemm_xprep_f32" : "gemm_xprep";
+    c->cm2_x = serving ? SEL_CM2_X_GIVEN_F16 : SEL_CM2_X_PREP;
+    c->no_prep = false; /* an f16 x or the pairs: a prep even with no norm */
+    c->prep = serving ? "gemm_xprep_f16" : "gemm_xprep";
+    (void)plain_x;
     return true;
 }

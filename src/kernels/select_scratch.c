@@ -22,9 +22,10 @@ uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct
     return bytes;
 }
 
-/* gemm_xprep.comp writes x' as f32 [cols][k] for the twin and gemm_cm2's serving mode, and as f16
- * hi/lo pairs or f16 values (the same bytes) for cooperative matrices; none runs where every
- * product reads the plain x (sel_gemm no_prep). */
+/* gemm_xprep.comp writes x' as f32 [cols][k] for the twin, as f16 hi/lo pairs or f16 values (the
+ * same bytes) for cooperative matrices, and as plain f16 [cols][k] (half those bytes) for gemm_cm2
+ * in serving precision: 4 bytes an element covers each; none runs where every product reads the
+ * plain x (sel_gemm no_prep). */
 uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[],
                              int64_t k, int cols)
 {

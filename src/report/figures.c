@@ -46,8 +46,8 @@ const char *profile_precision(const struct profile *p)
 }
 
 /* Whether a pipeline rounds its product's inputs to f16: the _serving variants, and gemm_cm2's
- * serving mode (gemm_cm2[_swiglu]_<type>; its f32-accurate modes are gemm_cm2_exact_* and
- * gemm_cm2_prep_*, shaders/variants.txt). */
+ * serving modes (gemm_cm2[_swiglu]_<type>, gemm_cm2_xf16[_swiglu]_<type>: the wide plan's; its
+ * f32-accurate modes are gemm_cm2_exact_* and gemm_cm2_prep_*, shaders/variants.txt). */
 static bool pipeline_rounds(const char *name)
 {
     if (strstr(name, "_serving")) return true;

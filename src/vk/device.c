@@ -274,8 +274,9 @@ static void print_device(FILE *out, uint32_t index, VkInstance inst, VkPhysicalD
     vk_print_coopmat_nv(out, pd, d.has_coopmat_nv && d.fcoop.cooperativeMatrix);
     print_coopmat_khr(out, inst, pd, &d, layer);
     print_coopmat2(out, &d, layer);
+    bool cm2 = coopmat2_usable(&d) && layer_allows(layer, LAYER_KNOWS_COOPMAT2);
     if (gemm_path)
-        fprintf(out, "  %-18s %s\n", "gemm path", gemm_path(gemm_khr_usable(inst, pd, &d, layer), gemm_nv_usable(pd, &d)));
+        fprintf(out, "  %-18s %s\n", "gemm path", gemm_path(gemm_khr_usable(inst, pd, &d, layer), gemm_nv_usable(pd, &d), cm2));
     for (uint32_t h = 0; h < d.mem.memoryHeapCount; h++) {
         char label[32];
         snprintf(label, sizeof label, "heap %u", h);

@@ -128,9 +128,10 @@ struct gpu {
 };
 
 /* The words naming the wide plan's gemm path on a device whose gemm.comp may run on KHR / NV
- * cooperative matrices (gpu.h gemm_khr, gemm_nv): the kernel stage's rule, handed down by the app
- * (the vk stage does not choose kernels). */
-typedef const char *gpu_gemm_path_fn(bool khr, bool nv);
+ * cooperative matrices (gpu.h gemm_khr, gemm_nv) and gemm_cm2.comp on VK_NV_cooperative_matrix2
+ * (cm2: gpu.h has_coopmat2): the kernel stage's rule, handed down by the app (the vk stage does not
+ * choose kernels). */
+typedef const char *gpu_gemm_path_fn(bool khr, bool nv, bool cm2);
 /* Prints every device (index, name, type, driver, API, timestamps, subgroup size, shared memory,
  * cooperative-matrix support, the gemm path gemm_path names (NULL: that line left out), memory
  * heaps). */
