@@ -832,6 +832,15 @@ static void test_gemm_cm2(void)
     struct sel a = h200(PLAN_WIDE, &dflt_tune);
     struct sel_weight bf = {DT_BF16, 2048, 2048}, f32 = {DT_F32, 2048, 2048}, q4 = {DT_Q4_0, 2048, 2048};
     T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not on cm2"), "not on cm2");
+    /* automatic serving on a coopmat2 device: F16/BF16 on gemm_cm2, Q types on NV v1 (bench/43) */
+    struct sel as = h200(PLAN_WIDE, &dflt_tune);
+    as.coopmat2 = as.coopmat2_swiglu = as.int8 = true;
+    as.precision = PRECISION_SERVING;
+    struct sel_gemm ca, cq;
+    T_CHECK(sel_gemm(&as, &bf, false, 512, false, false, "t", &ca, &e) == ST_OK && ca.cm2 &&
+                sel_gemm(&as, &q4, false, 512, false, false, "t", &cq, &e) == ST_OK && !cq.cm2 &&
+                !strcmp(cq.kernel, "gemm") && cq.fallback && strstr(cq.fallback, "automatic"),
+            "auto serving: BF16 cm2 %d, Q4_0 cm2 %d (%s)", ca.cm2, cq.cm2, cq.fallback ? cq.fallback : "-");
     /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
     struct sel s = h200(PLAN_WIDE, &tc);
     s.coopmat2 = s.coopmat2_swiglu = s.int8 = true;
