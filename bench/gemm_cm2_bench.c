@@ -155,7 +155,7 @@ static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uin
     for (int m = 0; m < 2; m++) {
         enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
         const char *what = m ? "cm2 pair prep" : "cm2 pair serving";
-        struct k_cm2_tile def = k_gemm_cm2_tile(&g, w->rows, cols, true);
+        struct k_cm2_tile def = k_gemm_cm2_tile(&g, w->rows, cols, true, mode == K_CM2_X_PREP);
         for (int i = -1; i < n_sweep; i++) {
             const struct k_cm2_tile *tile = i < 0 ? &def : &sweep[i];
             if (i >= 0 && !memcmp(tile, &def, sizeof def)) continue;
@@ -414,7 +414,7 @@ int main(int argc, char **argv)
                 /* the prepared x: 4 bytes an element, like the f32 x (its values do not matter
                  * here) */
                 uint64_t xa = mode == K_CM2_X_GIVEN_F16 ? xh.addr : x.addr;
-                struct k_cm2_tile def = k_gemm_cm2_tile(&g, rows, cols, false);
+                struct k_cm2_tile def = k_gemm_cm2_tile(&g, rows, cols, false, mode == K_CM2_X_PREP);
                 for (int t = -1; t < n_sweep; t++) {
                     const struct k_cm2_tile *tile = t < 0 ? &def : &sweep[t];
                     if (t >= 0 && !memcmp(tile, &def, sizeof def)) continue;

@@ -71,22 +71,25 @@ static void test_tile_rule(void)
 {
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
-    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false);
+    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false, false);
     T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u",
             t.bm, t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 512, false); /* 16 x 4 = 64 workgroups */
+    t = k_gemm_cm2_tile(&h, 2048, 512, false, false); /* 16 x 4 = 64 workgroups */
     T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u",
             t.bm, t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 256, false); /* 16 x 2 = 32 */
+    t = k_gemm_cm2_tile(&h, 2048, 256, false, false); /* 16 x 2 = 32 */
     T_CHECK(t.bm == 128 && t.bn == 128, "2048 x 256: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 128, false); /* 16 workgroups of 128 x 128 */
+    t = k_gemm_cm2_tile(&h, 2048, 128, false, false); /* 16 workgroups of 128 x 128 */
     T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "2048 x 128: %ux%ux%u/%u", t.bm,
             t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 8192, 512, true); /* a SwiGLU pair: k steps of 32 */
+    t = k_gemm_cm2_tile(&h, 8192, 512, true, false); /* a SwiGLU pair: k steps of 32 */
     T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 32 && t.nt == 256, "pair 8192 x 512: %ux%ux%u/%u",
             t.bm, t.bn, t.bk, t.nt);
+    t = k_gemm_cm2_tile(&h, 8192, 512, false, true); /* the unaligned PREP mode: its best tile */
+    T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "prep 8192 x 512: %ux%ux%u/%u", t.bm, t.bn,
+            t.bk, t.nt);
     h.coopmat2_max_invocations = 128;
-    t = k_gemm_cm2_tile(&h, 8192, 512, false);
+    t = k_gemm_cm2_tile(&h, 8192, 512, false, false);
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
 }
 
@@ -436,7 +439,7 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
                 tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
         /* one line a case (stdout is line-buffered): a run cut by a timeout shows how far it got
          * and whether pipeline creation is what takes the time */
-        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols, epi == EPI_SWIGLU);
+        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols, epi == EPI_SWIGLU, mode == K_CM2_X_PREP);
         printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u: pipeline + record %.0f ms, run %.1f "
                "ms, error %.3g\n",
                kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", t.bm, t.bn, t.bk, t.nt,

@@ -30,12 +30,14 @@ static uint32_t cm2_div_up(uint64_t a, uint64_t b)
  * 32 workgroups (a few columns of a small weight; 64 x 64 ran 122 on 2048 x 2048). SwiGLU pairs
  * (unmeasured) take k steps of 32: a second weight tile and accumulator, where one product at 128 x
  * 128 x 64 already used 253-255 registers (at 128 x 128 x 32: 166). 128 invocations where the
- * device's workgroup-scope matrices allow no more. */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair)
+ * device's workgroup-scope matrices allow no more. The unaligned PREP mode (exact, forced only) keeps
+ * 64 x 64 x 32: its best tile in bench/39's second run (21-26 TFLOP/s), where 64-deep tiles ran it
+ * at a third of that (bench/43: the forced exact prefill 29.5 -> 52.6 ms with them). */
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair, bool prep)
 {
     uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
     struct k_cm2_tile t = {128, 128, pair ? 32 : 64, 256};
-    if (cm2_div_up(r, 128) * cm2_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
+    if (prep || cm2_div_up(r, 128) * cm2_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
     if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
     return t;
 }
@@ -115,7 +117,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
     if (rc) return rc;
     const struct gpu_weight *w = m->w;
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0, swiglu = m->w3 != NULL;
-    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols, swiglu);
+    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols, swiglu, m->xmode == K_CM2_X_PREP);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
     if (t.bm % 16 || t.bn % 16 || t.bk % (quant ? 32 : 16) || !t.bm || !t.bn || !t.bk || !t.nt ||
         t.nt % 32 || t.nt > max_nt)

@@ -302,7 +302,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, con
                int layer, const char *op, struct err *e);
 /* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns (pair: a
  * SwiGLU pair). */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair);
+struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair, bool prep);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =
