@@ -425,7 +425,9 @@ cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_c
     # gemm cases on cm2 in both precisions; 4. LFM2-1.2B's 512-token prefill per precision (serving
     # first: the automatic choice to confirm), nv and cm2 alternated (nv, cm2, nv, cm2; the report
     # header names the fallback kinds), then --compare of the second pair. Each command under `timeout`.
-    local d=${BIN_DIR:-build} pr m L G=${GLM_FX:-tests/fixtures/glm-ocr-tiny} p i rc ok=0 all=0
+    # GEMM_PATH=khr (or nv) runs 2. and 3. on that path instead (issue 38: every golden through KHR
+    # forced) and skips 4.
+    local gp=${GEMM_PATH:-cm2} d=${BIN_DIR:-build} pr m L G=${GLM_FX:-tests/fixtures/glm-ocr-tiny} p i rc ok=0 all=0
     local splits=("--full")
     echo "\$ lfm2-profile-stage --list-devices | grep coopmat2|gemm path"
     timeout 60 "$B" --list-devices | grep -E "coopmat2|gemm path"; echo
@@ -443,18 +445,20 @@ cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_c
                 *) splits=("--full" "--layers 0:1" "--layers 1:3") ;;
                 esac
             for L in "${splits[@]}"; do
-                echo "\$ lfm2-profile-stage --model $1 $L --wide --precision $pr --tune gemm_path=cm2 --golden $2/$3.safetensors"
-                timeout 60 "$B" --model "$1" $L --wide --precision $pr --tune gemm_path=cm2 --golden "$2/$3.safetensors"
+                echo "\$ lfm2-profile-stage --model $1 $L --wide --precision $pr --tune gemm_path=$gp --golden $2/$3.safetensors"
+                timeout 60 "$B" --model "$1" $L --wide --precision $pr --tune gemm_path=$gp --golden "$2/$3.safetensors"
                 rc=$?; echo "(exit $rc)"; echo
                 all=$((all + 1)); [ $rc = 0 ] && ok=$((ok + 1))
             done
         done
     done
     for pr in exact serving; do
-        echo "\$ test_kernels tests/fixtures gemm --precision $pr --tune gemm_path=cm2"
-        timeout 120 "$d/test_kernels" tests/fixtures gemm --precision $pr --tune gemm_path=cm2 >"$O/cm2_test_kernels_$pr.txt" 2>&1
-        echo "(exit $?)"; grep -E "^\+ gemm on|passed|FAIL" "$O/cm2_test_kernels_$pr.txt" | tail -n 12; echo
+        echo "\$ test_kernels tests/fixtures gemm --precision $pr --tune gemm_path=$gp"
+        timeout 120 "$d/test_kernels" tests/fixtures gemm --precision $pr --tune gemm_path=$gp >"$O/${gp}_test_kernels_$pr.txt" 2>&1
+        echo "(exit $?)"; grep -E "^\+ gemm on|passed|FAIL" "$O/${gp}_test_kernels_$pr.txt" | tail -n 12; echo
     done
+    echo "== $gp goldens: $ok of $all runs passed (exit 0)"
+    [ "$gp" = cm2 ] || return 0
     for pr in serving exact; do
         for i in 1 2; do
             for p in nv cm2; do
@@ -467,7 +471,6 @@ cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_c
         done
         run --compare "$O/cm2_prefill_${pr}_nv_2.json" --current "$O/cm2_prefill_${pr}_cm2_2.json" | head -n 30
     done
-    echo "== cm2 goldens: $ok of $all runs passed (exit 0)"
 }
 drift() { # bench/38: the one-layer shards' growth with the layer index. The same one-layer shard of
     # LFM2-2.6B in fresh processes (early and late layer) and inside one --stages run after others:
