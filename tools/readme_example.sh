@@ -46,7 +46,7 @@ if [ $check = 0 ]; then
 fi
 
 skeleton() { sed -E 's/[-+]?[0-9].*$//; s/[[:space:]]+/ /g; s/ $//'; }
-noisy='noise|inconclusive|VERDICT|action|ts>diff|disagree|↳|\(LM head: its|p10'
+noisy='noise|inconclusive|VERDICT|WARNING|action|ts>diff|disagree|↳|\(LM head: its|p10'
 want=$(printf '%s\n' "$block" | tail -n +2 | skeleton)
 compare() { # fail=1 and the differences printed when $out's format is not the README's
 have=$(printf '%s\n' "$out" | skeleton)
