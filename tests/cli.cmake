@@ -350,6 +350,9 @@ cli_test(cli_stages_layer_shares cli-gpu 0 "layer costs (each layer's share of i
 cli_test(cli_stages_layer_shards cli-gpu 0 "layer costs (marginal pass of each one-layer shard" --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
 # the fixed parts (step − marginal by role) come from the stages' gap probes, one-layer shards or not
 cli_test(cli_stages_fixed_shards cli-gpu 0 "fixed parts (step − marginal of the even split's stages, at least 0): first " --model ${LT} --stages 2 --cols 2 --reps 2 --timing none)
+# K = 3: one middle stage, its fixed part named without a "median of 1"
+cli_test(cli_stages_fixed_middle cli-gpu 0 "at least 0): first " --model ${LT} --stages 0:2,2:4,4:6 --cols 2 --reps 2)
+set_tests_properties(cli_stages_fixed_middle PROPERTIES FAIL_REGULAR_EXPRESSION "median of 1\\)")
 cli_test(cli_stages_units cli-gpu 0 "marginal ms" --model ${LT} --stages 2 --cols 2 --reps 2 --units ms)
 cli_test(cli_stages_cols_list cli 2 "--stages takes one width and one plan" --model ${LT} --stages 2 --cols 1,4)
 cli_test(cli_stages_current cli 2 "--stages and --current" --model ${LT} --stages 2 --compare a.json --current b.json)

@@ -59,9 +59,12 @@ static void fixed_note(FILE *out, const struct pipeline *p)
     if (f->k == 1) fprintf(out, "the one stage %s", html_us(a, sizeof a, f->last));
     else if (f->k == 2)
         fprintf(out, "first %s, last %s", html_us(a, sizeof a, f->first), html_us(c, sizeof c, f->last));
-    else
-        fprintf(out, "first %s, middle %s (median of %d), last %s", html_us(a, sizeof a, f->first),
-                html_us(b, sizeof b, f->middle), f->k - 2, html_us(c, sizeof c, f->last));
+    else {
+        char of[32] = "";
+        if (f->k > 3) snprintf(of, sizeof of, " (median of %d)", f->k - 2);
+        fprintf(out, "first %s, middle %s%s, last %s", html_us(a, sizeof a, f->first), html_us(b, sizeof b, f->middle),
+                of, html_us(c, sizeof c, f->last));
+    }
     fputs("</p>\n", out);
 }
 

@@ -433,9 +433,12 @@ static void fixed_parts(FILE *out, const struct pipeline *p, const struct unit *
     if (f->k == 1) fprintf(out, "the one stage %s %s\n", ft(a, sizeof a, u, f->last), u->name);
     else if (f->k == 2)
         fprintf(out, "first %s, last %s %s\n", ft(a, sizeof a, u, f->first), ft(c, sizeof c, u, f->last), u->name);
-    else
-        fprintf(out, "first %s, middle %s (median of %d), last %s %s\n", ft(a, sizeof a, u, f->first),
-                ft(b, sizeof b, u, f->middle), f->k - 2, ft(c, sizeof c, u, f->last), u->name);
+    else {
+        char of[32] = "";
+        if (f->k > 3) snprintf(of, sizeof of, " (median of %d)", f->k - 2);
+        fprintf(out, "first %s, middle %s%s, last %s %s\n", ft(a, sizeof a, u, f->first), ft(b, sizeof b, u, f->middle),
+                of, ft(c, sizeof c, u, f->last), u->name);
+    }
 }
 
 void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_units units)
