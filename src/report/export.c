@@ -58,6 +58,17 @@ static void csv_num(FILE *out, double v)
     if (isfinite(v)) fprintf(out, "%.6g", v);
 }
 
+/* n numbers, comma-separated (NAN: an empty field); CSV_NUMS counts its arguments itself. */
+static void csv_nums(FILE *out, const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputc(',', out);
+        csv_num(out, v[i]);
+    }
+}
+#define CSV_NUMS(out, ...) \
+    csv_nums((out), (const double[]){__VA_ARGS__}, sizeof((const double[]){__VA_ARGS__}) / sizeof(double))
+
 static double ratio(double a, double b)
 {
     return b != 0 ? a / b : 0;
@@ -76,22 +87,10 @@ static void csv_by_kind(FILE *out, const struct profile *p)
         fputc(',', out);
         csv_str(out, pk->kind);
         fprintf(out, ",%d,", pk->n);
-        csv_num(out, pk->us.median);
-        fputc(',', out);
-        csv_num(out, pk->us.p10);
-        fputc(',', out);
-        csv_num(out, pk->us.p90);
-        fputc(',', out);
-        csv_num(out, pk->share);
-        fputc(',', out);
-        csv_num(out, pk->gbps);
-        fputc(',', out);
-        csv_num(out, pk->bw_share);
+        CSV_NUMS(out, pk->us.median, pk->us.p10, pk->us.p90, pk->share, pk->gbps, pk->bw_share);
         fprintf(out, ",%llu,%llu,%llu,", (unsigned long long)pk->bytes, (unsigned long long)pk->kv_bytes,
                 (unsigned long long)pk->flops);
-        csv_num(out, pk->tflops);
-        fputc(',', out);
-        csv_num(out, pk->roof_share);
+        CSV_NUMS(out, pk->tflops, pk->roof_share);
         fputc('\n', out);
     }
 }
@@ -130,13 +129,7 @@ static void csv_dispatches(FILE *out, const struct profile *p)
         fputc(',', out);
         csv_str(out, d->kind);
         fprintf(out, ",%u,%u,%u,", d->groups[0], d->groups[1], d->groups[2]);
-        csv_num(out, d->us.median);
-        fputc(',', out);
-        csv_num(out, d->us.p10);
-        fputc(',', out);
-        csv_num(out, d->us.p90);
-        fputc(',', out);
-        csv_num(out, ratio(d->us.median, whole));
+        CSV_NUMS(out, d->us.median, d->us.p10, d->us.p90, ratio(d->us.median, whole));
         fprintf(out, ",%llu\n", (unsigned long long)d->bytes);
     }
     free(order);
@@ -163,20 +156,12 @@ void csv_crossover(FILE *out, const struct crossover_row *rows, int n)
         fprintf(out, "crossover,%d,", r->cols);
         csv_str(out, r->plan);
         fputc(',', out);
-        if (r->ok) {
-            csv_num(out, r->step_us.v);
-            fputc(',', out);
-            csv_num(out, r->step_us.u);
-            fputc(',', out);
-            if (r->busy_us > 0) csv_num(out, r->busy_us);
-            fputc(',', out);
-            csv_num(out, r->tok_s);
-            fputc(',', out);
-            if (r->floor_us > 0) csv_num(out, r->step_us.v / r->floor_us);
-            fputc(',', out);
-        } else {
-            fputs(",,,,,", out);
-        }
+        if (r->ok)
+            CSV_NUMS(out, r->step_us.v, r->step_us.u, r->busy_us > 0 ? r->busy_us : NAN, r->tok_s,
+                     r->floor_us > 0 ? r->step_us.v / r->floor_us : NAN);
+        else
+            fputs(",,,,", out);
+        fputc(',', out);
         csv_str(out, same);
         fputc(',', out);
         csv_str(out, r->ok ? "" : r->why);
@@ -192,13 +177,8 @@ static void csv_compare_row(FILE *out, const char *name, const struct timing *b,
     fprintf(out, "compare,");
     csv_str(out, name);
     fputc(',', out);
-    csv_num(out, b->median);
-    fputc(',', out);
-    csv_num(out, c->median);
-    fputc(',', out);
-    csv_num(out, c->median - b->median);
-    fputc(',', out);
-    if (b->median > 0) csv_num(out, 100.0 * (c->median / b->median - 1.0));
+    CSV_NUMS(out, b->median, c->median, c->median - b->median,
+             b->median > 0 ? 100.0 * (c->median / b->median - 1.0) : NAN);
     fputc('\n', out);
 }
 
@@ -225,21 +205,10 @@ static void csv_stages(FILE *out, const struct pipeline *p, const struct pipelin
         const struct pipeline_stage *st = pipeline_split_stage(p, s, i);
         const struct timing *t = pipeline_stage_wall(st);
         fprintf(out, "pipeline_stage,%s,%d,%d,%d,", s->how, i, s->bounds[i], s->bounds[i + 1]);
-        csv_num(out, st->step_us.v);
-        fputc(',', out);
-        csv_num(out, t->p10);
-        fputc(',', out);
-        csv_num(out, t->p90);
-        fputc(',', out);
-        csv_num(out, ratio(st->step_us.v, s->max_us));
-        fputc(',', out);
-        csv_num(out, st->marginal_us.v);
-        fputc(',', out);
-        csv_num(out, st->marginal_us.u);
-        fputc(',', out);
-        if (p->layer_cost) csv_num(out, st->predicted_us);
+        CSV_NUMS(out, st->step_us.v, t->p10, t->p90, ratio(st->step_us.v, s->max_us), st->marginal_us.v,
+                 st->marginal_us.u, p->layer_cost ? st->predicted_us : NAN);
         fprintf(out, ",%d,", i == s->bottleneck);
-        if (p->fixed.known) csv_num(out, st->fixed_us);
+        CSV_NUMS(out, p->fixed.known ? st->fixed_us : NAN);
         fputc('\n', out);
     }
 }
@@ -251,31 +220,13 @@ static void csv_split(FILE *out, const struct pipeline *p, const struct pipeline
     fprintf(out, "pipeline,%s,%d,", s->how, s->k);
     csv_str(out, split);
     fprintf(out, ",%d,%d,", p->cols, s->bottleneck);
-    csv_num(out, s->max_us);
-    fputc(',', out);
-    csv_num(out, s->sum_us);
-    fputc(',', out);
-    csv_num(out, s->tok_s_bound);
-    fputc(',', out);
-    csv_num(out, s->tok_s_ideal);
-    fputc(',', out);
-    csv_num(out, s->bubble);
-    fputc(',', out);
-    if (p->layer_cost) csv_num(out, s->predicted_max_us);
+    CSV_NUMS(out, s->max_us, s->sum_us, s->tok_s_bound, s->tok_s_ideal, s->bubble,
+             p->layer_cost ? s->predicted_max_us : NAN);
     fprintf(out, ",%llu,", (unsigned long long)p->handoff_bytes);
-    if (p->handoff_us > 0) csv_num(out, p->handoff_us);
-    fputc(',', out);
-    if (p->d2h_gbps > 0) csv_num(out, p->d2h_gbps);
+    CSV_NUMS(out, p->handoff_us > 0 ? p->handoff_us : NAN, p->d2h_gbps > 0 ? p->d2h_gbps : NAN);
     fprintf(out, ",%d,", s == &p->balanced && p->balanced_is_given);
-    if (p->fixed.known) {
-        csv_num(out, p->fixed.first);
-        fputc(',', out);
-        if (p->fixed.k >= 3) csv_num(out, p->fixed.middle);
-        fputc(',', out);
-        csv_num(out, p->fixed.last);
-    } else {
-        fputs(",,", out);
-    }
+    const struct pipeline_fixed *f = &p->fixed;
+    CSV_NUMS(out, f->known ? f->first : NAN, f->known && f->k >= 3 ? f->middle : NAN, f->known ? f->last : NAN);
     fputc('\n', out);
 }
 
@@ -305,9 +256,7 @@ void csv_pipeline(FILE *out, const struct pipeline *p)
     fprintf(out, "\ntable,layer,cost_us,cost_err_us,from,given_stage,balanced_stage\n");
     for (int l = 0; l < p->n_layers; l++) {
         fprintf(out, "layer_cost,%d,", l);
-        csv_num(out, p->layer_cost[l].v);
-        fputc(',', out);
-        csv_num(out, p->layer_cost[l].u);
+        CSV_NUMS(out, p->layer_cost[l].v, p->layer_cost[l].u);
         fprintf(out, ",%s,%d,", p->layer_cost_shares ? "stage_shares" : "one_layer_shards", stage_of(g, l));
         if (b->k) fprintf(out, "%d", stage_of(b, l));
         fputc('\n', out);
