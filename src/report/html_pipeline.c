@@ -56,16 +56,10 @@ static void fixed_note(FILE *out, const struct pipeline *p)
     char a[32], b[32], c[32];
     fprintf(out, "<p class=\"note\">predicted step: Σ of the stage's layers' costs + its fixed part (step − marginal "
             "of the measured %s split, by role, at least 0): ", p->given.how);
-    if (f->k == 1) fprintf(out, "the one stage %s", html_us(a, sizeof a, f->last));
-    else if (f->k == 2)
-        fprintf(out, "first %s, last %s", html_us(a, sizeof a, f->first), html_us(c, sizeof c, f->last));
-    else {
-        char of[32] = "";
-        if (f->k > 3) snprintf(of, sizeof of, " (median of %d)", f->k - 2);
-        fprintf(out, "first %s, middle %s%s, last %s", html_us(a, sizeof a, f->first), html_us(b, sizeof b, f->middle),
-                of, html_us(c, sizeof c, f->last));
-    }
-    fputs("</p>\n", out);
+    char line[160];
+    pipeline_fixed_phrase(f, html_us(a, sizeof a, f->first), html_us(b, sizeof b, f->middle),
+                          html_us(c, sizeof c, f->last), line, sizeof line);
+    fprintf(out, "%s</p>\n", line);
 }
 
 static void summary(FILE *out, const struct pipeline *p, const char *split)

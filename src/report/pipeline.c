@@ -424,21 +424,25 @@ static void layer_costs(FILE *out, const struct pipeline *p, const struct unit *
     }
 }
 
-/* The fixed parts the predictions charge, one line: "first, middle, last" (K = 1: the one stage). */
+void pipeline_fixed_phrase(const struct pipeline_fixed *f, const char *first, const char *middle, const char *last,
+                           char *buf, size_t size)
+{
+    char of[32] = "";
+    if (f->k > 3) snprintf(of, sizeof of, " (median of %d)", f->k - 2);
+    if (f->k == 1) snprintf(buf, size, "the one stage %s", last);
+    else if (f->k == 2) snprintf(buf, size, "first %s, last %s", first, last);
+    else snprintf(buf, size, "first %s, middle %s%s, last %s", first, middle, of, last);
+}
+
+/* The fixed parts the predictions charge, one line. */
 static void fixed_parts(FILE *out, const struct pipeline *p, const struct unit *u, bool md)
 {
     const struct pipeline_fixed *f = &p->fixed;
-    char a[16], b[16], c[16];
-    fprintf(out, "%sfixed parts (step − marginal of the %s split's stages, at least 0): ", md ? "\n" : "", p->given.how);
-    if (f->k == 1) fprintf(out, "the one stage %s %s\n", ft(a, sizeof a, u, f->last), u->name);
-    else if (f->k == 2)
-        fprintf(out, "first %s, last %s %s\n", ft(a, sizeof a, u, f->first), ft(c, sizeof c, u, f->last), u->name);
-    else {
-        char of[32] = "";
-        if (f->k > 3) snprintf(of, sizeof of, " (median of %d)", f->k - 2);
-        fprintf(out, "first %s, middle %s%s, last %s %s\n", ft(a, sizeof a, u, f->first), ft(b, sizeof b, u, f->middle),
-                of, ft(c, sizeof c, u, f->last), u->name);
-    }
+    char a[16], b[16], c[16], line[128];
+    pipeline_fixed_phrase(f, ft(a, sizeof a, u, f->first), ft(b, sizeof b, u, f->middle), ft(c, sizeof c, u, f->last),
+                          line, sizeof line);
+    fprintf(out, "%sfixed parts (step − marginal of the %s split's stages, at least 0): %s %s\n", md ? "\n" : "",
+            p->given.how, line, u->name);
 }
 
 void pipeline_report(FILE *out, const struct pipeline *p, bool md, enum report_units units)

@@ -55,6 +55,12 @@ struct pipeline_fixed {
     int k;         /* the stages of the split they were measured on */
 };
 
+/* The fixed parts by role as a phrase, from their formatted values: "the one stage L" (K = 1),
+ * "first F, last L" (K = 2), "first F, middle M, last L" with "(median of n)" after M where the
+ * middle is the median of more than one stage. */
+void pipeline_fixed_phrase(const struct pipeline_fixed *f, const char *first, const char *middle, const char *last,
+                           char *buf, size_t size);
+
 /* The fixed part that stage i of a k-stage split is charged: first for stage 0, last for stage
  * k − 1 (k = 1: last, which equals first), middle otherwise; 0 when f is not known. */
 double pipeline_stage_fixed(const struct pipeline_fixed *f, int k, int i);
