@@ -525,9 +525,9 @@ static void test_scratch_rules(void)
                 "attention scratch row %zu (%s): %llu bytes, pinned %llu, the choice's %llu", i, att[i].why,
                 (unsigned long long)need.attn_part, (unsigned long long)att[i].part, (unsigned long long)want);
     }
-    struct sel_scratch a = {1, 5, 3}, b = {4, 2, 3};
+    struct sel_scratch a = {1, 5, 3, 7}, b = {4, 2, 3, 9};
     sel_scratch_max(&a, &b);
-    T_CHECK(a.gemm_x == 4 && a.gemm_w == 5 && a.attn_part == 3, "sel_scratch_max: field-wise");
+    T_CHECK(a.gemm_x == 4 && a.gemm_w == 5 && a.attn_part == 3 && a.gemm_part == 9, "sel_scratch_max: field-wise");
 }
 
 /* Every tune key replaces its choice (the keys the ctest variants set are exercised on the GPU too:

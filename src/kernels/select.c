@@ -285,7 +285,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     *c = (struct sel_gemm){0};
     bool serving = s->precision == PRECISION_SERVING;
     /* on cm2: gemm_cm2 where it serves the product, else the automatic path's gemm below */
-    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, accumulate, plain_x, c)) return ST_OK;
+    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, cols, accumulate, plain_x, c)) return ST_OK;
     if (path == GEMM_PATH_CM2) path = sel_gemm_v1_path(s);
     bool cm = path != GEMM_PATH_FMA;
     uint32_t smem = s->shared_mem;

@@ -112,8 +112,64 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
     return NULL;
 }
 
-bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
-                     struct sel_gemm *c)
+/* Default tiles, from bench/39's third run (H200, 512 columns, x f16, TFLOP/s on 2048 x 2048 /
+ * 6144 x 2048 / 8192 x 2048 / 2048 x 8192): the aligned kernel with its clamped edge loop
+ * ("xf16_al16", the shipped variants' shape) ran 118 / 174 / 219 / 119 at 128 x 128 with k steps of
+ * 64, its best tile on every shape, and 21 / 54 / 67 / 18 at 128 x 256 (registers spilled: the
+ * driver's local memory above zero). SwiGLU pairs take k steps of 32: a second weight tile and
+ * accumulator, where one product at 128 x 128 x 64 already used 253-255 registers (at 128 x 128 x
+ * 32: 166). 128 invocations where the device's workgroup-scope matrices allow no more. The
+ * unaligned PREP mode (exact, forced only) keeps 64 x 64 x 32: its best tile in bench/39's second
+ * run (21-26 TFLOP/s), where 64-deep tiles ran it at a third of that (bench/43).
+ * Split k: one such workgroup fills a multiprocessor (255 registers x 256 invocations), and the
+ * H100's 132 (H200: 132) ran the 2048-row products, 64 tiles at 512 columns, at 110-129 TFLOP/s
+ * against 164-180 for the 192-256-tile ones, and the 512-row k/v products (16 tiles, then 64 x 64
+ * tiles) at 23 (bench/43's prefill). So single products of fewer than 128 tiles split k into
+ * floor(128 / tiles) ranges (at most one 128-workgroup wave; ranges of at least bk·8, the unrolled
+ * interior loop), added by gemm_reduce.comp; 64 x 64 x 32 tiles only where even the splits leave
+ * fewer than 32 workgroups. */
+#define CM2_WAVE 128u
+
+static uint64_t cm2_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint32_t cm2_splits(const struct sel_cm2_tile *t, uint64_t rows, uint64_t k, uint64_t cols, bool pair)
+{
+    uint64_t tiles = cm2_div_up(rows, t->bm) * cm2_div_up(cols, t->bn);
+    if (pair || tiles >= CM2_WAVE) return 1;
+    uint64_t n = CM2_WAVE / tiles, most = k / ((uint64_t)t->bk * 8);
+    return (uint32_t)(n < most ? n : most > 1 ? most : 1);
+}
+
+struct sel_cm2_tile sel_gemm_cm2_tile(const struct sel *s, int64_t rows, int64_t k, int cols, bool pair, bool prep)
+{
+    uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1, kk = k > 0 ? (uint64_t)k : 1;
+    struct sel_cm2_tile t = {128, 128, pair ? 32 : 64, 256, 1};
+    if (prep) t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
+    t.splits = cm2_splits(&t, r, kk, c, pair);
+    if (!prep && cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) * t.splits < 32) {
+        t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
+        t.splits = cm2_splits(&t, r, kk, c, pair);
+    }
+    if (s->coopmat2_max_nt && t.nt > s->coopmat2_max_nt) t.nt = 128;
+    return t;
+}
+
+uint32_t sel_gemm_cm2_kper(const struct sel_cm2_tile *t, int64_t k)
+{
+    uint64_t kk = k > 0 ? (uint64_t)k : 1, n = t->splits > 1 ? t->splits : 1, bk = t->bk ? t->bk : 1;
+    uint64_t unit = kk >= n * bk * 8 ? bk * 8 : bk, kper = cm2_div_up(cm2_div_up(kk, n), unit) * unit;
+    return (uint32_t)(kper < kk ? kper : kk);
+}
+
+uint64_t sel_gemm_cm2_part_bytes(const struct sel_cm2_tile *t, int64_t rows, int64_t k, int cols)
+{
+    uint64_t kk = k > 0 ? (uint64_t)k : 1, ranges = cm2_div_up(kk, sel_gemm_cm2_kper(t, k));
+    if (ranges < 2 || rows < 1 || cols < 1) return 0;
+    return ((ranges - 1) * (uint64_t)rows * (uint64_t)cols * 4 + 255) / 256 * 256;
+}
+
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols, bool accumulate,
+                     bool plain_x, struct sel_gemm *c)
 {
     bool serving = s->precision == PRECISION_SERVING;
     c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
@@ -125,6 +181,7 @@ bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swigl
     c->cm2_x = serving ? SEL_CM2_X_GIVEN_F16 : SEL_CM2_X_PREP;
     c->no_prep = false; /* an f16 x or the pairs: a prep even with no norm */
     c->prep = serving ? "gemm_xprep_f16" : "gemm_xprep";
+    c->cm2_tile = sel_gemm_cm2_tile(s, w->rows, w->k, cols, swiglu, c->cm2_x == SEL_CM2_X_PREP);
     (void)plain_x;
     return true;
 }

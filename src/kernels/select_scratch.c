@@ -8,6 +8,7 @@ void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b)
     acc->gemm_x = MAX(acc->gemm_x, b->gemm_x);
     acc->gemm_w = MAX(acc->gemm_w, b->gemm_w);
     acc->attn_part = MAX(acc->attn_part, b->attn_part);
+    acc->gemm_part = MAX(acc->gemm_part, b->gemm_part);
 }
 
 uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct sel_weight w[],
@@ -61,6 +62,7 @@ static struct sel_scratch gemm_scratch(const struct sel *s, int n, const struct 
         struct sel_weight f = w[i];
         if (wide[i]) f.dtype = DT_F16; /* the product runs on the copy */
         if (sel_gemm(s, &f, swiglu, cols, accumulate, !norm, "scratch", &c[i], &e)) return need;
+        if (c[i].cm2) need.gemm_part += sel_gemm_cm2_part_bytes(&c[i].cm2_tile, f.rows, f.k, cols);
     }
     need.gemm_x = sel_gemm_prep_bytes(s, norm, n_products, c, w[0].k, cols);
     return need;
