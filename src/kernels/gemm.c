@@ -252,23 +252,38 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     return ST_OK;
 }
 
-/* The split-k planes of the n calls' gemm_cm2 products (sel_gemm_cm2_part_bytes each), side by
- * side in the plan's gemm_part scratch: products of one input run with no barrier between them. */
+/* The split-k planes of the n calls' gemm_cm2 products (sel_gemm_cm2_part_bytes each): product i
+ * in slice i of the plan's gemm_part scratch, each slice a plan buffer, so that products of one
+ * input (and their reductions) run with no barrier between them. */
 static int gemm_parts(struct plan *p, int n, struct gemm_call *c, const char *op, struct err *e)
 {
-    uint64_t at[GEMM_PREP_MAX_Y], bytes = 0;
-    for (int i = 0; i < n; i++) {
-        at[i] = bytes;
-        if (c[i].choice.cm2)
-            bytes += sel_gemm_cm2_part_bytes(&c[i].choice.cm2_tile, c[i].cm2.w->rows, c[i].cm2.w->k, c[i].cm2.cols);
-    }
-    if (!bytes) return ST_OK;
     struct k_scratch *sc = p->scratch;
-    uint64_t base;
-    int rc = k_scratch_take(sc ? &sc->gemm_part : NULL, sc ? sc->gemm_part.size : 0, bytes,
-                            "split-k partial sums (gemm_part)", op, &base, e);
-    for (int i = 0; !rc && i < n; i++) c[i].cm2.part = base + at[i];
-    return rc;
+    uint64_t slice = sc ? k_scratch_part_slice(sc) : 0;
+    for (int i = 0; i < n; i++) {
+        if (!c[i].choice.cm2) continue;
+        uint64_t bytes =
+            sel_gemm_cm2_part_bytes(&c[i].choice.cm2_tile, c[i].cm2.w->rows, c[i].cm2.w->k, c[i].cm2.cols);
+        if (!bytes) continue;
+        uint64_t base;
+        int rc = k_scratch_take(sc ? &sc->gemm_part : NULL, slice, bytes, "split-k partial sums (a slice of gemm_part)",
+                                op, &base, e);
+        if (rc) return rc;
+        c[i].cm2.part = base + (uint64_t)i * slice;
+    }
+    return ST_OK;
+}
+
+/* The reductions of split products recorded since dispatch `from` moved after all of them
+ * (order kept within each group): products of one input, then their reductions, so that the
+ * barriers (plan_barriers) put one wait between the two groups, not one a product. */
+static void gemm_reduces_last(struct plan *p, int from)
+{
+    for (int i = p->n - 1, end = p->n; i >= from; i--) {
+        if (!strstr(p->d[i].kind, "gemm_cm2_reduce")) continue;
+        struct dispatch d = p->d[i];
+        memmove(&p->d[i], &p->d[i + 1], (size_t)(end - 1 - i) * sizeof *p->d);
+        p->d[--end] = d;
+    }
 }
 
 /* The product of one call on its x: the prepared xg, or x itself where it reads the plain x. */
@@ -347,6 +362,8 @@ int k_gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *
     rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
     if (!rc) rc = gemm_parts(p, n, c, fused_op, e);
     if (rc) return rc;
+    int from = p->n;
     for (int i = 0; !rc && i < n; i++) rc = gemm_append(g, p, &c[i], x, xg, layer, ops[i], "", e);
+    if (!rc) gemm_reduces_last(p, from);
     return rc;
 }

@@ -254,9 +254,11 @@ int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
  * (gemm_cm2 usable) the serving precision's path after it (gpu_gemm_path_fn). */
 const char *k_gemm_path_auto(bool khr, bool nv, bool cm2);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
- * the two halves of gemm_w once it exists, and gemm_part once it exists. Returns how many
- * (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
-#define K_SCRATCH_BUFS 3
+ * the two halves of gemm_w once it exists, and the K_MULTI_MAX slices of gemm_part once it
+ * exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
+#define K_SCRATCH_BUFS (2 + K_MULTI_MAX)
+/* The bytes of one slice of gemm_part (a product's split-k planes: sel_scratch gemm_part). */
+uint64_t k_scratch_part_slice(const struct k_scratch *sc);
 int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
 
 /* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at

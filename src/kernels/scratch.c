@@ -28,6 +28,11 @@ uint64_t k_scratch_half(const struct k_scratch *sc)
     return sc->gemm_w.size / 2 / 256 * 256;
 }
 
+uint64_t k_scratch_part_slice(const struct k_scratch *sc)
+{
+    return sc->gemm_part.size / K_MULTI_MAX / 256 * 256;
+}
+
 int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS],
                    uint64_t hi[K_SCRATCH_BUFS])
 {
@@ -37,9 +42,10 @@ int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS],
         lo[n] = sc->gemm_w.addr + (uint64_t)i * half;
         hi[n] = lo[n] + half;
     }
-    if (sc->gemm_part.size) {
-        lo[n] = sc->gemm_part.addr;
-        hi[n++] = sc->gemm_part.addr + sc->gemm_part.size;
+    uint64_t slice = k_scratch_part_slice(sc);
+    for (int i = 0; slice && i < K_MULTI_MAX; i++, n++) {
+        lo[n] = sc->gemm_part.addr + (uint64_t)i * slice;
+        hi[n] = lo[n] + slice;
     }
     return n;
 }

@@ -225,8 +225,10 @@ struct sel_scratch {
     uint64_t gemm_w;    /* one product's f16 copies of its Q4_0 weights (gemm_wdeq.comp): the
                            bytes of one half of the two-half buffer */
     uint64_t attn_part; /* attn_kv.comp's key splits' partial outputs (sel_attn_kv part) */
-    uint64_t gemm_part; /* gemm_cm2's split-k partial planes (sel_gemm_cm2_part_bytes), all the
-                           products of one call together */
+    uint64_t gemm_part; /* gemm_cm2's split-k partial planes: SEL_PRODUCT_MAX slices of the
+                           largest product's (sel_gemm_cm2_part_bytes), product i of a call in
+                           slice i, each slice a plan buffer of its own (kernels.h k_scratch_bufs)
+                           so that the products of one input run side by side */
 };
 /* acc = the field-wise max of acc and b. */
 void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b);

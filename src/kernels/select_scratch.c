@@ -62,8 +62,9 @@ static struct sel_scratch gemm_scratch(const struct sel *s, int n, const struct 
         struct sel_weight f = w[i];
         if (wide[i]) f.dtype = DT_F16; /* the product runs on the copy */
         if (sel_gemm(s, &f, swiglu, cols, accumulate, !norm, "scratch", &c[i], &e)) return need;
-        if (c[i].cm2) need.gemm_part += sel_gemm_cm2_part_bytes(&c[i].cm2_tile, f.rows, f.k, cols);
+        if (c[i].cm2) need.gemm_part = MAX(need.gemm_part, sel_gemm_cm2_part_bytes(&c[i].cm2_tile, f.rows, f.k, cols));
     }
+    need.gemm_part *= SEL_PRODUCT_MAX; /* one slice a product of the call (sel_scratch gemm_part) */
     need.gemm_x = sel_gemm_prep_bytes(s, norm, n_products, c, w[0].k, cols);
     return need;
 }
