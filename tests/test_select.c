@@ -854,23 +854,29 @@ static void test_gemm_cm2(void)
      * back keeps NV v1's rules */
     struct sel sv = s;
     sv.precision = PRECISION_SERVING;
-    const uint64_t x512 = 4ull * 512 * 2048;
+    const uint64_t x512 = 4ull * 512 * 2048, part4 = 4ull * (4ull * 512 * 2048);
+    const struct sel_weight kv = {DT_BF16, 512, 2048}, big = {DT_BF16, 8192, 2048};
     const struct {
         const struct sel *s;
         struct sel_product m;
-        uint64_t gemm_x, gemm_w;
+        uint64_t gemm_x, gemm_w, gemm_part;
         const char *what;
     } sc[] = {
-        {&s, {1, {bf}, false, false, true, 512}, x512, 0, "exact, no norm: gemm_xprep's pairs"},
-        {&sv, {1, {bf}, false, false, true, 512}, x512, 0, "serving, no norm: gemm_xprep_f16's x"},
-        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, "serving with a norm: gemm_xprep_f16"},
-        {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, "a Q4_0 pair: decoded in the loads, no copy"},
-        {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, "q/k/v: one prep"},
+        {&s, {1, {bf}, false, false, true, 512}, x512, 0, 0, "exact, no norm: gemm_xprep's pairs (PREP: no split)"},
+        {&sv, {1, {bf}, false, false, true, 512}, x512, 0, part4, "serving, no norm: gemm_xprep_f16's x; 2 k ranges"},
+        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, part4, "serving with a norm: gemm_xprep_f16"},
+        {&sv, {1, {big}, false, true, false, 512}, x512, 0, 0, "256 tiles: no split"},
+        {&sv, {2, {bf, bf}, true, true, false, 512}, x512, 0, 0, "a SwiGLU pair: never split"},
+        {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, 0, "a Q4_0 pair: decoded in the loads, no copy"},
+        {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, 0, "q/k/v: one prep"},
+        /* q: 2 ranges (one 4 MiB plane), k and v: 4 ranges (3 planes of 1 MiB): 4 slices of the largest */
+        {&sv, {3, {bf, kv, kv}, false, true, false, 512}, x512, 0, part4, "serving q/k/v: a slice a product"},
     };
     for (size_t i = 0; i < ARRAY_LEN(sc); i++) {
         struct sel_scratch got = sel_product_scratch(sc[i].s, &sc[i].m);
-        T_CHECK(got.gemm_x == sc[i].gemm_x && got.gemm_w == sc[i].gemm_w, "scratch %zu (%s): x %llu w %llu", i,
-                sc[i].what, (unsigned long long)got.gemm_x, (unsigned long long)got.gemm_w);
+        T_CHECK(got.gemm_x == sc[i].gemm_x && got.gemm_w == sc[i].gemm_w && got.gemm_part == sc[i].gemm_part,
+                "scratch %zu (%s): x %llu w %llu part %llu", i, sc[i].what, (unsigned long long)got.gemm_x,
+                (unsigned long long)got.gemm_w, (unsigned long long)got.gemm_part);
     }
 }
 
