@@ -850,11 +850,11 @@ static void test_gemm_cm2(void)
     T_CHECK(sel_gemm_multi(&s, 2, same, 512) && !sel_gemm_multi(&s, 2, mixed, 512) && sel_gemm_multi(&a, 2, mixed, 512),
             "multi groups under cm2");
     /* the scratch the engine reserves for them (select_scratch.c): both precisions read a prep
-     * even with no norm (serving: gemm_xprep_f16's, half the bytes reserved); Q4_0 takes no copy; a SwiGLU pair that falls
-     * back keeps NV v1's rules */
+     * even with no norm (serving: gemm_xprep_f16's plain f16, 2 bytes an element); Q4_0 takes no
+     * copy; a SwiGLU pair that falls back keeps NV v1's rules */
     struct sel sv = s;
     sv.precision = PRECISION_SERVING;
-    const uint64_t x512 = 4ull * 512 * 2048;
+    const uint64_t x512 = 4ull * 512 * 2048, h512 = 2ull * 512 * 2048;
     const struct {
         const struct sel *s;
         struct sel_product m;
@@ -862,8 +862,9 @@ static void test_gemm_cm2(void)
         const char *what;
     } sc[] = {
         {&s, {1, {bf}, false, false, true, 512}, x512, 0, "exact, no norm: gemm_xprep's pairs"},
-        {&sv, {1, {bf}, false, false, true, 512}, x512, 0, "serving, no norm: gemm_xprep_f16's x"},
-        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, "serving with a norm: gemm_xprep_f16"},
+        {&sv, {1, {bf}, false, false, true, 512}, h512, 0, "serving, no norm: gemm_xprep_f16's x"},
+        {&sv, {1, {bf}, false, true, false, 512}, h512, 0, "serving with a norm: gemm_xprep_f16"},
+        {&sv, {1, {f32}, false, true, false, 512}, x512, 0, "serving F32 (NV v1's serving prep): 4 bytes"},
         {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, "a Q4_0 pair: decoded in the loads, no copy"},
         {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, "q/k/v: one prep"},
     };
