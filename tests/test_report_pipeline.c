@@ -2,6 +2,7 @@
  * against a brute-force search over every contiguous split, marginals alone and steps (each stage
  * with its fixed part by role), the fixed parts from a split's runs, the --stages parser and tiling checks,
  * the pipeline summary, and the pipeline JSON read back and compared stage by stage. */
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 
 #include "pipeline.h"
 #include "synth_profile.h"
+
 #include "testutil.h"
 
 /* The smallest maximum over every split of cost[at..n) into k contiguous non-empty parts. */
@@ -302,6 +304,26 @@ static void test_json_compare(void)
     T_CHECK(pipeline_compare(null, &ra, &rc, 10, false, &e) == ST_USAGE && strstr(e.msg, "splits differ"),
             "different splits: %s", e.msg);
     fclose(null);
+    /* the file's version: 2 written (predicted_us a step); 1 (a marginal) still read; 3 refused */
+    struct cJSON *root = t_json_file(a);
+    const struct cJSON *ver = root ? t_json_at(root, "pipeline.version") : NULL;
+    T_CHECK(cJSON_IsNumber(ver) && ver->valueint == 2, "written version %d", ver ? ver->valueint : -1);
+    for (int want = 1; root && want <= 3; want += 2) {
+        char d[512];
+        snprintf(d, sizeof d, "%s/v%d.json", dir, want);
+        cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "pipeline"),
+                                                              "version"),
+                             want);
+        char *text = cJSON_PrintUnformatted(root);
+        T_CHECK(text && t_write_file(d, text, strlen(text)) == 0, "write %s", d);
+        free(text);
+        struct pipeline rv;
+        int st = pipeline_json_read(d, &rv, &e);
+        T_CHECK(want == 1 ? st == ST_OK && rv.given.k == 2 : st == ST_USAGE && strstr(e.msg, "pipeline.version"),
+                "version %d: rc %d %s", want, st, st ? e.msg : "");
+        if (!st) pipeline_free(&rv);
+    }
+    cJSON_Delete(root);
     pipeline_free(&base);
     pipeline_free(&slow);
     pipeline_free(&ra);

@@ -850,11 +850,11 @@ static void test_gemm_cm2(void)
     T_CHECK(sel_gemm_multi(&s, 2, same, 512) && !sel_gemm_multi(&s, 2, mixed, 512) && sel_gemm_multi(&a, 2, mixed, 512),
             "multi groups under cm2");
     /* the scratch the engine reserves for them (select_scratch.c): both precisions read a prep
-     * even with no norm (serving: gemm_xprep_f16's, half the bytes reserved); Q4_0 takes no copy; a SwiGLU pair that falls
-     * back keeps NV v1's rules */
+     * even with no norm (serving: gemm_xprep_f16's plain f16, 2 bytes an element); Q4_0 takes no
+     * copy; a SwiGLU pair that falls back keeps NV v1's rules */
     struct sel sv = s;
     sv.precision = PRECISION_SERVING;
-    const uint64_t x512 = 4ull * 512 * 2048, part4 = 4ull * (4ull * 512 * 2048);
+    const uint64_t x512 = 4ull * 512 * 2048, h512 = 2ull * 512 * 2048, part4 = 4ull * (4ull * 512 * 2048);
     const struct sel_weight kv = {DT_BF16, 512, 2048}, big = {DT_BF16, 8192, 2048};
     const struct {
         const struct sel *s;
@@ -863,14 +863,15 @@ static void test_gemm_cm2(void)
         const char *what;
     } sc[] = {
         {&s, {1, {bf}, false, false, true, 512}, x512, 0, 0, "exact, no norm: gemm_xprep's pairs (PREP: no split)"},
-        {&sv, {1, {bf}, false, false, true, 512}, x512, 0, part4, "serving, no norm: gemm_xprep_f16's x; 2 k ranges"},
-        {&sv, {1, {bf}, false, true, false, 512}, x512, 0, part4, "serving with a norm: gemm_xprep_f16"},
-        {&sv, {1, {big}, false, true, false, 512}, x512, 0, 0, "256 tiles: no split"},
-        {&sv, {2, {bf, bf}, true, true, false, 512}, x512, 0, 0, "a SwiGLU pair: never split"},
+        {&sv, {1, {bf}, false, false, true, 512}, h512, 0, part4, "serving, no norm: gemm_xprep_f16's x; 2 k ranges"},
+        {&sv, {1, {bf}, false, true, false, 512}, h512, 0, part4, "serving with a norm: gemm_xprep_f16"},
+        {&sv, {1, {f32}, false, true, false, 512}, x512, 0, 0, "serving F32 (NV v1's serving prep): 4 bytes"},
+        {&sv, {1, {big}, false, true, false, 512}, h512, 0, 0, "256 tiles: no split"},
+        {&sv, {2, {bf, bf}, true, true, false, 512}, h512, 0, 0, "a SwiGLU pair: never split"},
         {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, 0, "a Q4_0 pair: decoded in the loads, no copy"},
         {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, 0, "q/k/v: one prep"},
         /* q: 2 ranges (one 4 MiB plane), k and v: 4 ranges (3 planes of 1 MiB): 4 slices of the largest */
-        {&sv, {3, {bf, kv, kv}, false, true, false, 512}, x512, 0, part4, "serving q/k/v: a slice a product"},
+        {&sv, {3, {bf, kv, kv}, false, true, false, 512}, h512, 0, part4, "serving q/k/v: a slice a product"},
     };
     for (size_t i = 0; i < ARRAY_LEN(sc); i++) {
         struct sel_scratch got = sel_product_scratch(sc[i].s, &sc[i].m);
