@@ -1102,7 +1102,7 @@ static void test_gemm_path(struct profile *p, const char *dir)
             "cm2 fallbacks: '%s'", fb);
     c.n_dispatches = 2;
     T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c), "; no fallback"), "cm2, none: '%s'", fb);
-    /* a step cm2 served no product of (Q4_0 serving in the automatic choice, bench/43) */
+    /* a step cm2 served no product of (Q8_0 in automatic serving: select_path.c keeps Q types on NV v1) */
     c.dispatches = ds + 2;
     c.n_dispatches = 3;
     T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c),

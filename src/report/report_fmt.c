@@ -351,7 +351,7 @@ const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p)
         if (!strncmp(k, "head.", 5)) k += 5;
         any_cm2 = any_cm2 || !strncmp(k, "gemm_cm2", 8);
     }
-    /* where gemm_cm2 served none of the step's products (e.g. Q types in the automatic choice),
+    /* where gemm_cm2 served none of the step's products (e.g. Q8_0 weights in automatic serving),
      * say so: the path names the device's choice, not what ran */
     const char *lead = any_cm2 ? "; on the fallback: " : "; every product on the fallback (cm2 served none): ";
     for (int i = 0; i < p->n_dispatches; i++) {
