@@ -1102,6 +1102,13 @@ static void test_gemm_path(struct profile *p, const char *dir)
             "cm2 fallbacks: '%s'", fb);
     c.n_dispatches = 2;
     T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c), "; no fallback"), "cm2, none: '%s'", fb);
+    /* a step cm2 served no product of (Q8_0 in automatic serving: select_path.c keeps Q types on NV v1) */
+    c.dispatches = ds + 2;
+    c.n_dispatches = 3;
+    T_CHECK(!strcmp(fmt_gemm_fallbacks(fb, sizeof fb, &c),
+                    "; every product on the fallback (cm2 served none): gemm_swiglu.q8_0, head.gemm.f32"),
+            "cm2 served none: '%s'", fb);
+    c.dispatches = ds;
     snprintf(c.device.gemm_path, sizeof c.device.gemm_path, "nv");
     c.n_dispatches = 5;
     T_CHECK(!fmt_gemm_fallbacks(fb, sizeof fb, &c)[0], "nv: no fallback words: '%s'", fb);

@@ -345,6 +345,15 @@ const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p)
     buf[0] = 0;
     if (strcmp(p->device.gemm_path, "cm2")) return buf;
     size_t at = 0;
+    bool any_cm2 = false;
+    for (int i = 0; i < p->n_dispatches; i++) {
+        const char *k = p->dispatches[i].kind;
+        if (!strncmp(k, "head.", 5)) k += 5;
+        any_cm2 = any_cm2 || !strncmp(k, "gemm_cm2", 8);
+    }
+    /* where gemm_cm2 served none of the step's products (e.g. Q8_0 weights in automatic serving),
+     * say so: the path names the device's choice, not what ran */
+    const char *lead = any_cm2 ? "; on the fallback: " : "; every product on the fallback (cm2 served none): ";
     for (int i = 0; i < p->n_dispatches; i++) {
         const char *k = p->dispatches[i].kind;
         if (!strncmp(k, "head.", 5)) k += 5;
@@ -354,7 +363,7 @@ const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p)
         bool seen = false;
         for (int j = 0; j < i && !seen; j++) seen = !strcmp(p->dispatches[j].kind, p->dispatches[i].kind);
         if (seen || at + 1 >= size) continue;
-        int n = snprintf(buf + at, size - at, "%s%s", at ? ", " : "; on the fallback: ", p->dispatches[i].kind);
+        int n = snprintf(buf + at, size - at, "%s%s", at ? ", " : lead, p->dispatches[i].kind);
         at = n < 0 ? at : MIN(size - 1, at + (size_t)n);
     }
     if (!at) snprintf(buf, size, "; no fallback");

@@ -32,7 +32,8 @@ bool logits_ran(const struct profile *p);
  * VK_KHR_cooperative_matrix)" (an unknown name as it is). */
 const char *fmt_gemm_path(char *buf, size_t size, const char *name);
 /* With gemm path cm2: "; on the fallback: K, K" naming the gemm kinds of p's dispatches that are not
- * gemm_cm2's (the products it cannot serve, on the automatic path: select_path.c), or "; no
+ * gemm_cm2's (the products it cannot serve, on the automatic path: select_path.c), "; every
+ * product on the fallback (cm2 served none): K, K" where no gemm_cm2 dispatch ran, or "; no
  * fallback"; "" for the other paths. */
 const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p);
 /* µs with as many decimals as the size deserves ("828", "42.1", "4.26", "?" when not finite). */
