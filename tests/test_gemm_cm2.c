@@ -46,6 +46,28 @@ static void down(const struct gpu_buf *b, void *dst, uint64_t n)
     T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
 }
 
+/* One dispatch of the kernel `name` (no specialization) with push block `push` over `groups`
+ * workgroups along x, recorded, submitted and waited for; false (and a failed check) when any step
+ * fails. */
+static bool run_one(const char *name, const void *push, size_t size, uint32_t groups)
+{
+    const struct gpu_pipeline *pp;
+    int rc = gpu_pipeline(&g, name, NULL, 0, &pp, &e);
+    T_CHECK(rc == ST_OK, "%s: %s", name, e.msg);
+    if (rc) return false;
+    struct plan p = {.kind = PLAN_WIDE};
+    plan_add(&p, pp, push, (uint32_t)size, groups, 1, 1);
+    rc = gpu_cmd_begin(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+    if (!rc) {
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+    }
+    plan_free(&p);
+    return rc == ST_OK;
+}
+
 /* Every prebuilt variant is embedded (shaders/variants.txt's prebuilt lines). */
 static void test_embedded(void)
 {
@@ -214,13 +236,9 @@ static void test_xprep_f16(void)
                    ob = dev_alloc((COLS * K + TAIL) * 2);
     up(&xb, x, sizeof x);
     up(&gb, gain, sizeof gain);
-    const struct gpu_pipeline *pp;
-    int rc = gpu_pipeline(&g, "gemm_xprep_f16", NULL, 0, &pp, &e);
-    T_CHECK(rc == ST_OK, "gemm_xprep_f16: %s", e.msg);
-    if (rc) return;
     for (int norm = 0; norm < 2; norm++) {
         uint16_t out[COLS * K + TAIL];
-        rc = gpu_fill(&g, &ob, POISON, &e);
+        int rc = gpu_fill(&g, &ob, POISON, &e);
         T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
         memset(&xp, 0, sizeof xp);
         xp.x = xb.addr;
@@ -229,14 +247,7 @@ static void test_xprep_f16(void)
         xp.k = K;
         xp.gdtype = DT_F32;
         xp.eps = 1e-5f;
-        struct plan p = {.kind = PLAN_WIDE};
-        plan_add(&p, pp, &xp, sizeof xp, COLS, 1, 1);
-        rc = gpu_cmd_begin(&g, &e);
-        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
-        plan_record(&g, &p, -1);
-        rc = gpu_submit_wait(&g, NULL, &e);
-        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
-        plan_free(&p);
+        if (!run_one("gemm_xprep_f16", &xp, sizeof xp, COLS)) return;
         down(&ob, out, sizeof out);
         int bad = 0;
         for (int c = 0; c < COLS; c++) {
@@ -282,22 +293,11 @@ static void test_reduce(void)
     struct gpu_buf yb = dev_alloc(sizeof y), pb = dev_alloc(sizeof part);
     up(&yb, y, sizeof y);
     up(&pb, part, sizeof part);
-    const struct gpu_pipeline *pp;
-    int rc = gpu_pipeline(&g, "gemm_reduce", NULL, 0, &pp, &e);
-    T_CHECK(rc == ST_OK, "gemm_reduce: %s", e.msg);
-    if (rc) return;
     rp.y = yb.addr;
     rp.part = pb.addr;
     rp.n = N;
     rp.parts = PARTS;
-    struct plan p = {.kind = PLAN_WIDE};
-    plan_add(&p, pp, &rp, sizeof rp, 2, 1, 1); /* 512 invocations for 1000 outputs */
-    rc = gpu_cmd_begin(&g, &e);
-    T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
-    plan_record(&g, &p, -1);
-    rc = gpu_submit_wait(&g, NULL, &e);
-    T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
-    plan_free(&p);
+    if (!run_one("gemm_reduce", &rp, sizeof rp, 2)) return; /* 512 invocations for 1000 outputs */
     float got[N + 1];
     down(&yb, got, sizeof got);
     int bad = 0;
