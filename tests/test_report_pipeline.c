@@ -10,7 +10,6 @@
 
 #include "pipeline.h"
 #include "synth_profile.h"
-
 #include "testutil.h"
 
 /* The smallest maximum over every split of cost[at..n) into k contiguous non-empty parts. */

@@ -1,11 +1,9 @@
 /* gemm_cm2.c - host side of shaders/gemm_cm2.comp, the matrix product on VK_NV_cooperative_matrix2
  * (kernels.h says what it computes; the shader's header how). */
-#include "kernels.h"
+#include "kernels_priv.h"
 
 #include <stddef.h>
 #include <stdio.h>
-
-#define CM2_MAX_GROUPS 65535u
 
 /* gemm_cm2.comp's push block */
 struct push_gemm_cm2 {
@@ -24,20 +22,10 @@ struct push_gemm_reduce {
 };
 _Static_assert(sizeof(struct push_gemm_reduce) == 24, "push_gemm_reduce layout");
 
-static uint32_t cm2_div_up(uint64_t a, uint64_t b)
-{
-    return (uint32_t)((a + b - 1) / b);
-}
-
 struct sel_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int64_t k, int cols, bool pair, bool prep)
 {
     struct sel s = k_sel(g, PLAN_WIDE);
     return sel_gemm_cm2_tile(&s, rows, k, cols, pair, prep);
-}
-
-static const char *cm2_dtype(enum dtype t)
-{
-    return t == DT_F16 ? "f16" : t == DT_BF16 ? "bf16" : t == DT_Q8_0 ? "q8_0" : "q4_0";
 }
 
 /* The checks of one product (returns ST_USAGE naming what does not fit). */
@@ -51,7 +39,7 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
             "gemm_cm2 %s: device %s lacks VK_NV_cooperative_matrix2 with workgroup scope, tensor "
             "addressing and block loads (--list-devices)",
             op, g->props.deviceName);
-    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
+    bool quant = k_is_quant_type(w->dtype);
     if (w->dtype != DT_F16 && w->dtype != DT_BF16 && !quant)
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: weight of type %s, expected F16, BF16, Q8_0 or Q4_0", op,
@@ -109,7 +97,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
     int rc = cm2_check(g, m, op, e);
     if (rc) return rc;
     const struct gpu_weight *w = m->w;
-    bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0, swiglu = m->w3 != NULL;
+    bool quant = k_is_quant_type(w->dtype), swiglu = m->w3 != NULL;
     struct sel_cm2_tile t =
         tile ? *tile : k_gemm_cm2_tile(g, w->rows, w->k, m->cols, swiglu, m->xmode == K_CM2_X_PREP);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
@@ -120,14 +108,14 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
                        "(k of 32 for Q "
                        "types) and a multiple of 32 invocations up to %u",
                        op, t.bm, t.bn, t.bk, t.nt, max_nt);
-    uint32_t kper = sel_gemm_cm2_kper(&t, w->k), gz = cm2_div_up((uint64_t)w->k, kper);
+    uint32_t kper = sel_gemm_cm2_kper(&t, w->k), gz = k_div_up((uint64_t)w->k, kper);
     if (gz > 1 && (swiglu || !m->part || m->part % 16))
         return err_set(e, ST_USAGE,
                        "gemm_cm2 %s: %u k splits need %s", op, gz,
                        swiglu ? "a single product (a SwiGLU pair takes none)"
                               : "16-byte aligned scratch for their partial sums (part)");
-    uint32_t gx = cm2_div_up((uint64_t)m->cols, t.bn), gy = cm2_div_up((uint64_t)w->rows, t.bm);
-    if (gx > CM2_MAX_GROUPS || gy > CM2_MAX_GROUPS)
+    uint32_t gx = k_div_up((uint64_t)m->cols, t.bn), gy = k_div_up((uint64_t)w->rows, t.bm);
+    if (gx > MAX_GROUPS || gy > MAX_GROUPS)
         return err_set(
             e, ST_USAGE,
             "gemm_cm2 %s: %d columns and %lld rows need %u x %u workgroups, more than 65535", op,
@@ -136,8 +124,8 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
                                           "gemm_cm2_prep"};
     const char *sw = swiglu ? "_swiglu" : "";
     char name[40], kind[40];
-    snprintf(name, sizeof name, "%s%s_%s", variant[m->xmode], sw, cm2_dtype(w->dtype));
-    snprintf(kind, sizeof kind, "%s%s.%s", variant[m->xmode], sw, cm2_dtype(w->dtype));
+    snprintf(name, sizeof name, "%s%s_%s", variant[m->xmode], sw, k_kind_dtype(w->dtype));
+    snprintf(kind, sizeof kind, "%s%s.%s", variant[m->xmode], sw, k_kind_dtype(w->dtype));
     uint32_t spec[4] = {t.bm, t.bn, t.bk, t.nt};
     const struct gpu_pipeline *pipe;
     rc = gpu_pipeline(g, name, spec, 4, &pipe, e);
@@ -171,7 +159,7 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
         return err_set(e, ST_USAGE, "gemm_cm2 %s: %llu outputs x %u splits: too many to reduce", op,
                        (unsigned long long)n, gz);
     struct push_gemm_reduce rc_push = {m->y, m->part, (uint32_t)n, gz - 1};
-    uint32_t groups = cm2_div_up(n, 256);
+    uint32_t groups = k_div_up(n, 256);
     d = plan_add(p, rp, &rc_push, sizeof rc_push, groups < 4096 ? groups : 4096, 1, 1);
     dispatch_tag(d, "gemm_cm2_reduce", layer, op, 0);
     dispatch_outputs(d, 1, offsetof(struct push_gemm_reduce, y));

@@ -1,6 +1,6 @@
 /* kernels_priv.h - what the kernels' host files share (weights.c, kernels_util.c, norm.c,
- * matmul.c, gemm.c, conv.c, attention.c, model_check.c); no part of the stage's interface, which
- * is kernels.h. */
+ * matmul.c, gemm.c, gemm_cm2.c, conv.c, attention.c, model_check.c); no part of the stage's
+ * interface, which is kernels.h. */
 #ifndef LFM2_KERNELS_PRIV_H
 #define LFM2_KERNELS_PRIV_H
 

@@ -8,7 +8,7 @@
 
 static uint32_t div_up(uint64_t a, uint64_t b)
 {
-    return (uint32_t)((a + b - 1) / b);
+    return (uint32_t)sel_div_up(a, b);
 }
 static bool is_quant(enum dtype t)
 {

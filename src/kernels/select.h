@@ -54,6 +54,9 @@ struct sel {
     const char *device;     /* its name, for messages (NULL: "this device") */
 };
 
+/* ceil(a / b) (b > 0): tiles, workgroups, splits. */
+static inline uint64_t sel_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
 /* A weight's shape and type (one matrix of a product). */
 struct sel_weight {
     enum dtype dtype;

@@ -130,11 +130,9 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
  * fewer than 32 workgroups. */
 #define CM2_WAVE 128u
 
-static uint64_t cm2_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 static uint32_t cm2_splits(const struct sel_cm2_tile *t, uint64_t rows, uint64_t k, uint64_t cols, bool pair)
 {
-    uint64_t tiles = cm2_div_up(rows, t->bm) * cm2_div_up(cols, t->bn);
+    uint64_t tiles = sel_div_up(rows, t->bm) * sel_div_up(cols, t->bn);
     if (pair || tiles >= CM2_WAVE) return 1;
     uint64_t n = CM2_WAVE / tiles, most = k / ((uint64_t)t->bk * 8);
     return (uint32_t)(n < most ? n : most > 1 ? most : 1);
@@ -146,7 +144,7 @@ struct sel_cm2_tile sel_gemm_cm2_tile(const struct sel *s, int64_t rows, int64_t
     struct sel_cm2_tile t = {128, 128, pair ? 32 : 64, 256, 1};
     if (prep) t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
     t.splits = cm2_splits(&t, r, kk, c, pair);
-    if (!prep && cm2_div_up(r, t.bm) * cm2_div_up(c, t.bn) * t.splits < 32) {
+    if (!prep && sel_div_up(r, t.bm) * sel_div_up(c, t.bn) * t.splits < 32) {
         t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
         t.splits = cm2_splits(&t, r, kk, c, pair);
     }
@@ -157,13 +155,13 @@ struct sel_cm2_tile sel_gemm_cm2_tile(const struct sel *s, int64_t rows, int64_t
 uint32_t sel_gemm_cm2_kper(const struct sel_cm2_tile *t, int64_t k)
 {
     uint64_t kk = k > 0 ? (uint64_t)k : 1, n = t->splits > 1 ? t->splits : 1, bk = t->bk ? t->bk : 1;
-    uint64_t unit = kk >= n * bk * 8 ? bk * 8 : bk, kper = cm2_div_up(cm2_div_up(kk, n), unit) * unit;
+    uint64_t unit = kk >= n * bk * 8 ? bk * 8 : bk, kper = sel_div_up(sel_div_up(kk, n), unit) * unit;
     return (uint32_t)(kper < kk ? kper : kk);
 }
 
 uint64_t sel_gemm_cm2_part_bytes(const struct sel_cm2_tile *t, int64_t rows, int64_t k, int cols)
 {
-    uint64_t kk = k > 0 ? (uint64_t)k : 1, ranges = cm2_div_up(kk, sel_gemm_cm2_kper(t, k));
+    uint64_t kk = k > 0 ? (uint64_t)k : 1, ranges = sel_div_up(kk, sel_gemm_cm2_kper(t, k));
     if (ranges < 2 || rows < 1 || cols < 1) return 0;
     return ((ranges - 1) * (uint64_t)rows * (uint64_t)cols * 4 + 255) / 256 * 256;
 }

@@ -3,8 +3,6 @@
  * builds a plan and the kernels take their ranges by the same rules as they record. */
 #include "select.h"
 
-#include <string.h>
-
 void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b)
 {
     acc->gemm_x = MAX(acc->gemm_x, b->gemm_x);
@@ -27,8 +25,8 @@ uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct
 
 /* gemm_xprep.comp writes x' as f32 [cols][k] for the twin, as f16 hi/lo pairs or f16 values (the
  * same bytes) for cooperative matrices: 4 bytes an element; as plain f16 [cols][k] for gemm_cm2 in
- * serving precision (gemm_xprep_f16): 2 where every product that reads a prep reads that one; none
- * runs where every product reads the plain x (sel_gemm no_prep). */
+ * serving precision (gemm_xprep_f16, read in the GIVEN_F16 mode): 2 where every product that reads
+ * a prep reads that one; none runs where every product reads the plain x (sel_gemm no_prep). */
 uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct sel_gemm c[],
                              int64_t k, int cols)
 {
@@ -37,7 +35,7 @@ uint64_t sel_gemm_prep_bytes(const struct sel *s, bool norm, int n, const struct
     bool raw = true, f16 = true;
     for (int i = 0; i < n; i++) {
         raw = raw && c[i].no_prep;
-        f16 = f16 && (c[i].no_prep || (c[i].prep && !strcmp(c[i].prep, "gemm_xprep_f16")));
+        f16 = f16 && (c[i].no_prep || (c[i].cm2 && c[i].cm2_x == SEL_CM2_X_GIVEN_F16));
     }
     return raw ? 0 : (f16 ? 2 : 4) * (uint64_t)cols * (uint64_t)k;
 }

@@ -344,29 +344,28 @@ const char *fmt_gemm_fallbacks(char *buf, size_t size, const struct profile *p)
 {
     buf[0] = 0;
     if (strcmp(p->device.gemm_path, "cm2")) return buf;
+    /* the fallback kinds, each once, and whether gemm_cm2 served any product: where it served
+     * none (e.g. Q8_0 weights in automatic serving) the header says so, since the path names the
+     * device's choice, not what ran */
+    char kinds[256] = "";
     size_t at = 0;
     bool any_cm2 = false;
     for (int i = 0; i < p->n_dispatches; i++) {
         const char *k = p->dispatches[i].kind;
         if (!strncmp(k, "head.", 5)) k += 5;
         any_cm2 = any_cm2 || !strncmp(k, "gemm_cm2", 8);
-    }
-    /* where gemm_cm2 served none of the step's products (e.g. Q8_0 weights in automatic serving),
-     * say so: the path names the device's choice, not what ran */
-    const char *lead = any_cm2 ? "; on the fallback: " : "; every product on the fallback (cm2 served none): ";
-    for (int i = 0; i < p->n_dispatches; i++) {
-        const char *k = p->dispatches[i].kind;
-        if (!strncmp(k, "head.", 5)) k += 5;
         if (strncmp(k, "gemm", 4) || !strncmp(k, "gemm_cm2", 8) || !strncmp(k, "gemm_xprep", 10) ||
             !strncmp(k, "gemm_wdeq", 9))
             continue;
         bool seen = false;
         for (int j = 0; j < i && !seen; j++) seen = !strcmp(p->dispatches[j].kind, p->dispatches[i].kind);
-        if (seen || at + 1 >= size) continue;
-        int n = snprintf(buf + at, size - at, "%s%s", at ? ", " : lead, p->dispatches[i].kind);
-        at = n < 0 ? at : MIN(size - 1, at + (size_t)n);
+        if (seen || at + 1 >= sizeof kinds) continue;
+        int n = snprintf(kinds + at, sizeof kinds - at, "%s%s", at ? ", " : "", p->dispatches[i].kind);
+        at = n < 0 ? at : MIN(sizeof kinds - 1, at + (size_t)n);
     }
     if (!at) snprintf(buf, size, "; no fallback");
+    else snprintf(buf, size, "%s%s", any_cm2 ? "; on the fallback: " : "; every product on the fallback (cm2 served none): ",
+                  kinds);
     return buf;
 }
 
