@@ -816,7 +816,7 @@ static void test_gemm_cm2(void)
         struct sel_gemm c;
         e.msg[0] = 0;
         int rc = sel_gemm(&s, &w, rows[i].swiglu, 512, rows[i].accumulate, rows[i].plain_x, "t", &c, &e);
-        const char *why = sel_gemm_cm2_refusal(&s, &w, rows[i].swiglu, rows[i].accumulate);
+        const char *why = sel_gemm_cm2_refusal(&s, &w, rows[i].swiglu, rows[i].accumulate, 512);
         bool on = !rows[i].why;
         T_CHECK(rc == ST_OK && !strcmp(c.kernel, rows[i].kernel) && c.cm2 == on && (!on || c.cm2_x == rows[i].x) &&
                     (!on || c.no_prep == rows[i].no_prep) && c.prep && !strcmp(c.prep, rows[i].prep) &&
@@ -831,7 +831,7 @@ static void test_gemm_cm2(void)
     /* another path: no refusal to name */
     struct sel a = h200(PLAN_WIDE, &dflt_tune);
     struct sel_weight bf = {DT_BF16, 2048, 2048}, f32 = {DT_F32, 2048, 2048}, q4 = {DT_Q4_0, 2048, 2048};
-    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not on cm2"), "not on cm2");
+    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false, 512), "not on cm2"), "not on cm2");
     /* automatic serving on a coopmat2 device: F16/BF16 on gemm_cm2, Q types on NV v1 (bench/43) */
     struct sel as = h200(PLAN_WIDE, &dflt_tune);
     as.coopmat2 = as.coopmat2_swiglu = as.int8 = true;
@@ -841,6 +841,24 @@ static void test_gemm_cm2(void)
                 sel_gemm(&as, &q4, false, 512, false, false, "t", &cq, &e) == ST_OK && !cq.cm2 &&
                 !strcmp(cq.kernel, "gemm") && cq.fallback && strstr(cq.fallback, "automatic"),
             "auto serving: BF16 cm2 %d, Q4_0 cm2 %d (%s)", ca.cm2, cq.cm2, cq.fallback ? cq.fallback : "-");
+    /* ... from one 128-column tile up (bench/45): narrower steps on NV v1 unless cm2 is forced */
+    static const struct {
+        int cols;
+        bool forced, cm2;
+    } widths[] = {{1, false, false},  {16, false, false}, {64, false, false}, {127, false, false},
+                  {128, false, true}, {256, false, true}, {16, true, true},   {64, true, true}};
+    for (size_t i = 0; i < ARRAY_LEN(widths); i++) {
+        struct sel sw = as;
+        sw.tune = widths[i].forced ? &tc : &dflt_tune;
+        struct sel_gemm cw;
+        const char *why = sel_gemm_cm2_refusal(&sw, &bf, true, false, widths[i].cols);
+        T_CHECK(sel_gemm(&sw, &bf, true, widths[i].cols, false, false, "t", &cw, &e) == ST_OK &&
+                    cw.cm2 == widths[i].cm2 && !why == widths[i].cm2 &&
+                    (cw.cm2 ? !strcmp(cw.kernel, "gemm_cm2") : !strcmp(cw.kernel, "gemm") && why &&
+                                                                  strstr(why, "under 128 columns")),
+                "%d columns%s: cm2 %d kernel %s (%s)", widths[i].cols, widths[i].forced ? " forced" : "", cw.cm2,
+                cw.kernel ? cw.kernel : "-", why ? why : "-");
+    }
     /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
     struct sel s = h200(PLAN_WIDE, &tc);
     s.coopmat2 = s.coopmat2_swiglu = s.int8 = true;

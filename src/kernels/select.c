@@ -440,7 +440,7 @@ bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight
 {
     /* gemm_cm2 decodes Q4_0 in its loads: no copy for a weight it takes (a SwiGLU pair it cannot
      * take, without per-element operations, then runs NV v1's Q4_0 tile) */
-    if (!sel_gemm_cm2_refusal(s, w, false, false)) return false;
+    if (!sel_gemm_cm2_refusal(s, w, false, false, cols)) return false;
     int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols
                : sel_gemm_coopmat(s)        ? K_GEMM_WDEQ_COLS
                                             : 0;

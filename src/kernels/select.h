@@ -119,10 +119,11 @@ bool sel_gemm_coopmat(const struct sel *s);
 /* The kernel (shaders/variants.txt name) and the words for reports of a path. */
 const char *sel_gemm_path_kernel(enum gemm_path p); /* "gemm_khr", "gemm", "gemm_fma", "gemm_cm2" */
 const char *sel_gemm_path_label(enum gemm_path p);  /* "VK_KHR_cooperative_matrix", ... */
-/* On cm2 (forced, or chosen in serving precision): why gemm_cm2 cannot serve a product of w
- * (swiglu: a gate/up pair; accumulate: y += W x), or NULL when it serves it (select_path.c's
- * table). Another path: "not on cm2". */
-const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate);
+/* On cm2 (forced, or chosen in serving precision): why gemm_cm2 cannot or should not serve a
+ * product of w at cols columns (swiglu: a gate/up pair; accumulate: y += W x), or NULL when it
+ * serves it (select_path.c's table). Another path: "not on cm2". */
+const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate,
+                                 int cols);
 /* gemm_cm2's activation modes (kernels.h enum k_cm2_x, same values): the wide plan takes PREP in
  * exact precision (gemm_xprep.comp's hi/lo pairs) and GIVEN_F16 in serving precision
  * (gemm_xprep_f16's f16 x; select_path.c says why). */

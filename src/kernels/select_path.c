@@ -84,7 +84,16 @@ const char *sel_gemm_path_label(enum gemm_path p)
  * x (norm applied, rounded to f16, plain f16 [cols][k]): bench/39's third run, the aligned kernel
  * on an f16 x 118-248 TFLOP/s, against 76-132 decoding an f32 x in its load ("al16"); one prep
  * dispatch even without a norm. The aligned kernels need k a multiple of 8 (rows on 16 bytes). */
-const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate)
+/* bench/45 (H100, LFM2-1.2B F16 serving, wall 1x +head, split k): gemm_cm2 ahead of NV v1 at 512
+ * and 256 columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15
+ * against 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its
+ * SwiGLU pairs (never split) took ~130 us at any width where NV v1's took 39-49. So the automatic
+ * choice keeps narrower steps' products on the v1 path; --tune gemm_path=cm2 still forces them. */
+#define CM2_AUTO_MIN_COLS 128
+#define CM2_AUTO_MIN_COLS_S "128"
+
+const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate,
+                                 int cols)
 {
     if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not on cm2";
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
@@ -100,6 +109,8 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
         /* bench/43 (H100): the Q4_0 512-token serving prefill ran 23.4 ms with its products
          * decoded in gemm_cm2's loads against NV v1's 13.2 (f16 copies); F16 8.2 against 11.2 */
         {quant && s->tune->gemm_path == GEMM_PATH_AUTO, "Q types in the automatic choice (slower on cm2)"},
+        {cols < CM2_AUTO_MIN_COLS && s->tune->gemm_path == GEMM_PATH_AUTO,
+         "steps under " CM2_AUTO_MIN_COLS_S " columns in the automatic choice (slower on cm2)"},
         {exact && w->k % 4, "a prepared x with k not a multiple of 4"},
         {!exact && w->k % 8, "an aligned f16 x with k not a multiple of 8"},
         {w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX, "a shape out of range"},
@@ -170,7 +181,7 @@ bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swigl
                      bool plain_x, struct sel_gemm *c)
 {
     bool serving = s->precision == PRECISION_SERVING;
-    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
+    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate, cols);
     if (c->fallback) return false;
     c->kernel = sel_gemm_path_kernel(GEMM_PATH_CM2);
     c->cm2 = true;

@@ -45,7 +45,8 @@ bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int
     bool gemm = n > 1;
     for (int i = 0; i < n; i++)
         gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k &&
-               !sel_gemm_cm2_refusal(s, &w[i], false, false) == !sel_gemm_cm2_refusal(s, &w[0], false, false);
+               !sel_gemm_cm2_refusal(s, &w[i], false, false, cols) ==
+                   !sel_gemm_cm2_refusal(s, &w[0], false, false, cols);
     return gemm;
 }
 
