@@ -4,6 +4,7 @@
  *
  *   gemm_cm2_bench [COLS [REPS [TYPES]]]   default 512 columns, 20 timed runs (median), TYPES
  *                                          bf16,f16,q4_0,q8_0 (a comma-separated subset)
+ *   gemm_cm2_bench split [REPS]            split k on the single products (split_main)
  *   gemm_cm2_bench hyp [REPS [VARIANTS]]   bench/39's third run: F16 weights, 512 columns, the
  *                                          v1 gemm and each hypothesis variant (hyp_variants,
  *                                          VARIANTS a comma list of their short names) x tile
@@ -142,7 +143,7 @@ static struct plan v1_plan(int n, const struct gpu_weight *const ws[], bool swig
  * (served and prepared x; the prepared one on arbitrary bytes) at the default tile and the first
  * n_sweep tiles of the sweep. TFLOP/s count both products. */
 static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uint64_t y, int cols,
-                       int reps, const struct k_cm2_tile *sweep, int n_sweep)
+                       int reps, const struct sel_cm2_tile *sweep, int n_sweep)
 {
     struct gpu_buf b3;
     struct gpu_weight w3 = make(t, w->rows, w->k, 1.0f / sqrtf((float)w->k), 0.0f, &b3);
@@ -155,12 +156,12 @@ static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uin
     for (int m = 0; m < 2; m++) {
         enum k_cm2_x mode = m ? K_CM2_X_PREP : K_CM2_X_SERVING;
         const char *what = m ? "cm2 pair prep" : "cm2 pair serving";
-        struct k_cm2_tile def = k_gemm_cm2_tile(&g, w->rows, cols, true, mode == K_CM2_X_PREP);
+        struct sel_cm2_tile def = k_gemm_cm2_tile(&g, w->rows, w->k, cols, true, mode == K_CM2_X_PREP);
         for (int i = -1; i < n_sweep; i++) {
-            const struct k_cm2_tile *tile = i < 0 ? &def : &sweep[i];
+            const struct sel_cm2_tile *tile = i < 0 ? &def : &sweep[i];
             if (i >= 0 && !memcmp(tile, &def, sizeof def)) continue;
             struct plan q = {.kind = PLAN_WIDE};
-            struct k_cm2_product pr = {w, &w3, x, y, cols, false, mode};
+            struct k_cm2_product pr = {w, &w3, x, y, cols, false, mode, 0};
             char tname[40];
             snprintf(tname, sizeof tname, "%ux%ux%u/%u%s", tile->bm, tile->bn, tile->bk, tile->nt,
                      i < 0 ? "*" : "");
@@ -181,8 +182,10 @@ static void time_pairs(const struct gpu_weight *w, enum dtype t, uint64_t x, uin
 struct hyp_push {
     uint64_t w, w3, x, y;
     uint32_t rows, k, cols, accumulate;
+    uint64_t part; /* no splits here: 0, kper = k */
+    uint32_t kper, pad;
 };
-_Static_assert(sizeof(struct hyp_push) == 48, "hyp_push layout");
+_Static_assert(sizeof(struct hyp_push) == 64, "hyp_push layout");
 
 struct hyp_variant {
     const char *kernel; /* shaders/variants.txt's name, the blob KERNEL "_f16" */
@@ -211,8 +214,8 @@ static const struct hyp_variant hyp_variants[] = {
 /* our best small tile of the second run; 128 x 128 with BK 32 and 64 (hypothesis c); llama.cpp's
  * large NVIDIA coopmat2 tile for 512 columns (128 weight rows x 256 columns, BK 64, 256
  * invocations) */
-static const struct k_cm2_tile hyp_tiles[] = {
-    {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 128, 64, 256}, {128, 256, 64, 256}};
+static const struct sel_cm2_tile hyp_tiles[] = {
+    {64, 64, 32, 128, 1}, {128, 128, 32, 256, 1}, {128, 128, 64, 256, 1}, {128, 256, 64, 256, 1}};
 #define HYP_N_TILES (int)(sizeof hyp_tiles / sizeof hyp_tiles[0])
 static const int hyp_shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
 #define HYP_N_SHAPES 4
@@ -275,7 +278,7 @@ static int hyp_main(int reps, const char *list)
         snprintf(name, sizeof name, "%s_f16", v->kernel);
         printf("%s: %s\n", name, v->what);
         for (int ti = 0; ti < HYP_N_TILES; ti++) {
-            const struct k_cm2_tile *t = &hyp_tiles[ti];
+            const struct sel_cm2_tile *t = &hyp_tiles[ti];
             char tname[32];
             snprintf(tname, sizeof tname, "%ux%ux%u/%u", t->bm, t->bn, t->bk, t->nt);
             if (g.coopmat2_max_invocations && t->nt > g.coopmat2_max_invocations) {
@@ -300,7 +303,7 @@ static int hyp_main(int reps, const char *list)
                 int rows = hyp_shapes[si][0], k = hyp_shapes[si][1];
                 struct hyp_push pc = {
                     w[si].addr, 0, v->xf16 ? xh.addr : x.addr, yb.addr, (uint32_t)rows, (uint32_t)k,
-                    cols,       0};
+                    cols,       0, 0, (uint32_t)k, 0};
                 if (rows == 2048) TRY(gpu_fill(&g, &yb, 0x7fc00000u, &e)); /* NaN: unwritten */
                 struct plan q = {.kind = PLAN_WIDE};
                 struct dispatch *d =
@@ -325,7 +328,7 @@ static int hyp_main(int reps, const char *list)
     for (int vi = 0; vi < HYP_N_VARIANTS; vi++)
         for (int ti = 0; ti < HYP_N_TILES; ti++) {
             if (tf[vi][ti][0] == 0) continue;
-            const struct k_cm2_tile *t = &hyp_tiles[ti];
+            const struct sel_cm2_tile *t = &hyp_tiles[ti];
             char tname[32];
             snprintf(tname, sizeof tname, "%ux%ux%u/%u", t->bm, t->bn, t->bk, t->nt);
             printf("  %-30s %-16s", hyp_short(&hyp_variants[vi]), tname);
@@ -338,10 +341,64 @@ static int hyp_main(int reps, const char *list)
     return 0;
 }
 
+/* ---- split: issue 38 (bench/45): gemm_cm2's split k (select.h sel_gemm_cm2_tile) on LFM2-1.2B's
+ * single products, x given as f16 (the wide plan's serving precision), at 256 and 512 columns:
+ * the default rule (*), then 128 x 128 x 64 with 1, 2, 4, 8 splits and 64 x 64 x 32 with 1, 2, 4
+ * (each timed with its gemm_cm2_reduce dispatch), and the residual form (y +=) of the default;
+ * one line a (shape, columns, tile), TFLOP/s of useful FLOPs. */
+static int split_main(int reps)
+{
+    static const int shapes[][2] = {{2048, 2048}, {512, 2048}, {3072, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
+    static const int widths[] = {256, 512};
+    static const struct sel_cm2_tile tiles[] = {
+        {128, 128, 64, 256, 1}, {128, 128, 64, 256, 2}, {128, 128, 64, 256, 4}, {128, 128, 64, 256, 8},
+        {64, 64, 32, 128, 1},   {64, 64, 32, 128, 2},   {64, 64, 32, 128, 4}};
+    struct gpu_buf xhb, yb, partb;
+    struct gpu_weight xh = make_id(DT_F16, 512, 8192, 1.0f, 0.0f, tensor_id, &xhb);
+    TRY(gpu_alloc(&g, (uint64_t)512 * 8192 * 4, GPU_MEM_DEVICE, &yb, &e));
+    TRY(gpu_alloc(&g, (uint64_t)7 * 512 * 8192 * 4, GPU_MEM_DEVICE, &partb, &e));
+    printf("split: F16 weights, x given as f16, median of %d reps of %d back-to-back runs (product + "
+           "gemm_cm2_reduce); TFLOP/s of 2*rows*k*cols\n",
+           reps, INNER);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        int rows = shapes[si][0], k = shapes[si][1];
+        struct gpu_buf wb;
+        struct gpu_weight w = make(DT_F16, rows, k, 1.0f / sqrtf((float)k), 0.0f, &wb);
+        xh.k = k;
+        for (size_t ci = 0; ci < sizeof widths / sizeof widths[0]; ci++) {
+            int cols = widths[ci];
+            double flop = 2.0 * rows * k * cols;
+            struct sel_cm2_tile def = k_gemm_cm2_tile(&g, rows, k, cols, false, false);
+            for (int t = -2; t < (int)(sizeof tiles / sizeof tiles[0]); t++) {
+                const struct sel_cm2_tile *tile = t < 0 ? &def : &tiles[t];
+                if (t >= 0 && !memcmp(tile, &def, sizeof def)) continue;
+                struct plan q = {.kind = PLAN_WIDE};
+                struct k_cm2_product pr = {&w, NULL, xh.addr, yb.addr, cols, t == -1, K_CM2_X_GIVEN_F16, partb.addr};
+                char tname[48];
+                snprintf(tname, sizeof tname, "%ux%ux%u/%u s%u%s", tile->bm, tile->bn, tile->bk, tile->nt,
+                         tile->splits, t < 0 ? (t == -1 ? "* y+=" : "*") : "");
+                if (k_gemm_cm2(&g, &q, &pr, tile, 0, "cm2", &e) != ST_OK) {
+                    printf("  %5dx%-5d %4d cols %-22s %s\n", rows, k, cols, tname, e.msg);
+                    plan_free(&q);
+                    continue;
+                }
+                double us = time_plan(&q, reps);
+                printf("  %5dx%-5d %4d cols %-22s %9.1f us %7.1f TFLOP/s  (%d dispatch%s, %u x %u x %u groups)\n",
+                       rows, k, cols, tname, us, flop / (us * 1e-6) / 1e12, q.n, q.n > 1 ? "es" : "",
+                       q.d[0].groups[0], q.d[0].groups[1], q.d[0].groups[2]);
+                plan_free(&q);
+            }
+        }
+    }
+    TRY(gpu_close(&g, &e));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line at a time: a run cut by a timeout still tells */
-    bool hyp = argc > 1 && !strcmp(argv[1], "hyp");
+    bool hyp = argc > 1 && !strcmp(argv[1], "hyp"), split = argc > 1 && !strcmp(argv[1], "split");
+    hyp = hyp || split; /* the same argument shape: split [REPS] */
     int cols = hyp        ? 512
                : argc > 1 ? atoi(argv[1])
                           : 512,
@@ -373,18 +430,20 @@ int main(int argc, char **argv)
         gpu_close(&g, &e);
         return 0;
     }
+    if (split) return split_main(reps);
     if (hyp) return hyp_main(reps, argc > 3 ? argv[3] : NULL);
     static const int shapes[][2] = {{2048, 2048}, {6144, 2048}, {8192, 2048}, {2048, 8192}};
     /* 8 tiles (pipelines: 4 modes x 9 + the pair's 2 x 4 a type, under GPU_MAX_PIPELINES for 4
      * types) */
-    static const struct k_cm2_tile sweep_tiles[] = {
-        {64, 64, 32, 128},   {128, 64, 32, 128},  {128, 64, 32, 256},  {128, 128, 32, 256},
-        {128, 128, 64, 256}, {128, 256, 32, 256}, {256, 128, 32, 256}, {256, 256, 32, 512},
+    static const struct sel_cm2_tile sweep_tiles[] = {
+        {64, 64, 32, 128, 1},   {128, 64, 32, 128, 1},  {128, 64, 32, 256, 1},  {128, 128, 32, 256, 1},
+        {128, 128, 64, 256, 1}, {128, 256, 32, 256, 1}, {256, 128, 32, 256, 1}, {256, 256, 32, 512, 1},
     };
-    const struct k_cm2_tile *sweep = sweep_tiles;
+    const struct sel_cm2_tile *sweep = sweep_tiles;
     int n_sweep = (int)(sizeof sweep_tiles / sizeof sweep_tiles[0]);
-    struct gpu_buf xb, xhb, yb, yv1;
+    struct gpu_buf xb, xhb, yb, yv1, partb;
     int kmax = 8192, rmax = 8192;
+    TRY(gpu_alloc(&g, (uint64_t)7 * cols * rmax * 4, GPU_MEM_DEVICE, &partb, &e)); /* the default tiles' splits */
     struct gpu_weight x = make(DT_F32, cols, kmax, 1.0f, 0.0f, &xb);
     struct gpu_weight xh = make_id(DT_F16, cols, kmax, 1.0f, 0.0f, tensor_id, &xhb); /* f16(x) */
     TRY(gpu_alloc(&g, (uint64_t)cols * rmax * 4, GPU_MEM_DEVICE, &yb, &e));
@@ -414,12 +473,12 @@ int main(int argc, char **argv)
                 /* the prepared x: 4 bytes an element, like the f32 x (its values do not matter
                  * here) */
                 uint64_t xa = mode == K_CM2_X_GIVEN_F16 ? xh.addr : x.addr;
-                struct k_cm2_tile def = k_gemm_cm2_tile(&g, rows, cols, false, mode == K_CM2_X_PREP);
+                struct sel_cm2_tile def = k_gemm_cm2_tile(&g, rows, k, cols, false, mode == K_CM2_X_PREP);
                 for (int t = -1; t < n_sweep; t++) {
-                    const struct k_cm2_tile *tile = t < 0 ? &def : &sweep[t];
+                    const struct sel_cm2_tile *tile = t < 0 ? &def : &sweep[t];
                     if (t >= 0 && !memcmp(tile, &def, sizeof def)) continue;
                     struct plan q = {.kind = PLAN_WIDE};
-                    struct k_cm2_product pr = {&w, NULL, xa, yb.addr, cols, false, mode};
+                    struct k_cm2_product pr = {&w, NULL, xa, yb.addr, cols, false, mode, partb.addr};
                     if (k_gemm_cm2(&g, &q, &pr, tile, 0, "cm2", &e) != ST_OK) {
                         printf("  %-24s %ux%ux%u/%u: %s\n", mode_name[m], tile->bm, tile->bn,
                                tile->bk, tile->nt, e.msg);

@@ -472,6 +472,24 @@ cm2_goldens() { # issue 38 item 2 (bench/39): the wide plan on gemm_cm2 (VK_NV_c
         run --compare "$O/cm2_prefill_${pr}_nv_2.json" --current "$O/cm2_prefill_${pr}_cm2_2.json" | head -n 30
     done
 }
+cm2_split() { # bench/45: gemm_cm2's split k. LFM2-1.2B F16 serving, auto (cm2) then nv, at a 512-token
+    # prefill and decode 256 / 64 / 16 (pos 64), `wall 1x +head`; gemm_cm2_bench split (each single
+    # product's rate by tile and splits, the default rule starred); then test_gemm_cm2 (its split
+    # cases first). BIN_DIR: the folder of gemm_cm2_bench and test_gemm_cm2.
+    local d=${BIN_DIR:-build} c gp a
+    for c in 512 256 64 16; do
+        a="--cols $c --pos 64"
+        [ "$c" = 512 ] && a="--cols 512 --slots 1 --pos 0"
+        for gp in auto nv; do
+            echo "\$ lfm2-profile-stage --model lfm2-1.2b --dtype f16 --full $a --logits --gap-probe --reps 5 --precision serving --tune gemm_path=$gp"
+            timeout 60 "$B" --model lfm2-1.2b --dtype f16 --full $a --logits --gap-probe --reps 5 --precision serving \
+                --tune gemm_path=$gp --json "$O/split_${c}_$gp.json" | grep -E '^gemm path|wall 1× \+head|^ *gemm_cm2'
+            echo "(exit ${PIPESTATUS[0]})"; echo
+        done
+    done
+    echo "\$ gemm_cm2_bench split 5"; timeout 120 "$d/gemm_cm2_bench" split 5; echo "(exit $?)"; echo
+    echo "\$ test_gemm_cm2"; timeout 300 "$d/test_gemm_cm2" | grep -E "^case|FAIL|passed"; echo "(exit ${PIPESTATUS[0]})"
+}
 drift() { # bench/38: the one-layer shards' growth with the layer index. The same one-layer shard of
     # LFM2-2.6B in fresh processes (early and late layer) and inside one --stages run after others:
     # a fresh late layer as fast as an early one puts the growth in the process, not the layer.

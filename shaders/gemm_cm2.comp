@@ -36,7 +36,12 @@
 //    (exact: hi + lo) through a 3-D tensor layout and a view that maps the matrix's (k, column) to
 //    (column, k/4, k%4) (dimensions BN, BK/4, 4, permutation 1 2 0); k a multiple of 4.
 // |x| and |w| must stay under 65504.
-// Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM).
+// Split k (not with SWIGLU): workgroup z of the grid takes k in [z·kper, min(k, (z + 1)·kper)),
+// kper a multiple of BK (only the last range is ragged). z = 0 writes y as above (the residual
+// included); z > 0 writes its partial sum into its own plane of part, [z - 1][cols][rows] f32, and
+// gemm_reduce.comp adds the planes into y after the product. Without splits kper = k.
+// Grid: x = ceil(cols / BN) (the column tiles of one row tile adjacent), y = ceil(rows / BM),
+// z = ceil(k / kper).
 // Workgroup: NT invocations (a multiple of 32, at most the device's workgroup-scope maximum).
 // Switches (bench/39, "Third run": one hypothesis each for the kernel's slowness); the product's
 // variants (shaders/variants.txt) take CM2_ALIGN=1 and CM2_UNROLL=8 but where ALIGN cannot apply
@@ -50,7 +55,8 @@
 //    need not, so y keeps its element alignment (its one load and store a tile cost little);
 //  - CM2_ACC16 (0): 1 accumulates in f16 (converted to f32 for the store; one product, no pair);
 //  - CM2_PLAIN (0): 1 keeps only the interior path, loads and products (no clamped loop, no
-//    residual): the caller guarantees the tile inside the matrices and k % (BK·CM2_UNROLL) == 0;
+//    residual): the caller guarantees the tile inside the matrices and each k range a multiple of
+//    BK·CM2_UNROLL;
 //  - CM2_MFAST (0): 1 makes the weight-row tiles of one column tile adjacent in the dispatch order
 //    (the linear workgroup index walks the row tiles first) instead of the column tiles.
 #extension GL_KHR_cooperative_matrix : require
@@ -130,6 +136,9 @@ layout(push_constant) uniform Push {
     uint k;
     uint cols;
     uint accumulate; // y += W x (not with SWIGLU)
+    uint64_t part;   // split k: the planes of ranges 1.. (f32 [z - 1][cols][rows]); else 0
+    uint kper;       // k per split: a multiple of BK (k without splits)
+    uint pad;
 } p;
 
 // The base addresses of the tensor loads of w and x: the element types of common.glsl, or
@@ -335,11 +344,16 @@ void main()
     pv = setTensorViewDimensionsNV(pv, BN, BK / 4u, 4u);
 #endif
 
+    // this workgroup's k range (split k: z > 0 writes a partial plane, not y). kb is written as a
+    // multiple of BK so that the compiler knows the slices' k offsets are: the aligned loads'
+    // 16-byte vectors depend on it (bench/45: kb = z·kper ran every product at ~30-39 TFLOP/s).
+    uint ksteps = p.kper / BK, kb = gl_WorkGroupID.z * ksteps * BK, ke = min(p.k, kb + ksteps * BK);
+    uint64_t dst = gl_WorkGroupID.z == 0u ? p.y : p.part + 4ul * (gl_WorkGroupID.z - 1u) * p.cols * p.rows;
     ACC acc = ACC(0.0);
 #if SWIGLU
     ACC acc3 = ACC(0.0);
 #elif !CM2_PLAIN
-    if (p.accumulate != 0u) { // the residual: the sums start from y
+    if (p.accumulate != 0u && gl_WorkGroupID.z == 0u) { // the residual: the sums start from y
 #if CM2_ACC16
         ACC32 y0;
         coopMatLoadTensorNV(y0, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
@@ -352,15 +366,15 @@ void main()
     // The tile and every k step inside the matrices: unclamped loads, UNROLL steps an iteration
     // (uniform across the workgroup: it depends on the workgroup's tile only).
 #if CM2_PLAIN
-    for (uint k0 = 0u; k0 < p.k; k0 += BK * UNROLL)
+    for (uint k0 = kb; k0 < ke; k0 += BK * UNROLL)
         [[unroll]] for (uint j = 0u; j < UNROLL; j++) STEP(uw, ux, k0 + j * BK)
 #else
-    bool interior = n0 + BM <= p.rows && c0 + BN <= p.cols && p.k % (BK * UNROLL) == 0u;
+    bool interior = n0 + BM <= p.rows && c0 + BN <= p.cols && (ke - kb) % (BK * UNROLL) == 0u;
     if (interior) {
-        for (uint k0 = 0u; k0 < p.k; k0 += BK * UNROLL)
+        for (uint k0 = kb; k0 < ke; k0 += BK * UNROLL)
             [[unroll]] for (uint j = 0u; j < UNROLL; j++) STEP(uw, ux, k0 + j * BK)
     } else {
-        for (uint k0 = 0u; k0 < p.k; k0 += BK) STEP(lw, lx, k0)
+        for (uint k0 = kb; k0 < ke; k0 += BK) STEP(lw, lx, k0)
     }
 #endif
 #if SWIGLU
@@ -368,8 +382,8 @@ void main()
 #endif
 #if CM2_ACC16
     ACC32 out32 = ACC32(acc);
-    coopMatStoreTensorNV(out32, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+    coopMatStoreTensorNV(out32, F32Buf(dst).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #else
-    coopMatStoreTensorNV(acc, F32Buf(p.y).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
+    coopMatStoreTensorNV(acc, F32Buf(dst).v, 0, sliceTensorLayoutNV(ly, c0, BN, n0, BM), tr);
 #endif
 }

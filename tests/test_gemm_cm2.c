@@ -46,6 +46,28 @@ static void down(const struct gpu_buf *b, void *dst, uint64_t n)
     T_CHECK(rc == ST_OK, "gpu_download: %s", e.msg);
 }
 
+/* One dispatch of the kernel `name` (no specialization) with push block `push` over `groups`
+ * workgroups along x, recorded, submitted and waited for; false (and a failed check) when any step
+ * fails. */
+static bool run_one(const char *name, const void *push, size_t size, uint32_t groups)
+{
+    const struct gpu_pipeline *pp;
+    int rc = gpu_pipeline(&g, name, NULL, 0, &pp, &e);
+    T_CHECK(rc == ST_OK, "%s: %s", name, e.msg);
+    if (rc) return false;
+    struct plan p = {.kind = PLAN_WIDE};
+    plan_add(&p, pp, push, (uint32_t)size, groups, 1, 1);
+    rc = gpu_cmd_begin(&g, &e);
+    T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
+    if (!rc) {
+        plan_record(&g, &p, -1);
+        rc = gpu_submit_wait(&g, NULL, &e);
+        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
+    }
+    plan_free(&p);
+    return rc == ST_OK;
+}
+
 /* Every prebuilt variant is embedded (shaders/variants.txt's prebuilt lines). */
 static void test_embedded(void)
 {
@@ -65,31 +87,57 @@ static void test_embedded(void)
         }
 }
 
-/* The default tile (bench/39's third run): 128 x 128 x 64 (SwiGLU pairs: x 32), 64 x 64 x 32
- * where 128 x 128 tiles would leave under 32 workgroups. */
+/* The default tile and splits (select_path.c sel_gemm_cm2_tile): 128 x 128 x 64 (SwiGLU pairs: x
+ * 32, never split), single products of fewer than 128 tiles split k into floor(128 / tiles)
+ * ranges of at least 512 (8 steps), 64 x 64 x 32 only where even the splits leave under 32
+ * workgroups; PREP keeps 64 x 64 x 32. */
 static void test_tile_rule(void)
 {
     struct gpu h = g;
     h.coopmat2_max_invocations = 1024;
-    struct k_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 512, false, false);
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "8192 x 512: %ux%ux%u/%u",
-            t.bm, t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 512, false, false); /* 16 x 4 = 64 workgroups */
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 64 && t.nt == 256, "2048 x 512: %ux%ux%u/%u",
-            t.bm, t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 256, false, false); /* 16 x 2 = 32 */
-    T_CHECK(t.bm == 128 && t.bn == 128, "2048 x 256: %ux%u/%u", t.bm, t.bn, t.nt);
-    t = k_gemm_cm2_tile(&h, 2048, 128, false, false); /* 16 workgroups of 128 x 128 */
-    T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "2048 x 128: %ux%ux%u/%u", t.bm,
-            t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 8192, 512, true, false); /* a SwiGLU pair: k steps of 32 */
-    T_CHECK(t.bm == 128 && t.bn == 128 && t.bk == 32 && t.nt == 256, "pair 8192 x 512: %ux%ux%u/%u",
-            t.bm, t.bn, t.bk, t.nt);
-    t = k_gemm_cm2_tile(&h, 8192, 512, false, true); /* the unaligned PREP mode: its best tile */
-    T_CHECK(t.bm == 64 && t.bn == 64 && t.bk == 32 && t.nt == 128, "prep 8192 x 512: %ux%ux%u/%u", t.bm, t.bn,
-            t.bk, t.nt);
+    static const struct {
+        int64_t rows, k;
+        int cols;
+        bool pair, prep;
+        uint32_t bm, bn, bk, nt, splits, kper;
+        uint64_t part; /* bytes of the partial planes */
+    } rows[] = {
+        {8192, 2048, 512, false, false, 128, 128, 64, 256, 1, 2048, 0},  /* 256 tiles */
+        {6144, 2048, 512, false, false, 128, 128, 64, 256, 1, 2048, 0},  /* 192 */
+        {3072, 2048, 512, false, false, 128, 128, 64, 256, 1, 2048, 0},  /* 96: a split would not fill more */
+        {2048, 2048, 512, false, false, 128, 128, 64, 256, 2, 1024, 4u << 20}, /* 64: 2 x 1024 */
+        {2048, 8192, 512, false, false, 128, 128, 64, 256, 2, 4096, 4u << 20}, /* w2 */
+        {2048, 2048, 256, false, false, 128, 128, 64, 256, 4, 512, 6u << 20},  /* 32: 4 x 512 */
+        {512, 2048, 512, false, false, 128, 128, 64, 256, 4, 512, 3u << 20},   /* 16: 8 asked, 4 x 512 */
+        {2048, 8192, 256, false, false, 128, 128, 64, 256, 4, 2048, 6u << 20},
+        {8192, 2048, 512, true, false, 128, 128, 32, 256, 1, 2048, 0},   /* a SwiGLU pair: k 32, no split */
+        {2048, 2048, 128, true, false, 64, 64, 32, 128, 1, 2048, 0},     /* 16 tiles of 128: 64 x 64, no split */
+        {512, 2048, 16, true, false, 64, 64, 32, 128, 1, 2048, 0},       /* 8 tiles: 64 x 64 */
+        {8192, 2048, 512, false, true, 64, 64, 32, 128, 1, 2048, 0},     /* PREP: its own tile */
+        {512, 512, 16, false, false, 64, 64, 32, 128, 2, 256, 32768},     /* 8 x 1 tiles of 64, k 2 x 256 */
+        {64, 96, 16, false, false, 64, 64, 32, 128, 1, 96, 0},           /* k under 2 ranges of 256 */
+    };
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++) {
+        struct sel_cm2_tile t = k_gemm_cm2_tile(&h, rows[i].rows, rows[i].k, rows[i].cols, rows[i].pair, rows[i].prep);
+        struct sel s = k_sel(&h, PLAN_WIDE);
+        uint32_t kper = sel_gemm_cm2_kper(&t, rows[i].k);
+        uint64_t part = sel_gemm_cm2_part_bytes(&t, rows[i].rows, rows[i].k, rows[i].cols);
+        T_CHECK(t.bm == rows[i].bm && t.bn == rows[i].bn && t.bk == rows[i].bk && t.nt == rows[i].nt &&
+                    t.splits == rows[i].splits && kper == rows[i].kper && part == rows[i].part &&
+                    sel_gemm_cm2_tile(&s, rows[i].rows, rows[i].k, rows[i].cols, rows[i].pair, rows[i].prep).splits ==
+                        t.splits,
+                "%lld x %lld at %d%s%s: %ux%ux%u/%u, %u splits, kper %u, %llu part bytes", (long long)rows[i].rows,
+                (long long)rows[i].k, rows[i].cols, rows[i].pair ? " pair" : "", rows[i].prep ? " prep" : "", t.bm,
+                t.bn, t.bk, t.nt, t.splits, kper, (unsigned long long)part);
+    }
+    /* kper: ragged last ranges where k is not a multiple of the unit, multiples of bk below 8 steps */
+    struct sel_cm2_tile t3 = {64, 64, 32, 128, 3};
+    T_CHECK(sel_gemm_cm2_kper(&t3, 520) == 192 && sel_gemm_cm2_kper(&t3, 2048) == 768 &&
+                sel_gemm_cm2_kper(&t3, 64) == 32,
+            "kper of 3 splits: %u %u %u", sel_gemm_cm2_kper(&t3, 520), sel_gemm_cm2_kper(&t3, 2048),
+            sel_gemm_cm2_kper(&t3, 64));
     h.coopmat2_max_invocations = 128;
-    t = k_gemm_cm2_tile(&h, 8192, 512, false, false);
+    struct sel_cm2_tile t = k_gemm_cm2_tile(&h, 8192, 2048, 512, false, false);
     T_CHECK(t.nt <= 128, "a device of 128-invocation workgroups: %u", t.nt);
 }
 
@@ -111,7 +159,7 @@ static void test_refusals(void)
     struct gpu_buf b = dev_alloc(4096);
     struct gpu_weight w = {b.addr, DT_F16, 16, 16, 512}, w3;
     struct plan p = {0};
-    struct k_cm2_product m = {&w, NULL, b.addr, b.addr + 1024, 16, false, K_CM2_X_SERVING};
+    struct k_cm2_product m = {&w, NULL, b.addr, b.addr + 1024, 16, false, K_CM2_X_SERVING, 0};
     int rc;
     if (!g.has_coopmat2) {
         rc = k_gemm_cm2(&g, &p, &m, NULL, 0, "t", &e);
@@ -144,7 +192,7 @@ static void test_refusals(void)
     }
     m.xmode = K_CM2_X_SERVING;
     w.k = 16;
-    struct k_cm2_tile bad = {48, 64, 24, 128};
+    struct sel_cm2_tile bad = {48, 64, 24, 128, 1};
     rc = k_gemm_cm2(&g, &p, &m, &bad, 0, "t", &e);
     T_CHECK(rc == ST_USAGE && strstr(e.msg, "tile"), "tile 48x64x24: rc %d, %s", rc, e.msg);
     m.w3 = &w3; /* SwiGLU pairs: same shape, no residual, no exact decode mode */
@@ -188,13 +236,9 @@ static void test_xprep_f16(void)
                    ob = dev_alloc((COLS * K + TAIL) * 2);
     up(&xb, x, sizeof x);
     up(&gb, gain, sizeof gain);
-    const struct gpu_pipeline *pp;
-    int rc = gpu_pipeline(&g, "gemm_xprep_f16", NULL, 0, &pp, &e);
-    T_CHECK(rc == ST_OK, "gemm_xprep_f16: %s", e.msg);
-    if (rc) return;
     for (int norm = 0; norm < 2; norm++) {
         uint16_t out[COLS * K + TAIL];
-        rc = gpu_fill(&g, &ob, POISON, &e);
+        int rc = gpu_fill(&g, &ob, POISON, &e);
         T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
         memset(&xp, 0, sizeof xp);
         xp.x = xb.addr;
@@ -203,14 +247,7 @@ static void test_xprep_f16(void)
         xp.k = K;
         xp.gdtype = DT_F32;
         xp.eps = 1e-5f;
-        struct plan p = {.kind = PLAN_WIDE};
-        plan_add(&p, pp, &xp, sizeof xp, COLS, 1, 1);
-        rc = gpu_cmd_begin(&g, &e);
-        T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
-        plan_record(&g, &p, -1);
-        rc = gpu_submit_wait(&g, NULL, &e);
-        T_CHECK(rc == ST_OK, "gpu_submit_wait: %s", e.msg);
-        plan_free(&p);
+        if (!run_one("gemm_xprep_f16", &xp, sizeof xp, COLS)) return;
         down(&ob, out, sizeof out);
         int bad = 0;
         for (int c = 0; c < COLS; c++) {
@@ -231,6 +268,42 @@ static void test_xprep_f16(void)
         T_CHECK(bad == 0, "gemm_xprep_f16 %s: %d elements wrong or past the end",
                 norm ? "normed" : "plain", bad);
     }
+}
+
+/* gemm_reduce (gemm_reduce.comp, after a split gemm_cm2 product), on any device: y[i] += Σ_s
+ * part[s][i] in order s = 0, 1, ... (f32), for n not a multiple of the 256-wide groups and a grid
+ * smaller than n (the stride loop); the word after y untouched. */
+static void test_reduce(void)
+{
+    enum { N = 1000, PARTS = 3 };
+    struct {
+        uint64_t y, part;
+        uint32_t n, parts;
+    } rp;
+    _Static_assert(sizeof rp == 24, "gemm_reduce's push block");
+    float y[N + 1], part[PARTS * N], want[N];
+    for (int i = 0; i < N; i++) y[i] = t_rng_normal(&rng);
+    for (int i = 0; i < PARTS * N; i++) part[i] = t_rng_normal(&rng);
+    memcpy(&y[N], &(uint32_t){POISON}, 4);
+    for (int i = 0; i < N; i++) {
+        float v = y[i];
+        for (int j = 0; j < PARTS; j++) v += part[j * N + i];
+        want[i] = v;
+    }
+    struct gpu_buf yb = dev_alloc(sizeof y), pb = dev_alloc(sizeof part);
+    up(&yb, y, sizeof y);
+    up(&pb, part, sizeof part);
+    rp.y = yb.addr;
+    rp.part = pb.addr;
+    rp.n = N;
+    rp.parts = PARTS;
+    if (!run_one("gemm_reduce", &rp, sizeof rp, 2)) return; /* 512 invocations for 1000 outputs */
+    float got[N + 1];
+    down(&yb, got, sizeof got);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += memcmp(&got[i], &want[i], 4) != 0;
+    T_CHECK(bad == 0 && !memcmp(&got[N], &(uint32_t){POISON}, 4),
+            "gemm_reduce: %d of %d sums differ from y + part[0] + part[1] + part[2], or past the end", bad, N);
 }
 
 /* gpu_pipeline_stats: the driver's statistics where a bench build captured them (the query
@@ -339,7 +412,7 @@ static double silu(double v)
  * 2^-11 relative an element). y poisoned first (but with the residual), and a poisoned guard after
  * it that must stay untouched. */
 static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode, enum epilogue epi,
-                     const struct k_cm2_tile *tile)
+                     const struct sel_cm2_tile *tile)
 {
     size_t nw = (size_t)rows * k, nx = (size_t)cols * k, ny = (size_t)cols * rows;
     int nm = epi == EPI_SWIGLU ? 2 : 1;
@@ -391,9 +464,19 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     int rc = gpu_fill(&g, &yb, POISON, &e);
     T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
     if (epi == EPI_ACC) up(&yb, y0, ny * 4);
+    /* split k (the tile's or the default rule's): the partial planes, poisoned too */
+    struct sel_cm2_tile tt = tile ? *tile : k_gemm_cm2_tile(&g, rows, k, cols, epi == EPI_SWIGLU, mode == K_CM2_X_PREP);
+    uint64_t part_bytes = sel_gemm_cm2_part_bytes(&tt, rows, k, cols);
+    struct gpu_buf partb = {0};
+    if (part_bytes) {
+        partb = dev_alloc(part_bytes);
+        rc = gpu_fill(&g, &partb, POISON, &e);
+        T_CHECK(rc == ST_OK, "gpu_fill: %s", e.msg);
+    }
+    int n_disp = part_bytes ? 2 : 1;
     struct plan p = {.kind = PLAN_WIDE};
     struct k_cm2_product pr = {
-        &w[0], epi == EPI_SWIGLU ? &w[1] : NULL, xb.addr, yb.addr, cols, epi == EPI_ACC, mode};
+        &w[0], epi == EPI_SWIGLU ? &w[1] : NULL, xb.addr, yb.addr, cols, epi == EPI_ACC, mode, partb.addr};
     double t0 = now_us(); /* the first use of a (variant, tile) creates its pipeline here */
     rc = k_gemm_cm2(&g, &p, &pr, tile, 3, "ffn", &e);
     double t_record = now_us() - t0;
@@ -405,10 +488,12 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
     snprintf(kind, sizeof kind, "%s%s.%s", kinds[mode], epi == EPI_SWIGLU ? "_swiglu" : "",
              tname[t]);
     if (rc == ST_OK) {
-        T_CHECK(p.n == 1 && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 &&
+        T_CHECK(p.n == n_disp && !strcmp(p.d[0].kind, kind) && p.d[0].layer == 3 &&
                     !strcmp(p.d[0].op, "ffn") && p.d[0].bytes == w[0].bytes * (uint64_t)nm &&
-                    p.d[0].n_out == 1,
-                "tags: %s", p.n ? p.d[0].kind : "(none)");
+                    p.d[0].n_out == n_disp &&
+                    (n_disp == 1 || (!strcmp(p.d[1].kind, "gemm_cm2_reduce") && p.d[1].bytes == 0 &&
+                                     p.d[0].groups[2] == (k + sel_gemm_cm2_kper(&tt, k) - 1) / sel_gemm_cm2_kper(&tt, k))),
+                "tags: %s, %d dispatches (%d expected)", p.n ? p.d[0].kind : "(none)", p.n, n_disp);
         rc = gpu_cmd_begin(&g, &e);
         T_CHECK(rc == ST_OK, "gpu_cmd_begin: %s", e.msg);
         plan_record(&g, &p, -1);
@@ -439,11 +524,11 @@ static void cm2_case(enum dtype t, int rows, int k, int cols, enum k_cm2_x mode,
                 tile ? tile->bn : 0, tile ? tile->bk : 0, bad, guard, tight, loose);
         /* one line a case (stdout is line-buffered): a run cut by a timeout shows how far it got
          * and whether pipeline creation is what takes the time */
-        struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(&g, rows, cols, epi == EPI_SWIGLU, mode == K_CM2_X_PREP);
-        printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u: pipeline + record %.0f ms, run %.1f "
+        printf("case %s [%d x %d] x %d%s, tile %ux%ux%u/%u, %d k range%s: pipeline + record %.0f ms, run %.1f "
                "ms, error %.3g\n",
-               kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", t.bm, t.bn, t.bk, t.nt,
-               t_record / 1e3, t_run / 1e3, tight);
+               kind, rows, k, cols, epi == EPI_ACC ? " y +=" : "", tt.bm, tt.bn, tt.bk, tt.nt,
+               p.n ? (int)p.d[0].groups[2] : 0, p.n && p.d[0].groups[2] > 1 ? "s" : "", t_record / 1e3, t_run / 1e3,
+               tight);
     }
     plan_free(&p);
     for (int m = 0; m < nm; m++) {
@@ -470,9 +555,20 @@ static void test_products(void)
                    : "");
         return;
     }
-    static const struct k_cm2_tile tiles[] = {
-        {64, 64, 32, 128}, {128, 128, 32, 256}, {128, 256, 64, 256}};
+    static const struct sel_cm2_tile tiles[] = {
+        {64, 64, 32, 128, 1}, {128, 128, 32, 256, 1}, {128, 256, 64, 256, 1}};
+    /* split k first (a run cut by a timeout still checks them): ragged and unrolled ranges, the
+     * residual, every mode and type; then the default rule's splits on LFM2-1.2B's shapes */
+    static const struct sel_cm2_tile split_tiles[] = {{64, 64, 32, 128, 3}, {128, 128, 64, 256, 2}};
     const enum dtype types[4] = {DT_F16, DT_BF16, DT_Q8_0, DT_Q4_0};
+    for (int ti = 0; ti < 4; ti++)
+        for (int m = 0; m < 4; m++) {
+            bool plain = types[ti] == DT_F16 || types[ti] == DT_BF16;
+            cm2_case(types[ti], 200, plain ? 520 : 544, 37, (enum k_cm2_x)m, EPI_ACC, &split_tiles[0]);
+            cm2_case(types[ti], 130, 2048, 70, (enum k_cm2_x)m, EPI_NONE, &split_tiles[1]);
+        }
+    cm2_case(DT_F16, 512, 2048, 512, K_CM2_X_GIVEN_F16, EPI_ACC, NULL); /* k/v: 4 ranges of 512 */
+    cm2_case(DT_F16, 2048, 2048, 256, K_CM2_X_GIVEN_F16, EPI_NONE, NULL);
     for (int ti = 0; ti < 4; ti++) {
         enum dtype t = types[ti];
         bool plain = t == DT_F16 || t == DT_BF16;
@@ -527,6 +623,7 @@ int main(void)
     test_list_line();
     test_refusals();
     test_xprep_f16();
+    test_reduce();
     test_pipeline_stats();
     test_products();
     printf("gemm_cm2: %.1f s\n", (now_us() - t0) / 1e6);

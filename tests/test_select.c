@@ -525,9 +525,9 @@ static void test_scratch_rules(void)
                 "attention scratch row %zu (%s): %llu bytes, pinned %llu, the choice's %llu", i, att[i].why,
                 (unsigned long long)need.attn_part, (unsigned long long)att[i].part, (unsigned long long)want);
     }
-    struct sel_scratch a = {1, 5, 3}, b = {4, 2, 3};
+    struct sel_scratch a = {1, 5, 3, 7}, b = {4, 2, 3, 9};
     sel_scratch_max(&a, &b);
-    T_CHECK(a.gemm_x == 4 && a.gemm_w == 5 && a.attn_part == 3, "sel_scratch_max: field-wise");
+    T_CHECK(a.gemm_x == 4 && a.gemm_w == 5 && a.attn_part == 3 && a.gemm_part == 9, "sel_scratch_max: field-wise");
 }
 
 /* Every tune key replaces its choice (the keys the ctest variants set are exercised on the GPU too:
@@ -816,7 +816,7 @@ static void test_gemm_cm2(void)
         struct sel_gemm c;
         e.msg[0] = 0;
         int rc = sel_gemm(&s, &w, rows[i].swiglu, 512, rows[i].accumulate, rows[i].plain_x, "t", &c, &e);
-        const char *why = sel_gemm_cm2_refusal(&s, &w, rows[i].swiglu, rows[i].accumulate);
+        const char *why = sel_gemm_cm2_refusal(&s, &w, rows[i].swiglu, rows[i].accumulate, 512);
         bool on = !rows[i].why;
         T_CHECK(rc == ST_OK && !strcmp(c.kernel, rows[i].kernel) && c.cm2 == on && (!on || c.cm2_x == rows[i].x) &&
                     (!on || c.no_prep == rows[i].no_prep) && c.prep && !strcmp(c.prep, rows[i].prep) &&
@@ -831,7 +831,7 @@ static void test_gemm_cm2(void)
     /* another path: no refusal to name */
     struct sel a = h200(PLAN_WIDE, &dflt_tune);
     struct sel_weight bf = {DT_BF16, 2048, 2048}, f32 = {DT_F32, 2048, 2048}, q4 = {DT_Q4_0, 2048, 2048};
-    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false), "not on cm2"), "not on cm2");
+    T_CHECK(!strcmp(sel_gemm_cm2_refusal(&a, &bf, false, false, 512), "not on cm2"), "not on cm2");
     /* automatic serving on a coopmat2 device: F16/BF16 on gemm_cm2, Q types on NV v1 (bench/43) */
     struct sel as = h200(PLAN_WIDE, &dflt_tune);
     as.coopmat2 = as.coopmat2_swiglu = as.int8 = true;
@@ -841,6 +841,24 @@ static void test_gemm_cm2(void)
                 sel_gemm(&as, &q4, false, 512, false, false, "t", &cq, &e) == ST_OK && !cq.cm2 &&
                 !strcmp(cq.kernel, "gemm") && cq.fallback && strstr(cq.fallback, "automatic"),
             "auto serving: BF16 cm2 %d, Q4_0 cm2 %d (%s)", ca.cm2, cq.cm2, cq.fallback ? cq.fallback : "-");
+    /* ... from one 128-column tile up (bench/45): narrower steps on NV v1 unless cm2 is forced */
+    static const struct {
+        int cols;
+        bool forced, cm2;
+    } widths[] = {{1, false, false},  {16, false, false}, {64, false, false}, {127, false, false},
+                  {128, false, true}, {256, false, true}, {16, true, true},   {64, true, true}};
+    for (size_t i = 0; i < ARRAY_LEN(widths); i++) {
+        struct sel sw = as;
+        sw.tune = widths[i].forced ? &tc : &dflt_tune;
+        struct sel_gemm cw;
+        const char *why = sel_gemm_cm2_refusal(&sw, &bf, true, false, widths[i].cols);
+        T_CHECK(sel_gemm(&sw, &bf, true, widths[i].cols, false, false, "t", &cw, &e) == ST_OK &&
+                    cw.cm2 == widths[i].cm2 && !why == widths[i].cm2 &&
+                    (cw.cm2 ? !strcmp(cw.kernel, "gemm_cm2") : !strcmp(cw.kernel, "gemm") && why &&
+                                                                  strstr(why, "under 128 columns")),
+                "%d columns%s: cm2 %d kernel %s (%s)", widths[i].cols, widths[i].forced ? " forced" : "", cw.cm2,
+                cw.kernel ? cw.kernel : "-", why ? why : "-");
+    }
     /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
     struct sel s = h200(PLAN_WIDE, &tc);
     s.coopmat2 = s.coopmat2_swiglu = s.int8 = true;
@@ -854,24 +872,30 @@ static void test_gemm_cm2(void)
      * copy; a SwiGLU pair that falls back keeps NV v1's rules */
     struct sel sv = s;
     sv.precision = PRECISION_SERVING;
-    const uint64_t x512 = 4ull * 512 * 2048, h512 = 2ull * 512 * 2048;
+    const uint64_t x512 = 4ull * 512 * 2048, h512 = 2ull * 512 * 2048, part4 = 4ull * (4ull * 512 * 2048);
+    const struct sel_weight kv = {DT_BF16, 512, 2048}, big = {DT_BF16, 8192, 2048};
     const struct {
         const struct sel *s;
         struct sel_product m;
-        uint64_t gemm_x, gemm_w;
+        uint64_t gemm_x, gemm_w, gemm_part;
         const char *what;
     } sc[] = {
-        {&s, {1, {bf}, false, false, true, 512}, x512, 0, "exact, no norm: gemm_xprep's pairs"},
-        {&sv, {1, {bf}, false, false, true, 512}, h512, 0, "serving, no norm: gemm_xprep_f16's x"},
-        {&sv, {1, {bf}, false, true, false, 512}, h512, 0, "serving with a norm: gemm_xprep_f16"},
-        {&sv, {1, {f32}, false, true, false, 512}, x512, 0, "serving F32 (NV v1's serving prep): 4 bytes"},
-        {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, "a Q4_0 pair: decoded in the loads, no copy"},
-        {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, "q/k/v: one prep"},
+        {&s, {1, {bf}, false, false, true, 512}, x512, 0, 0, "exact, no norm: gemm_xprep's pairs (PREP: no split)"},
+        {&sv, {1, {bf}, false, false, true, 512}, h512, 0, part4, "serving, no norm: gemm_xprep_f16's x; 2 k ranges"},
+        {&sv, {1, {bf}, false, true, false, 512}, h512, 0, part4, "serving with a norm: gemm_xprep_f16"},
+        {&sv, {1, {f32}, false, true, false, 512}, x512, 0, 0, "serving F32 (NV v1's serving prep): 4 bytes"},
+        {&sv, {1, {big}, false, true, false, 512}, h512, 0, 0, "256 tiles: no split"},
+        {&sv, {2, {bf, bf}, true, true, false, 512}, h512, 0, 0, "a SwiGLU pair: never split"},
+        {&s, {2, {q4, q4}, true, true, false, 512}, x512, 0, 0, "a Q4_0 pair: decoded in the loads, no copy"},
+        {&s, {3, {bf, bf, bf}, false, true, false, 512}, x512, 0, 0, "q/k/v: one prep"},
+        /* q: 2 ranges (one 4 MiB plane), k and v: 4 ranges (3 planes of 1 MiB): 4 slices of the largest */
+        {&sv, {3, {bf, kv, kv}, false, true, false, 512}, h512, 0, part4, "serving q/k/v: a slice a product"},
     };
     for (size_t i = 0; i < ARRAY_LEN(sc); i++) {
         struct sel_scratch got = sel_product_scratch(sc[i].s, &sc[i].m);
-        T_CHECK(got.gemm_x == sc[i].gemm_x && got.gemm_w == sc[i].gemm_w, "scratch %zu (%s): x %llu w %llu", i,
-                sc[i].what, (unsigned long long)got.gemm_x, (unsigned long long)got.gemm_w);
+        T_CHECK(got.gemm_x == sc[i].gemm_x && got.gemm_w == sc[i].gemm_w && got.gemm_part == sc[i].gemm_part,
+                "scratch %zu (%s): x %llu w %llu part %llu", i, sc[i].what, (unsigned long long)got.gemm_x,
+                (unsigned long long)got.gemm_w, (unsigned long long)got.gemm_part);
     }
 }
 

@@ -252,20 +252,61 @@ static int gemm_prep(struct gpu *g, struct plan *p, const struct k_norm *norm, u
     return ST_OK;
 }
 
+/* The split-k planes of the n calls' gemm_cm2 products (sel_gemm_cm2_part_bytes each): product i
+ * in slice i of the plan's gemm_part scratch, each slice a plan buffer, so that products of one
+ * input (and their reductions) run with no barrier between them. */
+static int gemm_parts(struct plan *p, int n, struct gemm_call *c, const char *op, struct err *e)
+{
+    struct k_scratch *sc = p->scratch;
+    uint64_t slice = sc ? k_scratch_part_slice(sc) : 0;
+    for (int i = 0; i < n; i++) {
+        if (!c[i].choice.cm2) continue;
+        uint64_t bytes =
+            sel_gemm_cm2_part_bytes(&c[i].choice.cm2_tile, c[i].cm2.w->rows, c[i].cm2.w->k, c[i].cm2.cols);
+        if (!bytes) continue;
+        uint64_t base;
+        int rc = k_scratch_take(sc ? &sc->gemm_part : NULL, slice, bytes, "split-k partial sums (a slice of gemm_part)",
+                                op, &base, e);
+        if (rc) return rc;
+        c[i].cm2.part = base + (uint64_t)i * slice;
+    }
+    return ST_OK;
+}
+
+/* The reductions of split products recorded since dispatch `from` moved after all of them
+ * (order kept within each group): products of one input, then their reductions, so that the
+ * barriers (plan_barriers) put one wait between the two groups, not one a product. */
+static void gemm_reduces_last(struct plan *p, int from)
+{
+    for (int i = p->n - 1, end = p->n; i >= from; i--) {
+        if (!strstr(p->d[i].kind, "gemm_cm2_reduce")) continue;
+        struct dispatch d = p->d[i];
+        memmove(&p->d[i], &p->d[i + 1], (size_t)(end - 1 - i) * sizeof *p->d);
+        p->d[--end] = d;
+    }
+}
+
 /* The product of one call on its x: the prepared xg, or x itself where it reads the plain x. */
 static int gemm_append(struct gpu *g, struct plan *p, const struct gemm_call *c, uint64_t x, uint64_t xg, int layer,
-                       const char *op, struct err *e)
+                       const char *op, const char *kind_prefix, struct err *e)
 {
     uint64_t xr = c->choice.no_prep ? x : xg;
     if (c->choice.cm2) {
         struct k_cm2_product m = c->cm2;
         m.x = xr;
-        int rc = k_gemm_cm2(g, p, &m, NULL, layer, op, e);
+        int at = p->n;
+        int rc = k_gemm_cm2(g, p, &m, &c->choice.cm2_tile, layer, op, e);
         if (rc) return rc;
-        /* the wide plan's tags: its kind prefix ("head."), and the products executed */
-        struct dispatch *d = &p->d[p->n - 1];
+        /* the wide plan's tags: its kind prefix ("head."), and the products executed; the split
+         * sums' reduction after it (kind "<prefix>gemm_cm2_reduce") */
+        struct dispatch *d = &p->d[at];
         dispatch_tag(d, c->kind, layer, op, c->bytes);
         dispatch_flops(d, c->flops, c->exec_mult);
+        for (int i = at + 1; i < p->n; i++) {
+            char kind[40];
+            snprintf(kind, sizeof kind, "%s%s", kind_prefix ? kind_prefix : "", p->d[i].kind);
+            dispatch_tag(&p->d[i], kind, layer, op, 0);
+        }
         return ST_OK;
     }
     struct push_gemm pc = c->pc;
@@ -294,8 +335,9 @@ int k_gemm_any(struct gpu *g, struct plan *p, const struct gpu_weight *w, const 
     if (rc) return rc;
     if (wide[0]) gemm_retag(&c, w, w3);
     rc = gemm_prep(g, p, norm, x, w->k, cols, 1, &c, layer, op, kind_prefix, &xg, e);
+    if (!rc) rc = gemm_parts(p, 1, &c, op, e);
     if (rc) return rc;
-    return gemm_append(g, p, &c, x, xg, layer, op, e);
+    return gemm_append(g, p, &c, x, xg, layer, op, kind_prefix, e);
 }
 
 /* n products of one input through the gemm (k_matmul_multi in a wide plan): one prep serves them
@@ -318,7 +360,10 @@ int k_gemm_multi(struct gpu *g, struct plan *p, int n, const struct gpu_weight *
         if (wide[i]) gemm_retag(&c[i], w[i], NULL);
     }
     rc = gemm_prep(g, p, norm, x, w[0]->k, cols, n, c, layer, fused_op, "", &xg, e);
+    if (!rc) rc = gemm_parts(p, n, c, fused_op, e);
     if (rc) return rc;
-    for (int i = 0; !rc && i < n; i++) rc = gemm_append(g, p, &c[i], x, xg, layer, ops[i], e);
+    int from = p->n;
+    for (int i = 0; !rc && i < n; i++) rc = gemm_append(g, p, &c[i], x, xg, layer, ops[i], "", e);
+    if (!rc) gemm_reduces_last(p, from);
     return rc;
 }

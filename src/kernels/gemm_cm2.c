@@ -10,29 +10,22 @@ struct push_gemm_cm2 {
     uint64_t w, w3, x,
         y; /* w3: SwiGLU's up weight, else 0 (Q types' scales: found after their blocks) */
     uint32_t rows, k, cols, accumulate;
+    uint64_t part;       /* split k: the planes of ranges 1.., else 0 */
+    uint32_t kper, pad;  /* k per split (k without splits) */
 };
-_Static_assert(sizeof(struct push_gemm_cm2) == 48, "push_gemm_cm2 layout");
+_Static_assert(sizeof(struct push_gemm_cm2) == 64, "push_gemm_cm2 layout");
 
-/* Default tiles, from bench/39's third run (H200, 512 columns, x f16, TFLOP/s on 2048 x 2048 /
- * 6144 x 2048 / 8192 x 2048 / 2048 x 8192): the aligned kernel with its clamped edge loop
- * ("xf16_al16", the shipped variants' shape) ran 118 / 174 / 219 / 119 at 128 x 128 with k steps of
- * 64, its best tile on every shape, and 21 / 54 / 67 / 18 at 128 x 256 (registers spilled: the
- * driver's local memory above zero). 128 x 256 ran best (210 / 249 on the 6144- and 8192-row
- * products) only in the interior-only kernel ("xf16_comb32", CM2_PLAIN), which is not shipped. So
- * 128 x 128 x 64, and 64 x 64 x 32 with 128 invocations where 128 x 128 tiles would give fewer than
- * 32 workgroups (a few columns of a small weight; 64 x 64 ran 122 on 2048 x 2048). SwiGLU pairs
- * (unmeasured) take k steps of 32: a second weight tile and accumulator, where one product at 128 x
- * 128 x 64 already used 253-255 registers (at 128 x 128 x 32: 166). 128 invocations where the
- * device's workgroup-scope matrices allow no more. The unaligned PREP mode (exact, forced only) keeps
- * 64 x 64 x 32: its best tile in bench/39's second run (21-26 TFLOP/s), where 64-deep tiles ran it
- * at a third of that (bench/43: the forced exact prefill 29.5 -> 52.6 ms with them). */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair, bool prep)
+/* gemm_reduce.comp's push block */
+struct push_gemm_reduce {
+    uint64_t y, part;
+    uint32_t n, parts;
+};
+_Static_assert(sizeof(struct push_gemm_reduce) == 24, "push_gemm_reduce layout");
+
+struct sel_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int64_t k, int cols, bool pair, bool prep)
 {
-    uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1;
-    struct k_cm2_tile t = {128, 128, pair ? 32 : 64, 256};
-    if (prep || k_div_up(r, 128) * k_div_up(c, 128) < 32) t = (struct k_cm2_tile){64, 64, 32, 128};
-    if (g->coopmat2_max_invocations && t.nt > g->coopmat2_max_invocations) t.nt = 128;
-    return t;
+    struct sel s = k_sel(g, PLAN_WIDE);
+    return sel_gemm_cm2_tile(&s, rows, k, cols, pair, prep);
 }
 
 /* The checks of one product (returns ST_USAGE naming what does not fit). */
@@ -99,13 +92,14 @@ static int cm2_check(const struct gpu *g, const struct k_cm2_product *m, const c
 }
 
 int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
-               const struct k_cm2_tile *tile, int layer, const char *op, struct err *e)
+               const struct sel_cm2_tile *tile, int layer, const char *op, struct err *e)
 {
     int rc = cm2_check(g, m, op, e);
     if (rc) return rc;
     const struct gpu_weight *w = m->w;
     bool quant = k_is_quant_type(w->dtype), swiglu = m->w3 != NULL;
-    struct k_cm2_tile t = tile ? *tile : k_gemm_cm2_tile(g, w->rows, m->cols, swiglu, m->xmode == K_CM2_X_PREP);
+    struct sel_cm2_tile t =
+        tile ? *tile : k_gemm_cm2_tile(g, w->rows, w->k, m->cols, swiglu, m->xmode == K_CM2_X_PREP);
     uint32_t max_nt = g->coopmat2_max_invocations ? g->coopmat2_max_invocations : 1024;
     if (t.bm % 16 || t.bn % 16 || t.bk % (quant ? 32 : 16) || !t.bm || !t.bn || !t.bk || !t.nt ||
         t.nt % 32 || t.nt > max_nt)
@@ -114,6 +108,12 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
                        "(k of 32 for Q "
                        "types) and a multiple of 32 invocations up to %u",
                        op, t.bm, t.bn, t.bk, t.nt, max_nt);
+    uint32_t kper = sel_gemm_cm2_kper(&t, w->k), gz = k_div_up((uint64_t)w->k, kper);
+    if (gz > 1 && (swiglu || !m->part || m->part % 16))
+        return err_set(e, ST_USAGE,
+                       "gemm_cm2 %s: %u k splits need %s", op, gz,
+                       swiglu ? "a single product (a SwiGLU pair takes none)"
+                              : "16-byte aligned scratch for their partial sums (part)");
     uint32_t gx = k_div_up((uint64_t)m->cols, t.bn), gy = k_div_up((uint64_t)w->rows, t.bm);
     if (gx > MAX_GROUPS || gy > MAX_GROUPS)
         return err_set(
@@ -139,10 +139,29 @@ int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m,
         .k = (uint32_t)w->k,
         .cols = (uint32_t)m->cols,
         .accumulate = m->accumulate,
+        .part = gz > 1 ? m->part : 0,
+        .kper = kper,
     };
-    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, 1);
+    struct dispatch *d = plan_add(p, pipe, &pc, sizeof pc, gx, gy, gz);
     dispatch_tag(d, kind, layer, op, w->bytes + (swiglu ? m->w3->bytes : 0));
     dispatch_flops(d, k_product_flops(w->rows, w->k, m->cols, swiglu), 1); /* bench only: executed products not told apart */
-    dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));
+    if (gz == 1) {
+        dispatch_outputs(d, 1, offsetof(struct push_gemm_cm2, y));
+        return ST_OK;
+    }
+    dispatch_outputs(d, 2, offsetof(struct push_gemm_cm2, y), offsetof(struct push_gemm_cm2, part));
+    /* the other ranges' planes into y: a 256-wide grid striding over cols x rows (at most 4096
+     * workgroups, ~4 outputs an invocation on the largest products) */
+    const struct gpu_pipeline *rp;
+    if ((rc = gpu_pipeline(g, "gemm_reduce", NULL, 0, &rp, e))) return rc;
+    uint64_t n = (uint64_t)m->cols * (uint64_t)w->rows;
+    if (n > UINT32_MAX || (gz - 1) * n > UINT32_MAX)
+        return err_set(e, ST_USAGE, "gemm_cm2 %s: %llu outputs x %u splits: too many to reduce", op,
+                       (unsigned long long)n, gz);
+    struct push_gemm_reduce rc_push = {m->y, m->part, (uint32_t)n, gz - 1};
+    uint32_t groups = k_div_up(n, 256);
+    d = plan_add(p, rp, &rc_push, sizeof rc_push, groups < 4096 ? groups : 4096, 1, 1);
+    dispatch_tag(d, "gemm_cm2_reduce", layer, op, 0);
+    dispatch_outputs(d, 1, offsetof(struct push_gemm_reduce, y));
     return ST_OK;
 }

@@ -230,6 +230,7 @@ struct k_scratch {
                                  largest product's copies, taken in turn (gemm_w_half: the next), so
                                  a widening runs beside the product before it */
     struct gpu_buf attn_part; /* attn_kv.comp's key splits' partial outputs */
+    struct gpu_buf gemm_part; /* gemm_cm2's split-k partial planes (a plan buffer: k_scratch_bufs) */
     int gemm_w_half;          /* set to 0 when a build starts */
 };
 
@@ -253,8 +254,11 @@ int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
  * (gemm_cm2 usable) the serving precision's path after it (gpu_gemm_path_fn). */
 const char *k_gemm_path_auto(bool khr, bool nv, bool cm2);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
- * the two halves of gemm_w once it exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
-#define K_SCRATCH_BUFS 2
+ * the two halves of gemm_w once it exists, and the K_MULTI_MAX slices of gemm_part once it
+ * exists. Returns how many (<= K_SCRATCH_BUFS) it wrote to lo/hi. */
+#define K_SCRATCH_BUFS (2 + K_MULTI_MAX)
+/* The bytes of one slice of gemm_part (a product's split-k planes: sel_scratch gemm_part). */
+uint64_t k_scratch_part_slice(const struct k_scratch *sc);
 int k_scratch_bufs(const struct k_scratch *sc, uint64_t lo[K_SCRATCH_BUFS], uint64_t hi[K_SCRATCH_BUFS]);
 
 /* gemm_wdeq.comp: n (1..4) Q4_0 weights widened into f16 copies (F16 device layout [rows][k]) at
@@ -271,12 +275,16 @@ int k_gemm_wdeq(struct gpu *g, struct plan *p, int n, const struct gpu_weight *c
  * weights, x, y 16-byte aligned. Workgroup-scope matrices loaded from global memory with tensor
  * layouts (the driver stages them), any rows, k, cols. One dispatch, kind "<variant>.<dtype>" with
  * variant gemm_cm2 / gemm_cm2_exact / gemm_cm2_xf16 / gemm_cm2_prep (+ "_swiglu"), the weights'
- * bytes. The wide plan's gemm (gemm.c) records it with --tune gemm_path=cm2 only (select_path.c:
- * PREP x in exact precision, SERVING in serving; tagged with the plan's kind prefix and executed
+ * bytes; with k splits (tile splits > 1: select.h sel_cm2_tile) the product's grid z is the
+ * splits, the first writes y, the others planes of m->part (sel_gemm_cm2_part_bytes of it, a plan
+ * buffer), then a second dispatch, kind "gemm_cm2_reduce", adds the planes into y
+ * (gemm_reduce.comp). The wide plan's gemm (gemm.c) records it on cm2 (select_path.c: PREP x in
+ * exact precision, GIVEN_F16 in serving; tagged with the plan's kind prefix and executed
  * products). ST_USAGE on a device without gpu.h has_coopmat2 (SwiGLU: and
  * has_coopmat2_per_element), another dtype, an unaligned address, a tile that does not suit the
- * kernel (tile: NULL for the default rule in gemm_cm2.c). push (48 B): u64 w, w3 (0: no SwiGLU),
- * x, y; u32 rows, k, cols, accumulate. */
+ * kernel (tile: NULL for the default rule, select.h sel_gemm_cm2_tile), splits without part or
+ * with a SwiGLU pair. push (64 B): u64 w, w3 (0: no SwiGLU), x, y; u32 rows, k, cols, accumulate;
+ * u64 part; u32 kper, pad. */
 enum k_cm2_x {
     K_CM2_X_SERVING = 0,   /* x f32, rounded to f16 as it is loaded, one product (serving precision) */
     K_CM2_X_EXACT = 1,     /* x f32, split into f16 hi + lo as it is loaded, two products (f32-accurate) */
@@ -293,16 +301,13 @@ struct k_cm2_product {
     int cols;
     bool accumulate; /* y += W x (the residual; not with w3) */
     enum k_cm2_x xmode;
+    uint64_t part;   /* the split-k planes (tile splits > 1), else 0 */
 };
-struct k_cm2_tile {
-    uint32_t bm, bn, bk; /* weight rows, columns, k step of a workgroup's tile */
-    uint32_t nt;         /* invocations a workgroup (a multiple of 32) */
-};
-int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, const struct k_cm2_tile *tile,
+int k_gemm_cm2(struct gpu *g, struct plan *p, const struct k_cm2_product *m, const struct sel_cm2_tile *tile,
                int layer, const char *op, struct err *e);
-/* The tile k_gemm_cm2 takes by default for a product of `rows` rows and `cols` columns (pair: a
- * SwiGLU pair). */
-struct k_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int cols, bool pair, bool prep);
+/* The tile and splits k_gemm_cm2 takes by default for a product of `rows` x `k` at `cols` columns
+ * (pair: a SwiGLU pair; prep: the PREP mode): select.h sel_gemm_cm2_tile on g. */
+struct sel_cm2_tile k_gemm_cm2_tile(const struct gpu *g, int64_t rows, int64_t k, int cols, bool pair, bool prep);
 
 /* shortconv: per run r and channel h: u = B⊙X over the run's columns, conv = w0·u(t-2) + w1·u(t-1) +
  * w2·u(t) (earlier u from the slot's committed entry cur), y[c][h] = C·conv. bcx f32 [cols][3H] =

@@ -26,6 +26,7 @@ struct sel k_sel(const struct gpu *g, enum plan_kind kind)
                         .coopmat2 = g->has_coopmat2,
                         .coopmat2_swiglu = g->has_coopmat2_per_element,
                         .int8 = g->has_int8,
+                        .coopmat2_max_nt = g->coopmat2_max_invocations,
                         .float_atomic_add = g->has_float_atomic_add,
                         .precision = g->precision,
                         .device = g->props.deviceName};

@@ -8,7 +8,7 @@
 
 static uint32_t div_up(uint64_t a, uint64_t b)
 {
-    return (uint32_t)((a + b - 1) / b);
+    return (uint32_t)sel_div_up(a, b);
 }
 static bool is_quant(enum dtype t)
 {
@@ -285,7 +285,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
     *c = (struct sel_gemm){0};
     bool serving = s->precision == PRECISION_SERVING;
     /* on cm2: gemm_cm2 where it serves the product, else the automatic path's gemm below */
-    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, accumulate, plain_x, c)) return ST_OK;
+    if (path == GEMM_PATH_CM2 && sel_gemm_on_cm2(s, w, swiglu, cols, accumulate, plain_x, c)) return ST_OK;
     if (path == GEMM_PATH_CM2) path = sel_gemm_v1_path(s);
     bool cm = path != GEMM_PATH_FMA;
     uint32_t smem = s->shared_mem;
@@ -440,7 +440,7 @@ bool sel_gemm_wdeq_serves(const struct sel *s, int cols, const struct sel_weight
 {
     /* gemm_cm2 decodes Q4_0 in its loads: no copy for a weight it takes (a SwiGLU pair it cannot
      * take, without per-element operations, then runs NV v1's Q4_0 tile) */
-    if (!sel_gemm_cm2_refusal(s, w, false, false)) return false;
+    if (!sel_gemm_cm2_refusal(s, w, false, false, cols)) return false;
     int from = s->tune->gemm_wdeq_cols >= 0 ? s->tune->gemm_wdeq_cols
                : sel_gemm_coopmat(s)        ? K_GEMM_WDEQ_COLS
                                             : 0;

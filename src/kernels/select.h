@@ -48,10 +48,14 @@ struct sel {
     bool coopmat2;          /* gemm_cm2.comp runs here (gpu.h has_coopmat2) */
     bool coopmat2_swiglu;   /* ... with its SwiGLU epilogue (gpu.h has_coopmat2_per_element) */
     bool int8;              /* 8-bit integers in shaders (gpu.h has_int8: gemm_cm2's Q types) */
+    uint32_t coopmat2_max_nt; /* invocations a workgroup of workgroup-scope matrices may have (0: 1024) */
     bool float_atomic_add;  /* float atomic add on buffers */
     enum precision precision; /* the run's --precision (plan_kind.h): the gemm's variant */
     const char *device;     /* its name, for messages (NULL: "this device") */
 };
+
+/* ceil(a / b) (b > 0): tiles, workgroups, splits. */
+static inline uint64_t sel_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* A weight's shape and type (one matrix of a product). */
 struct sel_weight {
@@ -115,21 +119,42 @@ bool sel_gemm_coopmat(const struct sel *s);
 /* The kernel (shaders/variants.txt name) and the words for reports of a path. */
 const char *sel_gemm_path_kernel(enum gemm_path p); /* "gemm_khr", "gemm", "gemm_fma", "gemm_cm2" */
 const char *sel_gemm_path_label(enum gemm_path p);  /* "VK_KHR_cooperative_matrix", ... */
-/* On cm2 (forced, or chosen in serving precision): why gemm_cm2 cannot serve a product of w
- * (swiglu: a gate/up pair; accumulate: y += W x), or NULL when it serves it (select_path.c's
- * table). Another path: "not on cm2". */
-const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate);
+/* On cm2 (forced, or chosen in serving precision): why gemm_cm2 cannot or should not serve a
+ * product of w at cols columns (swiglu: a gate/up pair; accumulate: y += W x), or NULL when it
+ * serves it (select_path.c's table). Another path: "not on cm2". */
+const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate,
+                                 int cols);
 /* gemm_cm2's activation modes (kernels.h enum k_cm2_x, same values): the wide plan takes PREP in
  * exact precision (gemm_xprep.comp's hi/lo pairs) and GIVEN_F16 in serving precision
  * (gemm_xprep_f16's f16 x; select_path.c says why). */
 enum sel_cm2_x { SEL_CM2_X_SERVING = 0, SEL_CM2_X_EXACT = 1, SEL_CM2_X_GIVEN_F16 = 2, SEL_CM2_X_PREP = 3 };
 
 /* The gemm's geometry for one product (gemm.comp's spec constants and grid). */
+/* gemm_cm2's tile and k splits (kernels.h k_gemm_cm2): workgroups of nt invocations own bm weight
+ * rows x bn columns and walk k in steps of bk; with splits > 1 the grid's z splits k into ranges
+ * of kper (a multiple of bk), the first range writes y, the others partial planes that
+ * gemm_reduce.comp adds into y. */
+struct sel_cm2_tile {
+    uint32_t bm, bn, bk, nt;
+    uint32_t splits; /* k ranges (0 or 1: none) */
+};
+/* The default tile and splits of a product of rows x k at cols columns (pair: a SwiGLU pair, never
+ * split; prep: the unaligned PREP mode's own tile). */
+struct sel_cm2_tile sel_gemm_cm2_tile(const struct sel *s, int64_t rows, int64_t k, int cols, bool pair, bool prep);
+/* k per split for t.splits ranges of k: a multiple of bk·8 (the aligned kernels' unrolled interior
+ * loop) where k allows each range one, else of bk; k itself without splits. The ranges actually
+ * run: ceil(k / kper). */
+uint32_t sel_gemm_cm2_kper(const struct sel_cm2_tile *t, int64_t k);
+/* The bytes of the partial planes a product of rows at cols columns splits into: (ranges - 1)
+ * planes of cols x rows f32, 256-byte rounded; 0 without splits. */
+uint64_t sel_gemm_cm2_part_bytes(const struct sel_cm2_tile *t, int64_t rows, int64_t k, int cols);
+
 struct sel_gemm {
     const char *kernel; /* "gemm_khr", "gemm", "gemm_fma", "gemm_cm2" or (bench builds) "gemm_roof" */
-    bool cm2;           /* on gemm_cm2.comp (kernels.h k_gemm_cm2, its own tile rule): only kernel,
-                           serving, cm2_x, no_prep and prep below are set */
+    bool cm2;           /* on gemm_cm2.comp (kernels.h k_gemm_cm2): only kernel, serving, cm2_x,
+                           cm2_tile, no_prep and prep below are set */
     enum sel_cm2_x cm2_x; /* gemm_cm2's x mode */
+    struct sel_cm2_tile cm2_tile; /* its tile and splits (sel_gemm_cm2_tile) */
     const char *fallback; /* on cm2 but not serving this product: why (sel_gemm_cm2_refusal) */
     bool no_prep;       /* reads the plain x: needs no prep (xraw; the FMA twin with no norm and
                            nothing to zero) */
@@ -151,8 +176,8 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
              bool accumulate, bool plain_x, const char *op, struct sel_gemm *c, struct err *e);
 /* sel_gemm's choice on cm2 (select_path.c): true and c filled (kernel, cm2, cm2_x,
  * serving, no_prep, prep) where gemm_cm2 serves the product, else false with c->fallback set. */
-bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
-                     struct sel_gemm *c);
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols, bool accumulate,
+                     bool plain_x, struct sel_gemm *c);
 /* The shader of gemm.comp's activation prep (gemm_xprep.comp) on sel_gemm_v1_path: f16 hi/lo
  * pairs for the exact cooperative-matrix gemm, f16 values for its serving variant, f32 for the FMA
  * twin (struct sel_gemm prep: each product's, gemm_cm2's included). */
@@ -204,6 +229,10 @@ struct sel_scratch {
     uint64_t gemm_w;    /* one product's f16 copies of its Q4_0 weights (gemm_wdeq.comp): the
                            bytes of one half of the two-half buffer */
     uint64_t attn_part; /* attn_kv.comp's key splits' partial outputs (sel_attn_kv part) */
+    uint64_t gemm_part; /* gemm_cm2's split-k partial planes: SEL_PRODUCT_MAX slices of the
+                           largest product's (sel_gemm_cm2_part_bytes), product i of a call in
+                           slice i, each slice a plan buffer of its own (kernels.h k_scratch_bufs)
+                           so that the products of one input run side by side */
 };
 /* acc = the field-wise max of acc and b. */
 void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b);

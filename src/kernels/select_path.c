@@ -84,7 +84,16 @@ const char *sel_gemm_path_label(enum gemm_path p)
  * x (norm applied, rounded to f16, plain f16 [cols][k]): bench/39's third run, the aligned kernel
  * on an f16 x 118-248 TFLOP/s, against 76-132 decoding an f32 x in its load ("al16"); one prep
  * dispatch even without a norm. The aligned kernels need k a multiple of 8 (rows on 16 bytes). */
-const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate)
+/* bench/45 (H100, LFM2-1.2B F16 serving, wall 1x +head, split k): gemm_cm2 ahead of NV v1 at 512
+ * and 256 columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15
+ * against 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its
+ * SwiGLU pairs (never split) took ~130 us at any width where NV v1's took 39-49. So the automatic
+ * choice keeps narrower steps' products on the v1 path; --tune gemm_path=cm2 still forces them. */
+#define CM2_AUTO_MIN_COLS 128
+#define CM2_AUTO_MIN_COLS_S "128"
+
+const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate,
+                                 int cols)
 {
     if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not on cm2";
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
@@ -100,6 +109,8 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
         /* bench/43 (H100): the Q4_0 512-token serving prefill ran 23.4 ms with its products
          * decoded in gemm_cm2's loads against NV v1's 13.2 (f16 copies); F16 8.2 against 11.2 */
         {quant && s->tune->gemm_path == GEMM_PATH_AUTO, "Q types in the automatic choice (slower on cm2)"},
+        {cols < CM2_AUTO_MIN_COLS && s->tune->gemm_path == GEMM_PATH_AUTO,
+         "steps under " CM2_AUTO_MIN_COLS_S " columns in the automatic choice (slower on cm2)"},
         {exact && w->k % 4, "a prepared x with k not a multiple of 4"},
         {!exact && w->k % 8, "an aligned f16 x with k not a multiple of 8"},
         {w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX, "a shape out of range"},
@@ -112,11 +123,65 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
     return NULL;
 }
 
-bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate, bool plain_x,
-                     struct sel_gemm *c)
+/* Default tiles, from bench/39's third run (H200, 512 columns, x f16, TFLOP/s on 2048 x 2048 /
+ * 6144 x 2048 / 8192 x 2048 / 2048 x 8192): the aligned kernel with its clamped edge loop
+ * ("xf16_al16", the shipped variants' shape) ran 118 / 174 / 219 / 119 at 128 x 128 with k steps of
+ * 64, its best tile on every shape, and 21 / 54 / 67 / 18 at 128 x 256 (registers spilled: the
+ * driver's local memory above zero). SwiGLU pairs take k steps of 32: a second weight tile and
+ * accumulator, where one product at 128 x 128 x 64 already used 253-255 registers (at 128 x 128 x
+ * 32: 166). 128 invocations where the device's workgroup-scope matrices allow no more. The
+ * unaligned PREP mode (exact, forced only) keeps 64 x 64 x 32: its best tile in bench/39's second
+ * run (21-26 TFLOP/s), where 64-deep tiles ran it at a third of that (bench/43).
+ * Split k: one such workgroup fills a multiprocessor (255 registers x 256 invocations), and the
+ * H100's 132 (H200: 132) ran the 2048-row products, 64 tiles at 512 columns, at 110-129 TFLOP/s
+ * against 164-180 for the 192-256-tile ones, and the 512-row k/v products (16 tiles, then 64 x 64
+ * tiles) at 23 (bench/43's prefill). So single products of fewer than 128 tiles split k into
+ * floor(128 / tiles) ranges (at most one 128-workgroup wave; ranges of at least bk·8, the unrolled
+ * interior loop), added by gemm_reduce.comp; 64 x 64 x 32 tiles only where even the splits leave
+ * fewer than 32 workgroups. */
+#define CM2_WAVE 128u
+
+static uint32_t cm2_splits(const struct sel_cm2_tile *t, uint64_t rows, uint64_t k, uint64_t cols, bool pair)
+{
+    uint64_t tiles = sel_div_up(rows, t->bm) * sel_div_up(cols, t->bn);
+    if (pair || tiles >= CM2_WAVE) return 1;
+    uint64_t n = CM2_WAVE / tiles, most = k / ((uint64_t)t->bk * 8);
+    return (uint32_t)(n < most ? n : most > 1 ? most : 1);
+}
+
+struct sel_cm2_tile sel_gemm_cm2_tile(const struct sel *s, int64_t rows, int64_t k, int cols, bool pair, bool prep)
+{
+    uint64_t r = rows > 0 ? (uint64_t)rows : 1, c = cols > 0 ? (uint64_t)cols : 1, kk = k > 0 ? (uint64_t)k : 1;
+    struct sel_cm2_tile t = {128, 128, pair ? 32 : 64, 256, 1};
+    if (prep) t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
+    t.splits = cm2_splits(&t, r, kk, c, pair);
+    if (!prep && sel_div_up(r, t.bm) * sel_div_up(c, t.bn) * t.splits < 32) {
+        t = (struct sel_cm2_tile){64, 64, 32, 128, 1};
+        t.splits = cm2_splits(&t, r, kk, c, pair);
+    }
+    if (s->coopmat2_max_nt && t.nt > s->coopmat2_max_nt) t.nt = 128;
+    return t;
+}
+
+uint32_t sel_gemm_cm2_kper(const struct sel_cm2_tile *t, int64_t k)
+{
+    uint64_t kk = k > 0 ? (uint64_t)k : 1, n = t->splits > 1 ? t->splits : 1, bk = t->bk ? t->bk : 1;
+    uint64_t unit = kk >= n * bk * 8 ? bk * 8 : bk, kper = sel_div_up(sel_div_up(kk, n), unit) * unit;
+    return (uint32_t)(kper < kk ? kper : kk);
+}
+
+uint64_t sel_gemm_cm2_part_bytes(const struct sel_cm2_tile *t, int64_t rows, int64_t k, int cols)
+{
+    uint64_t kk = k > 0 ? (uint64_t)k : 1, ranges = sel_div_up(kk, sel_gemm_cm2_kper(t, k));
+    if (ranges < 2 || rows < 1 || cols < 1) return 0;
+    return ((ranges - 1) * (uint64_t)rows * (uint64_t)cols * 4 + 255) / 256 * 256;
+}
+
+bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swiglu, int cols, bool accumulate,
+                     bool plain_x, struct sel_gemm *c)
 {
     bool serving = s->precision == PRECISION_SERVING;
-    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate);
+    c->fallback = sel_gemm_cm2_refusal(s, w, swiglu, accumulate, cols);
     if (c->fallback) return false;
     c->kernel = sel_gemm_path_kernel(GEMM_PATH_CM2);
     c->cm2 = true;
@@ -125,6 +190,7 @@ bool sel_gemm_on_cm2(const struct sel *s, const struct sel_weight *w, bool swigl
     c->cm2_x = serving ? SEL_CM2_X_GIVEN_F16 : SEL_CM2_X_PREP;
     c->no_prep = false; /* an f16 x or the pairs: a prep even with no norm */
     c->prep = serving ? "gemm_xprep_f16" : "gemm_xprep";
+    c->cm2_tile = sel_gemm_cm2_tile(s, w->rows, w->k, cols, swiglu, c->cm2_x == SEL_CM2_X_PREP);
     (void)plain_x;
     return true;
 }

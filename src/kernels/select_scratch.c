@@ -8,6 +8,7 @@ void sel_scratch_max(struct sel_scratch *acc, const struct sel_scratch *b)
     acc->gemm_x = MAX(acc->gemm_x, b->gemm_x);
     acc->gemm_w = MAX(acc->gemm_w, b->gemm_w);
     acc->attn_part = MAX(acc->attn_part, b->attn_part);
+    acc->gemm_part = MAX(acc->gemm_part, b->gemm_part);
 }
 
 uint64_t sel_gemm_wdeq_layout(const struct sel *s, int cols, int n, const struct sel_weight w[],
@@ -44,7 +45,8 @@ bool sel_gemm_multi(const struct sel *s, int n, const struct sel_weight w[], int
     bool gemm = n > 1;
     for (int i = 0; i < n; i++)
         gemm = gemm && sel_gemm_serves(s, cols, w[i].dtype) && w[i].k == w[0].k &&
-               !sel_gemm_cm2_refusal(s, &w[i], false, false) == !sel_gemm_cm2_refusal(s, &w[0], false, false);
+               !sel_gemm_cm2_refusal(s, &w[i], false, false, cols) ==
+                   !sel_gemm_cm2_refusal(s, &w[0], false, false, cols);
     return gemm;
 }
 
@@ -64,7 +66,9 @@ static struct sel_scratch gemm_scratch(const struct sel *s, int n, const struct 
         struct sel_weight f = w[i];
         if (wide[i]) f.dtype = DT_F16; /* the product runs on the copy */
         if (sel_gemm(s, &f, swiglu, cols, accumulate, !norm, "scratch", &c[i], &e)) return need;
+        if (c[i].cm2) need.gemm_part = MAX(need.gemm_part, sel_gemm_cm2_part_bytes(&c[i].cm2_tile, f.rows, f.k, cols));
     }
+    need.gemm_part *= SEL_PRODUCT_MAX; /* one slice a product of the call (sel_scratch gemm_part) */
     need.gemm_x = sel_gemm_prep_bytes(s, norm, n_products, c, w[0].k, cols);
     return need;
 }

@@ -39,14 +39,14 @@ struct shadow {
 };
 
 /* The buffers a dispatch may write: the engine's, and the kernels' scratch (kernels.h k_scratch:
- * prepared activations, f16 copies of Q4_0 weights, attention's split outputs); the profiler
- * shadows those outputs point into (at most MAX_SHADOWS). */
-#define MAX_SHADOWS (12 + 2 * ENGINE_POOL_BUFS)
+ * prepared activations, f16 copies of Q4_0 weights, attention's split outputs, gemm_cm2's split-k
+ * planes); the profiler shadows those outputs point into (at most MAX_SHADOWS). */
+#define MAX_SHADOWS (13 + 2 * ENGINE_POOL_BUFS)
 static int shadows_list(struct engine *en, struct shadow sh[MAX_SHADOWS])
 {
     const struct gpu_buf *bufs[] = {&en->hidden, &en->xn,     &en->t1,        &en->t2,        &en->q,
                                     &en->k,      &en->v,      &en->att,       &en->logits,    &en->scratch.gemm_x,
-                                    &en->scratch.gemm_w, &en->scratch.attn_part};
+                                    &en->scratch.gemm_w, &en->scratch.attn_part, &en->scratch.gemm_part};
     _Static_assert(ARRAY_LEN(bufs) + 2 * ENGINE_POOL_BUFS <= MAX_SHADOWS, "MAX_SHADOWS counts every buffer");
     int n = 0;
     for (size_t i = 0; i < ARRAY_LEN(bufs); i++)
