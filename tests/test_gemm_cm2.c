@@ -149,7 +149,7 @@ static void test_list_line(void)
     T_CHECK(!strncmp(nv, "nv (gemm:", 9) && !strstr(nv, "serving"), "no cm2: %s", nv);
     const char *cm2 = k_gemm_path_auto(true, true, true);
     T_CHECK(!strncmp(cm2, "nv (gemm:", 9) &&
-                strstr(cm2, "; serving precision: cm2 (gemm_cm2: VK_NV_cooperative_matrix2)"),
+                strstr(cm2, "; serving precision: cm2 (gemm_cm2: VK_NV_cooperative_matrix2) from 128 columns"),
             "cm2: %s", cm2);
 }
 

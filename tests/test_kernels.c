@@ -395,7 +395,7 @@ static enum gemm_path gemm_path_now(void)
 {
     struct sel s = sel_for(PLAN_WIDE);
     enum gemm_path path;
-    return sel_gemm_path(&s, &path, NULL) == ST_OK ? path : GEMM_PATH_FMA;
+    return sel_gemm_path(&s, 0, &path, NULL) == ST_OK ? path : GEMM_PATH_FMA;
 }
 
 /* Whether a --tune key sends products to one matrix-vector kernel (the ctest variants). */
@@ -990,7 +990,7 @@ static void test_gemm_paths(void)
         g.tune.gemm_path = (int)paths[i];
         struct sel s = sel_for(PLAN_WIDE);
         enum gemm_path got;
-        int rc = sel_gemm_path(&s, &got, &e);
+        int rc = sel_gemm_path(&s, 0, &got, &e);
         T_CHECK(rc == ST_OK && got == paths[i], "gemm_path=%s: %s", gemm_path_name(paths[i]), rc ? e.msg : "another path");
         if (rc) break;
         test_gemm();

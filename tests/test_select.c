@@ -694,7 +694,7 @@ static void test_gemm_path(void)
         enum gemm_path p = GEMM_PATH_AUTO;
         struct sel_gemm c;
         e.msg[0] = 0;
-        int rc = sel_gemm_path(&s, &p, &e), rg = sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e);
+        int rc = sel_gemm_path(&s, 512, &p, &e), rg = sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e);
         if (rows[i].err) {
             T_CHECK(rc == ST_USAGE && rg == ST_USAGE && strstr(e.msg, rows[i].err) && strstr(e.msg, "--list-devices"),
                     "row %zu: forced where absent: %d %d '%s'", i, rc, rg, e.msg);
@@ -713,7 +713,7 @@ static void test_gemm_path(void)
     struct sel anon = h200(PLAN_WIDE, &tk);
     anon.device = NULL;
     enum gemm_path p;
-    T_CHECK(sel_gemm_path(&anon, &p, &e) == ST_USAGE && strstr(e.msg, "this device has no usable VK_KHR"),
+    T_CHECK(sel_gemm_path(&anon, 0, &p, &e) == ST_USAGE && strstr(e.msg, "this device has no usable VK_KHR"),
             "no device name: %s", e.msg);
     T_CHECK(!strcmp(sel_gemm_path_kernel(GEMM_PATH_KHR), "gemm_khr") && !strcmp(sel_gemm_path_kernel(GEMM_PATH_NV), "gemm") &&
                 !strcmp(sel_gemm_path_kernel(GEMM_PATH_FMA), "gemm_fma") &&
@@ -733,7 +733,7 @@ static void test_gemm_path(void)
         bool want_cm2 = (m & 4) && (m & 8) && !(m & 16);
         enum gemm_path got;
         struct sel_gemm c;
-        T_CHECK(sel_gemm_path(&s, &got, &e) == ST_OK && (got == GEMM_PATH_CM2) == want_cm2 &&
+        T_CHECK(sel_gemm_path(&s, 512, &got, &e) == ST_OK && (got == GEMM_PATH_CM2) == want_cm2 &&
                     sel_gemm(&s, &w, false, 512, false, true, "t", &c, &e) == ST_OK && c.cm2 == want_cm2 &&
                     !c.fallback && !strcmp(c.kernel, want_cm2 ? "gemm_cm2" : sel_gemm_path_kernel(got)) &&
                     (!want_cm2 || (c.cm2_x == SEL_CM2_X_GIVEN_F16 && !strcmp(c.prep, "gemm_xprep_f16"))) &&
@@ -754,7 +754,7 @@ static void test_gemm_path(void)
     cm2.coopmat2 = true;
     cm2.coopmat_nv = false;
     cm2.coopmat_khr = true;
-    T_CHECK(sel_gemm_path(&cm2, &p, &e) == ST_OK && p == GEMM_PATH_CM2 && sel_gemm_v1_path(&cm2) == GEMM_PATH_KHR &&
+    T_CHECK(sel_gemm_path(&cm2, 16, &p, &e) == ST_OK && p == GEMM_PATH_CM2 && sel_gemm_v1_path(&cm2) == GEMM_PATH_KHR &&
                 sel_gemm_coopmat(&cm2),
             "cm2 forced: its fallbacks on the automatic path (here KHR)");
 }
@@ -841,23 +841,28 @@ static void test_gemm_cm2(void)
                 sel_gemm(&as, &q4, false, 512, false, false, "t", &cq, &e) == ST_OK && !cq.cm2 &&
                 !strcmp(cq.kernel, "gemm") && cq.fallback && strstr(cq.fallback, "automatic"),
             "auto serving: BF16 cm2 %d, Q4_0 cm2 %d (%s)", ca.cm2, cq.cm2, cq.fallback ? cq.fallback : "-");
-    /* ... from one 128-column tile up (bench/45): narrower steps on NV v1 unless cm2 is forced */
+    /* ... from one 128-column tile up (bench/45): narrower steps on NV v1, the path itself (the
+     * report's), unless cm2 is forced; cols <= 0 asks for any width (--list-devices) */
     static const struct {
         int cols;
         bool forced, cm2;
-    } widths[] = {{1, false, false},  {16, false, false}, {64, false, false}, {127, false, false},
-                  {128, false, true}, {256, false, true}, {16, true, true},   {64, true, true}};
+    } widths[] = {{1, false, false}, {16, false, false}, {64, false, false}, {127, false, false}, {128, false, true},
+                  {256, false, true}, {0, false, true},  {16, true, true},   {64, true, true}};
     for (size_t i = 0; i < ARRAY_LEN(widths); i++) {
         struct sel sw = as;
         sw.tune = widths[i].forced ? &tc : &dflt_tune;
-        struct sel_gemm cw;
+        struct sel_gemm cw = {0};
+        enum gemm_path pw;
         const char *why = sel_gemm_cm2_refusal(&sw, &bf, true, false, widths[i].cols);
-        T_CHECK(sel_gemm(&sw, &bf, true, widths[i].cols, false, false, "t", &cw, &e) == ST_OK &&
-                    cw.cm2 == widths[i].cm2 && !why == widths[i].cm2 &&
-                    (cw.cm2 ? !strcmp(cw.kernel, "gemm_cm2") : !strcmp(cw.kernel, "gemm") && why &&
-                                                                  strstr(why, "under 128 columns")),
-                "%d columns%s: cm2 %d kernel %s (%s)", widths[i].cols, widths[i].forced ? " forced" : "", cw.cm2,
-                cw.kernel ? cw.kernel : "-", why ? why : "-");
+        bool path_ok = sel_gemm_path(&sw, widths[i].cols, &pw, &e) == ST_OK &&
+                       pw == (widths[i].cm2 ? GEMM_PATH_CM2 : GEMM_PATH_NV);
+        bool choice_ok = widths[i].cols < 1 ||
+                         (sel_gemm(&sw, &bf, true, widths[i].cols, false, false, "t", &cw, &e) == ST_OK &&
+                          cw.cm2 == widths[i].cm2 && !cw.fallback &&
+                          !strcmp(cw.kernel, widths[i].cm2 ? "gemm_cm2" : "gemm"));
+        T_CHECK(path_ok && choice_ok && (widths[i].cm2 ? !why : why && !strcmp(why, "not on cm2")),
+                "%d columns%s: path %s, cm2 %d kernel %s (%s)", widths[i].cols, widths[i].forced ? " forced" : "",
+                gemm_path_name(pw), cw.cm2, cw.kernel ? cw.kernel : "-", why ? why : "-");
     }
     /* Q4_0: gemm_cm2 decodes it in its loads, so no f16 copy where it serves the weight */
     struct sel s = h200(PLAN_WIDE, &tc);

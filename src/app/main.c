@@ -311,7 +311,7 @@ static int run(const struct options *o, struct err *e)
         g.tune = o->tune;
         g.precision = o->precision;
         enum gemm_path path;
-        if (!st) st = k_gemm_path(&g, &path, e); /* a forced path the device lacks: exit 2 */
+        if (!st) st = k_gemm_path(&g, 0, &path, e); /* a forced path the device lacks: exit 2 */
     }
     if (!st && live_compare) st = compare_precheck(&base, &m, &g, o, e);
     if (!st) st = weights_upload(&g, &m.s, o->seed, true, &w, e);

@@ -80,10 +80,10 @@ static int gemm_setup(struct gpu *g, const struct gpu_weight *w, const struct gp
     return ST_OK;
 }
 
-int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e)
+int k_gemm_path(const struct gpu *g, int cols, enum gemm_path *path, struct err *e)
 {
     struct sel s = k_sel_of(g, NULL);
-    return sel_gemm_path(&s, path, e);
+    return sel_gemm_path(&s, cols, path, e);
 }
 
 const char *k_gemm_path_auto(bool khr, bool nv, bool cm2)
@@ -92,14 +92,14 @@ const char *k_gemm_path_auto(bool khr, bool nv, bool cm2)
     struct tune t = tune_default();
     struct sel s = {.tune = &t, .coopmat_khr = khr, .coopmat_nv = nv, .coopmat2 = cm2};
     enum gemm_path p, ps;
-    sel_gemm_path(&s, &p, NULL);
+    sel_gemm_path(&s, 0, &p, NULL);
     s.precision = PRECISION_SERVING;
-    sel_gemm_path(&s, &ps, NULL);
+    sel_gemm_path(&s, 0, &ps, NULL);
     int n = snprintf(line, sizeof line, "%s (%s: %s; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)",
                      gemm_path_name(p), sel_gemm_path_kernel(p), sel_gemm_path_label(p));
     if (ps != p && n > 0 && (size_t)n < sizeof line)
-        snprintf(line + n, sizeof line - (size_t)n, "; serving precision: %s (%s: %s)", gemm_path_name(ps),
-                 sel_gemm_path_kernel(ps), sel_gemm_path_label(ps));
+        snprintf(line + n, sizeof line - (size_t)n, "; serving precision: %s (%s: %s) from %d columns",
+                 gemm_path_name(ps), sel_gemm_path_kernel(ps), sel_gemm_path_label(ps), K_CM2_AUTO_COLS);
     return line;
 }
 

@@ -245,13 +245,14 @@ struct sel_scratch k_matmul_scratch(const struct gpu *g, enum plan_kind kind, in
  * (gemm_w: two halves of need->gemm_w); the ones it replaces stay allocated (plans built on them
  * keep their addresses) until gpu_close or gpu_release. */
 int k_scratch_reserve(struct gpu *g, const struct sel_scratch *need, struct k_scratch *sc, struct err *e);
-/* The wide plan's gemm path on g with its tune (select.c sel_gemm_path over gpu.h gemm_khr,
- * gemm_nv): ST_USAGE naming the device and the missing extension where --tune gemm_path forces a
- * path it lacks (main checks it once the tune is set). */
-int k_gemm_path(const struct gpu *g, enum gemm_path *path, struct err *e);
+/* The wide plan's gemm path on g with its tune for steps of cols columns (cols <= 0: any width;
+ * select.c sel_gemm_path over gpu.h gemm_khr, gemm_nv, has_coopmat2): ST_USAGE naming the device
+ * and the missing extension where --tune gemm_path forces a path it lacks (main checks it once the
+ * tune is set). */
+int k_gemm_path(const struct gpu *g, int cols, enum gemm_path *path, struct err *e);
 /* The line --list-devices prints for a device with these paths (tune automatic), e.g. "khr (gemm_khr:
  * VK_KHR_cooperative_matrix; automatic, --tune gemm_path=khr|nv|fma|cm2 picks)", and with cm2
- * (gemm_cm2 usable) the serving precision's path after it (gpu_gemm_path_fn). */
+ * (gemm_cm2 usable) the serving precision's path after it, from K_CM2_AUTO_COLS columns (gpu_gemm_path_fn). */
 const char *k_gemm_path_auto(bool khr, bool nv, bool cm2);
 /* The scratch ranges that dispatches write and the engine should treat as plan buffers (plan.h):
  * the two halves of gemm_w once it exists, and the K_MULTI_MAX slices of gemm_part once it

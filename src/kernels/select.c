@@ -280,7 +280,7 @@ int sel_gemm(const struct sel *s, const struct sel_weight *w, bool swiglu, int c
 {
     const struct tune *tu = s->tune;
     enum gemm_path path;
-    int rc = sel_gemm_path(s, &path, e);
+    int rc = sel_gemm_path(s, cols, &path, e);
     if (rc) return rc;
     *c = (struct sel_gemm){0};
     bool serving = s->precision == PRECISION_SERVING;

@@ -34,6 +34,7 @@
 #define K_QMV_COLS 8         /* the most columns qmv.comp serves (tune qmv_cols) */
 #define K_XMV_COLS 4         /* xmv.comp's columns a pass (the x it holds in registers) */
 #define K_GEMM_WDEQ_COLS 256 /* Q4_0 through an f16 copy from this many columns (bench/33) */
+#define K_CM2_AUTO_COLS 128  /* serving steps on gemm_cm2 from this many columns (bench/45) */
 #define K_DN_CONV_FUSE_COLS                                                                        \
     4 /* DeltaNet conv in its in_proj's epilogue up to this many columns (bench/32) */
 
@@ -105,11 +106,12 @@ int sel_matmul_pass_cols(const struct sel *s);
 uint32_t sel_matmul_spec(const struct sel *s, bool swiglu, uint32_t cols, int64_t rows,
                          uint32_t spec[SEL_MATMUL_SPECS]);
 
-/* The wide plan's gemm path (tune gemm_path, else the first the device has of NV cooperative
- * matrices, KHR ones, the FMA twin (select_path.c says why); VK_NV_cooperative_matrix2's gemm_cm2
- * in serving precision where the device has it, or where the tune forces it). ST_USAGE naming the
+/* The wide plan's gemm path for a step of cols columns (tune gemm_path, else the first the device
+ * has of NV cooperative matrices, KHR ones, the FMA twin (select_path.c says why);
+ * VK_NV_cooperative_matrix2's gemm_cm2 in serving precision where the device has it and the step
+ * is 128 columns or more (cols <= 0: any width), or where the tune forces it). ST_USAGE naming the
  * device and the extension it lacks when the tune forces a path it does not have. */
-int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e);
+int sel_gemm_path(const struct sel *s, int cols, enum gemm_path *path, struct err *e);
 /* The path of gemm.comp's products: sel_gemm_path's, but on cm2 the automatic one (the products
  * gemm_cm2 cannot serve fall back to it). */
 enum gemm_path sel_gemm_v1_path(const struct sel *s);

@@ -13,16 +13,25 @@ static enum gemm_path gemm_path_auto(const struct sel *s)
     return s->coopmat_nv ? GEMM_PATH_NV : s->coopmat_khr ? GEMM_PATH_KHR : GEMM_PATH_FMA;
 }
 
+/* bench/45 (H100, LFM2-1.2B F16 serving, wall 1x +head, split k): gemm_cm2 ahead of NV v1 at 512
+ * and 256 columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15
+ * against 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its
+ * SwiGLU pairs (never split) took ~130 us at any width where NV v1's took 39-49. So the automatic
+ * choice keeps narrower steps on the v1 path (K_CM2_AUTO_COLS); --tune gemm_path=cm2 still forces
+ * them. */
+
 /* The path the tune names, else in serving precision VK_NV_cooperative_matrix2 (gemm_cm2) where
- * the device has it, else gemm_path_auto's. bench/39 third run: aligned cm2 with f16 x 120-250
+ * the device has it and the step is at least K_CM2_AUTO_COLS wide (cols <= 0: any width), else
+ * gemm_path_auto's. bench/39 third run: aligned cm2 with f16 x 120-250
  * TFLOP/s vs v1 78-94 (H200, F16 weights, 512 columns; the products gemm_cm2 refuses fall back to
  * gemm_path_auto's, sel_gemm_cm2_refusal); to be confirmed by the whole prefill on the GPU:
  * bench/h200.sh cm2_goldens. Exact precision stays on NV v1: gemm_cm2's exact modes (x split hi +
  * lo, two products) ran 59-73 aligned ("exact_al16"), below v1's 78-94. */
-static enum gemm_path gemm_path_pick(const struct sel *s)
+static enum gemm_path gemm_path_pick(const struct sel *s, int cols)
 {
     if (s->tune->gemm_path != GEMM_PATH_AUTO) return (enum gemm_path)s->tune->gemm_path;
-    if (s->coopmat2 && s->precision == PRECISION_SERVING) return GEMM_PATH_CM2;
+    if (s->coopmat2 && s->precision == PRECISION_SERVING && (cols <= 0 || cols >= K_CM2_AUTO_COLS))
+        return GEMM_PATH_CM2;
     return gemm_path_auto(s);
 }
 
@@ -35,9 +44,9 @@ static const char *gemm_path_needs(enum gemm_path p)
                                 "16-bit storage";
 }
 
-int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e)
+int sel_gemm_path(const struct sel *s, int cols, enum gemm_path *path, struct err *e)
 {
-    enum gemm_path p = gemm_path_pick(s);
+    enum gemm_path p = gemm_path_pick(s, cols);
     bool absent = (p == GEMM_PATH_KHR && !s->coopmat_khr) || (p == GEMM_PATH_NV && !s->coopmat_nv) ||
                   (p == GEMM_PATH_CM2 && !s->coopmat2);
     *path = p;
@@ -50,7 +59,7 @@ int sel_gemm_path(const struct sel *s, enum gemm_path *path, struct err *e)
 
 enum gemm_path sel_gemm_v1_path(const struct sel *s)
 {
-    enum gemm_path p = gemm_path_pick(s);
+    enum gemm_path p = gemm_path_pick(s, 0);
     return p == GEMM_PATH_CM2 ? gemm_path_auto(s) : p;
 }
 
@@ -84,18 +93,10 @@ const char *sel_gemm_path_label(enum gemm_path p)
  * x (norm applied, rounded to f16, plain f16 [cols][k]): bench/39's third run, the aligned kernel
  * on an f16 x 118-248 TFLOP/s, against 76-132 decoding an f32 x in its load ("al16"); one prep
  * dispatch even without a norm. The aligned kernels need k a multiple of 8 (rows on 16 bytes). */
-/* bench/45 (H100, LFM2-1.2B F16 serving, wall 1x +head, split k): gemm_cm2 ahead of NV v1 at 512
- * and 256 columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15
- * against 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its
- * SwiGLU pairs (never split) took ~130 us at any width where NV v1's took 39-49. So the automatic
- * choice keeps narrower steps' products on the v1 path; --tune gemm_path=cm2 still forces them. */
-#define CM2_AUTO_MIN_COLS 128
-#define CM2_AUTO_MIN_COLS_S "128"
-
 const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w, bool swiglu, bool accumulate,
                                  int cols)
 {
-    if (gemm_path_pick(s) != GEMM_PATH_CM2) return "not on cm2";
+    if (gemm_path_pick(s, cols) != GEMM_PATH_CM2) return "not on cm2";
     bool quant = w->dtype == DT_Q8_0 || w->dtype == DT_Q4_0;
     bool plain = w->dtype == DT_F16 || w->dtype == DT_BF16;
     bool exact = s->precision != PRECISION_SERVING;
@@ -109,8 +110,6 @@ const char *sel_gemm_cm2_refusal(const struct sel *s, const struct sel_weight *w
         /* bench/43 (H100): the Q4_0 512-token serving prefill ran 23.4 ms with its products
          * decoded in gemm_cm2's loads against NV v1's 13.2 (f16 copies); F16 8.2 against 11.2 */
         {quant && s->tune->gemm_path == GEMM_PATH_AUTO, "Q types in the automatic choice (slower on cm2)"},
-        {cols < CM2_AUTO_MIN_COLS && s->tune->gemm_path == GEMM_PATH_AUTO,
-         "steps under " CM2_AUTO_MIN_COLS_S " columns in the automatic choice (slower on cm2)"},
         {exact && w->k % 4, "a prepared x with k not a multiple of 4"},
         {!exact && w->k % 8, "an aligned f16 x with k not a multiple of 8"},
         {w->rows < 1 || w->k < 1 || w->rows > UINT32_MAX || w->k > UINT32_MAX, "a shape out of range"},

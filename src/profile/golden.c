@@ -305,14 +305,20 @@ int golden_run(struct gpu *g, const struct model_desc *d, const struct shard *s,
     struct golden gd;
     double tol = golden_tolerance(plan, g->precision);
     int st = golden_open(&gd, path, d, s, e);
-    enum gemm_path gp = GEMM_PATH_FMA;
-    if (!st) st = k_gemm_path(g, &gp, e);
+    /* the widest step's path (the prefill's S x T columns) and the one-token steps' (S columns):
+     * automatic serving takes gemm_cm2 only from K_CM2_AUTO_COLS columns */
+    enum gemm_path gp = GEMM_PATH_FMA, gp1 = GEMM_PATH_FMA;
+    if (!st) st = k_gemm_path(g, gd.S * gd.T, &gp, e);
+    if (!st) st = k_gemm_path(g, gd.S, &gp1, e);
+    char narrow[64] = "";
+    if (!st && gp1 != gp)
+        snprintf(narrow, sizeof narrow, " from %d columns, %s below", K_CM2_AUTO_COLS, gemm_path_name(gp1));
     if (!st) /* the report's header line (docs/design.md: stdout starts with the device and driver) */
         fprintf(out, "lfm2-profile-stage %s  device: %s  driver: %s  golden %s: %d sequences of %d tokens, layers %d:%d, "
-                     "%s plan, precision %s%s (tolerance %.0e), gemm path %s\n", LFM2_VERSION, g->props.deviceName,
+                     "%s plan, precision %s%s (tolerance %.0e), gemm path %s%s\n", LFM2_VERSION, g->props.deviceName,
                 g->driver_name, path, gd.S, gd.T, s->a, s->b, plan_kind_name(plan), precision_name(g->precision),
                 g->precision != PRECISION_EXACT && plan != PLAN_WIDE ? ": no kernel of this plan rounds" : "", tol,
-                gemm_path_name(gp));
+                gemm_path_name(gp), narrow);
     struct engine en;
     float *res = NULL;
     if (!st)

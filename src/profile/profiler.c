@@ -140,7 +140,7 @@ static void fill_profile_header(struct gpu *g, const struct model_desc *d, const
     p->device.timestamp_valid_bits = g->timestamp_valid_bits;
     p->device.has_timestamps = g->timestamp_valid_bits > 0;
     enum gemm_path gp;
-    if (k_gemm_path(g, &gp, NULL) == ST_OK) snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "%s", gemm_path_name(gp));
+    if (k_gemm_path(g, rq->cols, &gp, NULL) == ST_OK) snprintf(p->device.gemm_path, sizeof p->device.gemm_path, "%s", gemm_path_name(gp));
     profile_identity(d, s, rq, p);
     p->timing = p->device.has_timestamps ? rq->timing : TIMING_NONE;
 }
