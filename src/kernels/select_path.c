@@ -13,20 +13,17 @@ static enum gemm_path gemm_path_auto(const struct sel *s)
     return s->coopmat_nv ? GEMM_PATH_NV : s->coopmat_khr ? GEMM_PATH_KHR : GEMM_PATH_FMA;
 }
 
-/* bench/45 (H100, LFM2-1.2B F16 serving, wall 1x +head, split k): gemm_cm2 ahead of NV v1 at 512
- * and 256 columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15
- * against 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its
- * SwiGLU pairs (never split) took ~130 us at any width where NV v1's took 39-49. So the automatic
- * choice keeps narrower steps on the v1 path (K_CM2_AUTO_COLS); --tune gemm_path=cm2 still forces
- * them. */
-
 /* The path the tune names, else in serving precision VK_NV_cooperative_matrix2 (gemm_cm2) where
  * the device has it and the step is at least K_CM2_AUTO_COLS wide (cols <= 0: any width), else
- * gemm_path_auto's. bench/39 third run: aligned cm2 with f16 x 120-250
- * TFLOP/s vs v1 78-94 (H200, F16 weights, 512 columns; the products gemm_cm2 refuses fall back to
- * gemm_path_auto's, sel_gemm_cm2_refusal); to be confirmed by the whole prefill on the GPU:
- * bench/h200.sh cm2_goldens. Exact precision stays on NV v1: gemm_cm2's exact modes (x split hi +
- * lo, two products) ran 59-73 aligned ("exact_al16"), below v1's 78-94. */
+ * gemm_path_auto's. bench/39 third run: aligned cm2 with f16 x 120-250 TFLOP/s vs v1 78-94 (H200,
+ * F16 weights, 512 columns; the products gemm_cm2 refuses fall back to gemm_path_auto's,
+ * sel_gemm_cm2_refusal). Exact precision stays on NV v1: gemm_cm2's exact modes (x split hi + lo,
+ * two products) ran 59-73 aligned ("exact_al16"), below v1's 78-94. The width: bench/45 (H100,
+ * LFM2-1.2B F16 serving, wall 1x +head, split k) had gemm_cm2 ahead of NV v1 at 512 and 256
+ * columns (7.42 against 11.3 ms, 5.79 against 7.89) and 2-2.5x behind at 64 and 16 (5.15 against
+ * 2.66, 4.59 against 1.80): below one 128-column tile most of each tile is padding, and its SwiGLU
+ * pairs (never split) took ~130 us at any width where NV v1's took 39-49; --tune gemm_path=cm2
+ * still forces narrow steps onto it. */
 static enum gemm_path gemm_path_pick(const struct sel *s, int cols)
 {
     if (s->tune->gemm_path != GEMM_PATH_AUTO) return (enum gemm_path)s->tune->gemm_path;
